@@ -1,0 +1,145 @@
+"""The Python entry points: :func:`plan` (a shape-only trace, no numpy) and :func:`run` (the numeric trace).
+
+``run`` works in four stages, each of which can refuse the request with a one-line error before the next:
+inputs (tokenize or load), config (validate, size the vocabulary), plan (every step's shape from each op's own
+rule, and the memory estimate), and the numeric run with weights loaded or initialised from the seed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from explain.config import Config, make_config, with_vocab
+from explain.errors import InputError, ResourceError
+from explain.inputs import Inputs, prepare
+from explain.trace import BYTES_PER_VALUE, Recorder, Trace
+
+DEFAULT_TEXT: dict[str, str] = {
+    "simple": "Your journey starts with one step",
+    "attention": "Thinking Machines",
+    "causal": "Your journey starts with one step",
+    "multihead": "The cat sat on the mat",
+    "synthesizer": "The cat sat on the mat",
+    "encoder": "Thinking Machines",
+    "transformer": "Thinking Machines",
+    "gpt": "The cat is happy",
+}
+DEFAULT_TARGET = "Denkende Maschinen"
+
+
+def _prepare(model: str, text: str | list[str] | None = None, target: str | None = None,
+             tokens: str | list[int] | None = None, embeddings: str | None = None,
+             checkpoint: Any = None, **options: Any) -> tuple[Config, Inputs]:
+    """Inputs and a validated config with d_vocab set."""
+    texts = [text] if isinstance(text, str) else list(text or [])
+    if isinstance(tokens, (list, tuple)):
+        tokens = ",".join(str(t) for t in tokens)
+    if not texts and not tokens and not embeddings:
+        texts = [DEFAULT_TEXT.get(model, "The cat is happy")]
+    if model == "transformer" and target is None:
+        target = DEFAULT_TARGET
+    inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings)
+    if inp.embeddings is not None:
+        width = int(inp.embeddings.shape[1])
+        if options.get("d_model") is None:
+            options["d_model"] = width
+            if options.get("n_heads") is None and model in ("simple", "attention", "causal"):
+                options["n_heads"] = 1
+        elif options["d_model"] != width:
+            raise InputError(f"the embeddings are {width} wide but --d-model is {options['d_model']}; "
+                             f"drop --d-model or give embeddings with {options['d_model']} columns")
+    cfg = make_config(model, **options)
+    cfg = with_vocab(cfg, inp.n_vocab_needed)
+    longest = max(inp.seq_len, len(inp.target_ids or []))
+    if longest > cfg.n_ctx:
+        raise InputError(f"the input has {longest} tokens but the context is {cfg.n_ctx}; "
+                         f"shorten the text or use --context {longest}")
+    return cfg, inp
+
+
+def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
+    vocab = list(inp.vocab) + [f"#{i}" for i in range(len(inp.vocab), cfg.d_vocab or 0)]
+    labels = {"pos": inp.tokens, "vocab": vocab[: cfg.d_vocab]}
+    if cfg.model == "transformer":
+        labels.update(src=inp.tokens, tgt=inp.target_tokens)
+    return labels
+
+
+def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool) -> Trace:
+    from explain.models import MODEL_FUNCS
+
+    rec = Recorder(cfg, params, shape_only)
+    rec.labels.update(_labels(cfg, inp))
+    MODEL_FUNCS[cfg.model](rec, cfg, inp)
+    return rec.trace()
+
+
+def plan(model: str, **options: Any) -> Trace:
+    """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
+    numbers computed (and no numpy imported unless embeddings are loaded from a file)."""
+    options = {k: v for k, v in options.items() if k not in ("weights",)}
+    cfg, inp = _prepare(model, **options)
+    return _record(cfg, inp, None, shape_only=True)
+
+
+def _available_bytes() -> int:
+    """Memory we may use: EXPLAIN_MAX_BYTES if set, else MemAvailable from /proc/meminfo, else 8 GiB."""
+    env = os.environ.get("EXPLAIN_MAX_BYTES")
+    if env and env.isdigit():
+        return int(env)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 * 2**30
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+def check_memory(planned: Trace) -> None:
+    """Refuse, before allocating anything, a run whose weights and trace would not fit in memory."""
+    weights = planned.n_params * BYTES_PER_VALUE
+    trace = planned.nbytes
+    need = weights + trace
+    avail = _available_bytes()
+    if need > 0.8 * avail:
+        raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace {_gib(trace)}) but "
+                            f"only {_gib(avail)} is available; use a shorter input, fewer --layers, or a smaller "
+                            "--vocab/--d-model")
+
+
+def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Trace:
+    """Run ``model`` one operation at a time and return its :class:`Trace`.
+
+    Options are the CLI's, in Python spelling: ``text`` (a string, or a list for a gpt batch), ``target``,
+    ``tokens`` ("3,1,4" or a list), ``embeddings`` (a file path), ``weights`` (an .npz path or a dict of
+    arrays), ``seed``, ``d_model``, ``n_heads``, ``d_head``, ``d_ff``, ``n_layers``, ``d_vocab``, ``n_ctx``,
+    ``normalize``.
+    """
+    from explain.weights import check_params, init_params, load_params
+
+    cfg, inp = _prepare(model, **options)
+    planned = _record(cfg, inp, None, shape_only=True)
+    check_memory(planned)
+    if weights is None:
+        params = init_params(planned.specs, cfg.seed)
+    elif isinstance(weights, dict):
+        params = check_params(weights, planned.specs)
+    else:
+        params = load_params(weights, planned.specs)
+    trace = _record(cfg, inp, params, shape_only=False)
+    return trace
+
+
+def config_of(model: str, **options: Any) -> Config:
+    """The validated config a run with these options would use."""
+    return _prepare(model, **options)[0]
+
+
+__all__ = ["run", "plan", "config_of", "check_memory", "DEFAULT_TEXT"]

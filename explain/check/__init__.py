@@ -1,0 +1,42 @@
+"""``explain check``: answer shape questions about an expression without running it.
+
+Two forms share one entry point, :func:`check`:
+
+* einsum-style named dimensions, ``"batch seq d_model, d_model d_head -> batch seq d_head"``
+  (:mod:`explain.check.einsum`), and
+* numpy expressions over named shapes, ``"softmax(Q @ K.T / sqrt(d_k)) @ V"`` (:mod:`explain.check.expr`),
+  parsed with :mod:`ast` and never evaluated.
+
+Nothing in this package imports numpy, textual or rich: the checker works on tuples of ints with the rules in
+:mod:`explain.shape_rules`, so ``explain check`` starts about as fast as click itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from explain.check.einsum import EinsumResult, check_einsum, is_einsum
+from explain.check.errors import CheckShapeError
+from explain.check.expr import Node, check_expression
+from explain.check.parse import Bindings, parse_options
+
+__all__ = [
+    "Bindings",
+    "CheckShapeError",
+    "EinsumResult",
+    "Node",
+    "check",
+    "check_einsum",
+    "check_expression",
+    "is_einsum",
+    "parse_options",
+]
+
+
+def check(text: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
+          dims: Mapping[str, int] | None = None) -> Node | EinsumResult:
+    """Check ``text`` as an einsum (it contains ``->``) or as a numpy expression, over concrete shapes."""
+    bindings = Bindings.concrete(shapes or {}, dims or {})
+    if is_einsum(text):
+        return check_einsum(text, bindings)
+    return check_expression(text, bindings)

@@ -1,0 +1,130 @@
+"""Parsing of ``--shape NAME=DIMS`` and ``--dim NAME=SIZE`` into :class:`Bindings`, and the input-length cap.
+
+Every problem here is the user's to fix on the command line, so it is a one-line
+:class:`~explain.errors.UsageError` (exit 2) that names the option as written and shows the right form.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from explain.errors import UsageError
+from explain.shape_rules import Shape
+
+# Long enough for any expression a person types; short enough that parsing and rendering stay instant and a
+# pasted file cannot make the parser recurse deeply.
+MAX_SOURCE_CHARS = 2000
+
+
+@dataclass
+class Bindings:
+    """What the command line says: arrays with their shapes, and named dimension sizes."""
+
+    arrays: dict[str, Shape] = field(default_factory=dict)
+    written: dict[str, tuple[int | str, ...]] = field(default_factory=dict)  # shapes as typed, for display
+    dims: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def concrete(cls, shapes: Mapping[str, Shape], dims: Mapping[str, int]) -> Bindings:
+        """Bindings from already-resolved shapes (the Python API and the tests)."""
+        arrays = {k: tuple(v) for k, v in shapes.items()}
+        return cls(arrays=arrays, written=dict(arrays), dims=dict(dims))
+
+
+def is_name(text: str) -> bool:
+    """A usable name: a Python identifier that is not a keyword."""
+    return text.isidentifier() and not keyword.iskeyword(text)
+
+
+def check_length(source: str, what: str = "expression") -> str:
+    """``source`` on one line and stripped, or a UsageError if it is empty or too long."""
+    if len(source) > MAX_SOURCE_CHARS:
+        raise UsageError(f"the {what} is {len(source)} characters; the limit is {MAX_SOURCE_CHARS}: "
+                         "check a smaller piece at a time")
+    # One line, so ast's column offsets index the text we print carets under.
+    flat = "".join(" " if c in "\t\r\n" else c for c in source)
+    if not flat.strip():
+        raise UsageError(f'the {what} is empty: give one, like "Q @ K.T" or "b s d, d h -> b s h"')
+    # Stripped: a leading space is an "unexpected indent" to ast, and carets are drawn under this text.
+    return flat.strip()
+
+
+def _split_option(opt: str, raw: str, rhs: str) -> tuple[str, str]:
+    name, sep, value = raw.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise UsageError(f"{opt} {raw!r} is not {opt.lstrip('-').upper()}: write {opt} NAME={rhs}")
+    if not is_name(name):
+        raise UsageError(f"{opt} {raw!r}: {name!r} is not a usable name (letters, digits and _, "
+                         "not starting with a digit)")
+    return name, value.strip()
+
+
+def _parse_size(text: str, context: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        raise UsageError(f"{context}: {text!r} is not a whole number") from None
+    if size <= 0:
+        raise UsageError(f"{context}: sizes must be positive whole numbers, got {size}")
+    return size
+
+
+def parse_dims(dim_opts: Iterable[str]) -> dict[str, int]:
+    """``["seq=10", "d=64"]`` -> ``{"seq": 10, "d": 64}``."""
+    dims: dict[str, int] = {}
+    for raw in dim_opts:
+        name, value = _split_option("--dim", raw, "SIZE")
+        if not value:
+            raise UsageError(f"--dim {raw!r} has no size: write --dim {name}=SIZE, like --dim {name}=8")
+        size = _parse_size(value, f"--dim {raw}")
+        if name in dims:
+            raise UsageError(f"--dim {name} is given twice ({dims[name]} and {size}): give it once")
+        dims[name] = size
+    return dims
+
+
+def _parse_dims_list(raw: str, name: str, value: str) -> tuple[int | str, ...]:
+    if value.startswith("(") and value.endswith(")"):
+        value = value[1:-1].strip()  # accept the tuple spelling, --shape Q=(10,64)
+    if not value:
+        return ()  # a 0-d array
+    items = [item.strip() for item in value.split(",")]
+    if items[-1] == "" and len(items) > 1:
+        items.pop()  # "(10,)" like numpy's 1-tuple
+    out: list[int | str] = []
+    for i, item in enumerate(items):
+        where = f"--shape {raw}"
+        if not item:
+            raise UsageError(f"{where}: dimension {i + 1} is empty; write sizes or names separated by "
+                             f"commas, like --shape {name}=seq,64")
+        if item.lstrip("+-").isdigit():
+            out.append(_parse_size(item, where))
+        elif is_name(item):
+            out.append(item)
+        else:
+            raise UsageError(f"{where}: {item!r} is neither a size nor a dimension name")
+    return tuple(out)
+
+
+def parse_options(shape_opts: Iterable[str], dim_opts: Iterable[str]) -> Bindings:
+    """Parse the command line's ``--shape`` and ``--dim`` options and resolve named dimensions."""
+    dims = parse_dims(dim_opts)
+    written: dict[str, tuple[int | str, ...]] = {}
+    for raw in shape_opts:
+        name, value = _split_option("--shape", raw, "DIMS")
+        if name in written:
+            raise UsageError(f"--shape {name} is given twice: give each array's shape once")
+        written[name] = _parse_dims_list(raw, name, value)
+    missing: list[str] = []
+    for shape in written.values():
+        missing += [d for d in shape if isinstance(d, str) and d not in dims and d not in missing]
+    if missing:
+        fix = " ".join(f"--dim {m}=N" for m in missing)
+        noun = "dimension" if len(missing) == 1 else "dimensions"
+        raise UsageError(f"{noun} {', '.join(missing)} used in --shape {'has' if len(missing) == 1 else 'have'} "
+                         f"no size: add {fix}")
+    arrays = {k: tuple(dims[d] if isinstance(d, str) else d for d in v) for k, v in written.items()}
+    return Bindings(arrays=arrays, written=written, dims=dims)

@@ -1,0 +1,82 @@
+"""Plain-text and JSON output for ``explain check``: the shape tree of an expression, the bindings of an einsum.
+
+Plain strings (no rich) so the command stays within its startup budget; the ``check`` command echoes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explain.check.einsum import EinsumResult
+from explain.check.expr import Node
+from explain.check.parse import Bindings
+from explain.shape_rules import fmt_shape
+
+TEXT_WIDTH = 56  # sub-expression text beyond this is cut with …, so the shape column stays on screen
+
+
+def _rows(node: Node, lead: str, branch: str, rows: list[tuple[str, str, str]]) -> None:
+    text = node.text if len(node.text) <= TEXT_WIDTH else node.text[: TEXT_WIDTH - 1] + "…"
+    op = node.op if not node.detail else f"{node.op} {node.detail}" if node.op != "input" else node.detail
+    rows.append((lead + branch + text, fmt_shape(node.shape), op))
+    # Children indent under this node; the connector column continues only if more siblings follow.
+    child_lead = lead + ("" if not branch else "│  " if branch == "├─ " else "   ")
+    for i, child in enumerate(node.children):
+        _rows(child, child_lead, "└─ " if i == len(node.children) - 1 else "├─ ", rows)
+
+
+def render_tree(node: Node, bindings: Bindings) -> list[str]:
+    """The expression as a tree, every sub-expression with its shape and operation, then the result."""
+    rows: list[tuple[str, str, str]] = []
+    _rows(node, "", "", rows)
+    w_text = max(len(r[0]) for r in rows)
+    w_shape = max(len(r[1]) for r in rows)
+    lines = [f"  {t:<{w_text}}  {s:<{w_shape}}  {o}".rstrip() for t, s, o in rows]
+    lines += ["", f"shape: {fmt_shape(node.shape)}"]
+    if bindings.dims:
+        lines.append("dims:  " + "  ".join(f"{k}={v}" for k, v in bindings.dims.items()))
+    return lines
+
+
+def render_einsum(result: EinsumResult) -> list[str]:
+    """The einsum, then each name's size, whether it is kept or summed over, and where its size came from."""
+    lines = [f"  {result.spec}", ""]
+    w_name = max(len(n) for n in result.bindings)
+    w_size = max(len(str(s)) for s in result.bindings.values())
+    for name, size in result.bindings.items():
+        role = "summed" if name in result.contracted else "kept"
+        lines.append(f"  {name:<{w_name}}  {size:>{w_size}}  {role:<6}  from {result.sources[name]}")
+    lines += ["", f"shape: {fmt_shape(result.shape)}"]
+    return lines
+
+
+def node_json(node: Node) -> dict[str, Any]:
+    """One node and its sub-expressions as plain JSON values."""
+    return {"text": node.text, "op": node.op, "shape": list(node.shape), "detail": node.detail,
+            "children": [node_json(c) for c in node.children]}
+
+
+def tree_document(node: Node, bindings: Bindings) -> dict[str, Any]:
+    """The ``--json`` document for an expression."""
+    return {
+        "form": "expression",
+        "expression": node.text,
+        "shape": list(node.shape),
+        "bindings": dict(bindings.dims),
+        "inputs": {k: {"shape": list(v), "dims": list(bindings.written.get(k, v))} for k, v in bindings.arrays.items()},
+        "tree": node_json(node),
+    }
+
+
+def einsum_document(result: EinsumResult) -> dict[str, Any]:
+    """The ``--json`` document for an einsum."""
+    return {
+        "form": "einsum",
+        "expression": result.spec,
+        "shape": list(result.shape),
+        "bindings": dict(result.bindings),
+        "dims": [{"name": n, "size": s, "role": "summed" if n in result.contracted else "kept",
+                  "source": result.sources[n]} for n, s in result.bindings.items()],
+        "inputs": [{"label": t.label, "names": [n for n, _ in t.names]} for t in result.inputs],
+        "output": [n for n, _ in result.output],
+    }

@@ -1,0 +1,77 @@
+"""The ``explain`` command line: a click group, thin over the core.
+
+Subcommands live one per module in :mod:`explain.commands` and are imported only when they are invoked (the
+"lazy group" pattern from click's documentation), so ``explain check`` starts without importing numpy or
+textual. Errors from the core (:class:`~explain.errors.ExplainError`) become one line on stderr, ``Error: …``,
+with the error's exit code (2 usage, 1 domain), never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from explain import __version__
+from explain.errors import ExplainError
+
+# name -> "module:attribute"; the module is imported only when the command runs or its help is shown.
+COMMANDS: dict[str, str] = {
+    "run": "explain.commands.run:run",
+    "params": "explain.commands.run:params",
+    "shapes": "explain.commands.shapes:shapes",
+    "check": "explain.commands.check:check",
+    "export": "explain.commands.export:export",
+    "tutorial": "explain.commands.tutorial:tutorial",
+}
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("explain.commands"):
+                return None  # a command another part of the project has not landed yet
+            raise
+        return getattr(module, attr)
+
+    def invoke(self, ctx: click.Context):  # noqa: D102 - documented on the class
+        try:
+            return super().invoke(ctx)
+        except ExplainError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "--version", prog_name="explain")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Step through a transformer one operation at a time.
+
+    With no command, opens the TUI on the first tutorial.
+
+    \b
+    Examples:
+      explain                          # the TUI on the first tutorial
+      explain run gpt --plain          # every step of a tiny GPT, printed
+      explain shapes gpt --d-model 768 --heads 12 --layers 12
+      explain check "softmax(Q @ K.T / sqrt(d)) @ V" --shape Q=4,8 --shape K=4,8 --shape V=4,8 --dim d=8
+    """
+    if ctx.invoked_subcommand is None:
+        from explain.commands.open import open_default  # imports textual only when needed
+
+        open_default()

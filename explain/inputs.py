@@ -1,0 +1,192 @@
+"""What a run is given: text through a small word-level tokenizer, token ids, or embeddings from a file.
+
+The tokenizer is deliberately tiny and readable: words and punctuation, case-insensitive ids, a built-in
+vocabulary (the words of the tutorials) extended by the words of the input, and the specials ``<bos>``,
+``<eos>``, ``<unk>``. Tokenizing needs no numpy, so ``explain shapes --text …`` stays fast; loading an
+embeddings file does.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from explain.errors import InputError, UsageError
+
+SPECIALS = ["<bos>", "<eos>", "<unk>"]
+BOS, EOS, UNK = 0, 1, 2
+
+# The words of the shipped tutorials and a few common ones, so small runs share stable ids.
+BUILTIN_WORDS = (
+    "the a an is are was of to and in on at for with your my journey starts one step thinking machines "
+    "cat dog mat sat happy hungry nice woman man it this that i you we they . , ! ?"
+).split()
+
+_WORD = re.compile(r"[A-Za-z0-9_']+|[^\sA-Za-z0-9_']")
+
+
+def split_words(text: str) -> list[str]:
+    """Words and punctuation marks, in order: ``"The cat!"`` → ["The", "cat", "!"]."""
+    return _WORD.findall(text)
+
+
+class Tokenizer:
+    """A word-level tokenizer: specials, then the built-in words, then new words in order of appearance."""
+
+    def __init__(self, extra_texts: list[str] = ()) -> None:
+        self.words: list[str] = list(SPECIALS)
+        self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        for w in BUILTIN_WORDS:
+            self._add(w)
+        for text in extra_texts:
+            for w in split_words(text):
+                self._add(w.lower())
+
+    def _add(self, word: str) -> None:
+        if word not in self.index:
+            self.index[word] = len(self.words)
+            self.words.append(word)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def encode(self, text: str) -> list[int]:
+        return [self.index.get(w.lower(), UNK) for w in split_words(text)]
+
+    def label(self, token_id: int) -> str:
+        return self.words[token_id] if 0 <= token_id < len(self.words) else f"#{token_id}"
+
+
+@dataclass
+class Inputs:
+    """Everything a model reads besides its weights. Token ids are plain lists (shape-only runs need no
+    numpy); ``embeddings`` is a numpy array when given."""
+
+    ids: list[list[int]] | None = None  # (batch, T) source token ids; batch is 1 except for gpt
+    tokens: list[str] = field(default_factory=list)  # labels of the source positions
+    embeddings: Any = None  # (T, d) given embeddings, replacing the token embedding
+    target_ids: list[int] | None = None  # transformer: decoder input, <bos> + target
+    target_tokens: list[str] = field(default_factory=list)
+    label_ids: list[int] | None = None  # transformer: what the decoder must predict, target + <eos>
+    vocab: list[str] = field(default_factory=list)
+    n_vocab_needed: int = 0
+
+    @property
+    def seq_len(self) -> int:
+        if self.embeddings is not None:
+            return int(self.embeddings.shape[0])
+        return len(self.ids[0]) if self.ids else 0
+
+    @property
+    def batch(self) -> int:
+        return len(self.ids) if self.ids else 1
+
+
+def parse_token_ids(spec: str) -> list[int]:
+    """``"3,1,4"`` → [3, 1, 4], or a UsageError naming the bad part."""
+    out = []
+    for part in spec.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise UsageError(f"--tokens takes whole numbers separated by commas (e.g. 3,1,4); '{part}' is not one")
+        out.append(int(part))
+    if not out:
+        raise UsageError("--tokens is empty; give ids such as 3,1,4")
+    return out
+
+
+def load_embeddings(path: str) -> Any:
+    """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv.
+    Pickled objects are refused (``allow_pickle=False``)."""
+    import numpy as np
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"embeddings file '{path}' does not exist; give a .npy, .npz, .json or .csv file")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".npy":
+            arr = np.load(p, allow_pickle=False)
+        elif suffix == ".npz":
+            with np.load(p, allow_pickle=False) as z:
+                keys = list(z.keys())
+                key = "embeddings" if "embeddings" in keys else (keys[0] if len(keys) == 1 else None)
+                if key is None:
+                    raise InputError(f"'{path}' holds arrays {keys}; name the one to use 'embeddings'")
+                arr = z[key]
+        elif suffix == ".json":
+            arr = np.asarray(json.loads(p.read_text()), dtype=float)
+        elif suffix == ".csv":
+            with p.open(newline="") as f:
+                rows = [[float(c) for c in row] for row in csv.reader(f) if row]
+            arr = np.asarray(rows, dtype=float)
+        else:
+            raise InputError(f"cannot read embeddings from '{p.suffix}' files; use .npy, .npz, .json or .csv")
+    except InputError:
+        raise
+    except ValueError as exc:
+        msg = str(exc)
+        if "pickle" in msg.lower():
+            raise InputError(f"'{path}' holds pickled objects, which explain never loads; save a plain numeric "
+                             "array (np.save with a float array)") from None
+        raise InputError(f"cannot read embeddings from '{path}': {msg.splitlines()[0]}") from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read embeddings from '{path}': {str(exc).splitlines()[0]}") from None
+    if arr.dtype.kind not in "fiu" or arr.ndim != 2:
+        raise InputError(f"embeddings in '{path}' must be a 2-D numeric array (tokens × d_model), "
+                         f"got shape {list(arr.shape)} of {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"embeddings in '{path}' contain NaN or infinite values; replace them with numbers")
+    return arr
+
+
+def prepare(model: str, texts: list[str], target: str | None, tokens: str | None,
+            embeddings: str | None) -> Inputs:
+    """Tokenize or load the inputs of a run (before the config knows d_vocab)."""
+    if tokens and texts:
+        raise UsageError("give either --text or --tokens, not both")
+    if target is not None and model != "transformer":
+        raise UsageError(f"--target is for the 'transformer' model (the decoder's text); '{model}' has no decoder")
+    if len(texts) > 1 and model != "gpt":
+        raise UsageError(f"several --text values make a batch, which only 'gpt' takes; give '{model}' one --text")
+    inp = Inputs()
+    tok = Tokenizer(list(texts) + ([target] if target else []))
+    if embeddings:
+        inp.embeddings = load_embeddings(embeddings)
+        n = inp.embeddings.shape[0]
+        words = split_words(texts[0]) if texts else []
+        if words and len(words) != n:
+            raise InputError(f"--text has {len(words)} words but the embeddings have {n} rows; "
+                             "give one word per row (the words only label the rows)")
+        inp.tokens = words or [f"x{i + 1}" for i in range(n)]
+        if model == "gpt":
+            raise UsageError("'gpt' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
+    elif tokens:
+        ids = parse_token_ids(tokens)
+        inp.ids = [ids]
+        inp.tokens = [tok.label(i) for i in ids]
+    else:
+        batch = [tok.encode(t) for t in texts]
+        for t, ids in zip(texts, batch):
+            if not ids:
+                raise InputError(f"--text '{t}' has no words; give some text")
+        if len({len(b) for b in batch}) > 1:
+            raise InputError(f"the texts of a batch must have the same number of tokens, got "
+                             f"{[len(b) for b in batch]}; pad or shorten them")
+        inp.ids = batch
+        inp.tokens = split_words(texts[0])
+    if model == "transformer":
+        tgt = target if target is not None else ""
+        tgt_ids = tok.encode(tgt)
+        inp.target_ids = [BOS] + tgt_ids
+        inp.label_ids = tgt_ids + [EOS]
+        inp.target_tokens = ["<bos>"] + split_words(tgt)
+    inp.vocab = list(tok.words)
+    used = [i for b in (inp.ids or []) for i in b]
+    inp.n_vocab_needed = max([len(tok)] + [i + 1 for i in used])
+    return inp

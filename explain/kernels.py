@@ -1,0 +1,72 @@
+"""The numpy functions behind the ops that are more than one operator.
+
+Each function here is used twice, from one text: the ops call it to compute a step, and the exporter copies its
+source (``inspect.getsource``) into a standalone script. So each must be self-contained: only ``np``, no other
+names from this module, and a docstring a learner can read in the exported script.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    """Numerically stable softmax: subtract the row max (softmax is unchanged by a shift), exponentiate,
+    divide by the row sum. A row that is entirely -inf (every position masked) has no defined softmax
+    (0/0); it is returned as all zeros rather than NaN."""
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m)
+    e = np.exp(x - m)
+    s = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+
+
+def log_softmax(x, axis=-1):
+    """log(softmax(x)) computed stably as x - max - log(sum(exp(x - max)))."""
+    m = np.max(x, axis=axis, keepdims=True)
+    shifted = x - m
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def layer_norm(x, w, b, eps=1e-5):
+    """Layer norm over the last axis: (x - mean) / sqrt(var + eps) * w + b, with the biased variance
+    (divide by n), as torch.nn.LayerNorm does."""
+    mean = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
+
+
+def gelu(x):
+    """GELU, tanh approximation (as GPT-2): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def relu(x):
+    """ReLU: max(0, x), elementwise."""
+    return np.maximum(x, 0.0)
+
+
+def causal_mask(scores):
+    """Set every score above the diagonal (key position j > query position i) to -inf, so that softmax gives
+    those future positions weight 0."""
+    t_q, t_k = scores.shape[-2], scores.shape[-1]
+    future = np.triu(np.ones((t_q, t_k), dtype=bool), k=1)
+    return np.where(future, -np.inf, scores)
+
+
+def sinusoidal(n_pos, d_model):
+    """Sinusoidal positional encoding (Vaswani et al. 2017, §3.5): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
+    PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
+    pos = np.arange(n_pos)[:, None]
+    i2 = np.arange(0, d_model, 2)[None, :]
+    angle = pos / np.power(10000.0, i2 / d_model)
+    pe = np.zeros((n_pos, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return pe
+
+
+def merge_heads(z):
+    """Concatenate the heads: (..., h, T, l) -> (..., T, h·l), head 0's columns first."""
+    *lead, h, t, d = z.shape
+    return np.moveaxis(z, -3, -2).reshape(*lead, t, h * d)

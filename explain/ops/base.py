@@ -1,0 +1,128 @@
+"""The operation ("op") abstraction: one class per op kind gives every view of that op.
+
+| view | method |
+| --- | --- |
+| output shape from input shapes, no data | :meth:`Op.shape` (rules from :mod:`explain.shape_rules`) |
+| names of the output's axes (for token rulers) | :meth:`Op.axes` |
+| arrays in, array out | :meth:`Op.compute` |
+| formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
+| numpy source for the step (export) | :meth:`Op.source`, with :attr:`Op.helpers` (functions of :mod:`explain.kernels`) |
+| how one output cell was computed | :meth:`Op.explain` |
+
+This module imports no numpy at import time: the shape-only path (``explain shapes``) uses the same op
+classes with shapes instead of arrays. ``compute`` and ``explain`` import numpy when they are called.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from explain.shape_rules import Shape, fmt_shape
+
+Axes = tuple[str, ...]
+
+
+def num(x: Any) -> str:
+    """A number as the explanations print it: six significant digits, −inf spelled out, integers bare."""
+    x = float(x)
+    if math.isinf(x):
+        return "−inf" if x < 0 else "inf"
+    if math.isnan(x):
+        return "nan"
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def idx(index: tuple[int, ...]) -> str:
+    """``[0, 1]`` for an index tuple."""
+    return "[" + ", ".join(str(i) for i in index) + "]"
+
+
+@dataclass
+class CellExplanation:
+    """How one output cell was computed, as data for the TUI drill-down and the plain printer.
+
+    ``columns``/``rows`` form a table of terms (for a matmul cell: k, the row element, the column element,
+    their product); ``lines`` are the arithmetic that follows, in order ("sum = 112", "112 / 8 = 14")."""
+
+    index: tuple[int, ...]
+    value: float
+    title: str
+    columns: tuple[str, ...] = ()
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Syms:
+    """The math symbols of a step's output and inputs (``S``, ``Q``, ``K``), for formulas and explanations."""
+
+    out: str
+    ins: tuple[str, ...]
+
+
+class Op:
+    """Base of every op kind. Subclasses set ``kind`` and override what differs from an elementwise op."""
+
+    kind: ClassVar[str] = ""
+    join: ClassVar[str] = ", "  # how the signature joins operand shapes: "(4, 64) · (64, 4) → (4, 4)"
+    helpers: ClassVar[tuple[str, ...]] = ()  # names of explain.kernels functions the source calls
+    default_note: ClassVar[str] = ""
+
+    # -- shapes ---------------------------------------------------------------------------------------------
+    def shape(self, *shapes: Shape, **attrs: Any) -> Shape:
+        """Output shape from input shapes; elementwise by default."""
+        return tuple(shapes[0])
+
+    def axes(self, *axes: Axes, **attrs: Any) -> Axes:
+        """Names of the output's axes from the inputs' axis names; the first input's by default."""
+        return axes[0]
+
+    def signature(self, shapes: list[Shape], out: Shape, **attrs: Any) -> str:
+        """``(4, 64) · (64, 4) → (4, 4)``."""
+        ins = self.join.join(fmt_shape(s) for s in self.shown_shapes(shapes, **attrs))
+        return f"{ins} → {fmt_shape(out)}" if ins else f"→ {fmt_shape(out)}"
+
+    def shown_shapes(self, shapes: list[Shape], **attrs: Any) -> list[Shape]:
+        """The operand shapes as the formula shows them (a transposed operand shows its transposed shape)."""
+        return list(shapes)
+
+    # -- values -----------------------------------------------------------------------------------------------
+    def compute(self, *arrays: Any, **attrs: Any) -> Any:
+        raise NotImplementedError
+
+    def formula(self, syms: Syms, **attrs: Any) -> str:
+        return f"{syms.out} = {self.kind}({', '.join(syms.ins)})"
+
+    def source(self, out: str, ins: list[str], **attrs: Any) -> str:
+        """The right-hand side of one numpy statement computing this step from variables ``ins``."""
+        raise NotImplementedError
+
+    def explain(self, index: tuple[int, ...], inputs: list[Any], output: Any, syms: Syms,
+                **attrs: Any) -> CellExplanation:
+        """How ``output[index]`` was computed; by default, the same cell of each input."""
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}",
+                               lines=[f"{syms.out}{idx(index)} = {num(output[index])}"])
+
+
+REGISTRY: dict[str, Op] = {}
+
+
+def register(cls: type[Op]) -> type[Op]:
+    """Class decorator: make one instance of the op kind available by name."""
+    REGISTRY[cls.kind] = cls()
+    return cls
+
+
+def get(kind: str) -> Op:
+    """The op of a kind (``"matmul"``)."""
+    return REGISTRY[kind]
+
+
+def broadcast_index(index: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index into an operand of ``shape`` that broadcasting paired with output cell ``index``."""
+    tail = index[len(index) - len(shape):] if shape else ()
+    return tuple(0 if s == 1 else i for i, s in zip(tail, shape))

@@ -1,0 +1,177 @@
+"""Elementwise op kinds: residual add, scaling (÷√d_k), the causal mask, activations, negation."""
+
+from __future__ import annotations
+
+import math
+
+from explain import shape_rules as sr
+from explain.ops.base import CellExplanation, Op, Syms, broadcast_index, idx, num, register
+
+
+@register
+class Add(Op):
+    """``a + b`` with numpy broadcasting (residual connections, adding positions to embeddings)."""
+
+    kind = "add"
+    join = " + "
+    default_note = "Elementwise sum."
+
+    def shape(self, a, b, **attrs):
+        return sr.broadcast(a, b)
+
+    def axes(self, a, b, **attrs):
+        return a if len(a) >= len(b) else b
+
+    def compute(self, a, b, **attrs):
+        return a + b
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]} + {syms.ins[1]}"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"{ins[0]} + {ins[1]}"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        a, b = inputs
+        ia, ib = broadcast_index(index, a.shape), broadcast_index(index, b.shape)
+        return CellExplanation(
+            index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(ia)} + {syms.ins[1]}{idx(ib)}",
+            ("term", "value"), [(syms.ins[0] + idx(ia), float(a[ia])), (syms.ins[1] + idx(ib), float(b[ib]))],
+            [f"{num(a[ia])} + {num(b[ib])} = {num(output[index])}"])
+
+
+@register
+class Scale(Op):
+    """``a / divisor`` or ``a · factor`` by a constant; ``label`` names the constant (``√d_k``)."""
+
+    kind = "scale"
+    default_note = "Every entry is scaled by the same constant."
+
+    def compute(self, a, divisor: float = 1.0, multiply: bool = False, **attrs):
+        return a * divisor if multiply else a / divisor
+
+    def formula(self, syms: Syms, divisor: float = 1.0, multiply: bool = False, label: str = "", **attrs) -> str:
+        c = label or num(divisor)
+        return f"{syms.out} = {syms.ins[0]} · {c}" if multiply else f"{syms.out} = {syms.ins[0]} / {c}"
+
+    def signature(self, shapes, out, divisor: float = 1.0, multiply: bool = False, label: str = "", **attrs):
+        return f"{sr.fmt_shape(shapes[0])} {'·' if multiply else '/'} {label or num(divisor)} → {sr.fmt_shape(out)}"
+
+    def source(self, out, ins, divisor: float = 1.0, multiply: bool = False, source: str = "", **attrs) -> str:
+        c = source or repr(float(divisor))
+        return f"{ins[0]} * {c}" if multiply else f"{ins[0]} / {c}"
+
+    def explain(self, index, inputs, output, syms: Syms, divisor: float = 1.0, multiply: bool = False,
+                label: str = "", **attrs) -> CellExplanation:
+        a = float(inputs[0][index])
+        op = "×" if multiply else "/"
+        named = f"{label} = {num(divisor)}" if label else num(divisor)
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} {op} {label or num(divisor)}",
+                               lines=[f"{label or 'the constant'}: {named}" if label else f"constant = {num(divisor)}",
+                                      f"{num(a)} {op} {num(divisor)} = {num(output[index])}"])
+
+
+@register
+class Mask(Op):
+    """The causal mask: −inf where the key position is after the query position, applied before softmax."""
+
+    kind = "mask"
+    helpers = ("causal_mask",)
+    default_note = ("Causal mask: a position may attend only to itself and earlier positions. Future scores "
+                    "become −inf, so softmax gives them weight exactly 0.")
+
+    def compute(self, a, **attrs):
+        from explain.kernels import causal_mask
+
+        return causal_mask(a)
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]} + M,  M[i, j] = −inf if j > i else 0"
+
+    def signature(self, shapes, out, **attrs):
+        return f"{sr.fmt_shape(shapes[0])} + mask {sr.fmt_shape(shapes[0][-2:])} → {sr.fmt_shape(out)}"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"causal_mask({ins[0]})"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        i, j = index[-2], index[-1]
+        before = float(inputs[0][index])
+        if j > i:
+            why = [f"key position {j} comes after query position {i}: the future is hidden",
+                   f"{num(before)} → −inf, so softmax will give it weight exp(−inf) = 0"]
+        else:
+            why = [f"key position {j} ≤ query position {i}: allowed", f"kept: {num(before)}"]
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: query {i}, key {j}", lines=why)
+
+
+class _Unary(Op):
+    """An elementwise function with a kernel of the same name."""
+
+    fn = ""
+    label = ""
+
+    def compute(self, a, **attrs):
+        from explain import kernels
+
+        return getattr(kernels, self.fn)(a)
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out} = {self.label}({syms.ins[0]})"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"{self.fn}({ins[0]})"
+
+
+@register
+class Relu(_Unary):
+    """max(0, x)."""
+
+    kind = fn = "relu"
+    label = "ReLU"
+    helpers = ("relu",)
+    default_note = "ReLU keeps positive values and sets negative ones to 0."
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        x = float(inputs[0][index])
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = max(0, {syms.ins[0]}{idx(index)})",
+                               lines=[f"max(0, {num(x)}) = {num(output[index])}"])
+
+
+@register
+class Gelu(_Unary):
+    """GELU, tanh approximation."""
+
+    kind = fn = "gelu"
+    label = "GELU"
+    helpers = ("gelu",)
+    default_note = "GELU: a smooth ReLU. Large positive inputs pass, large negative ones go to 0."
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        x = float(inputs[0][index])
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = GELU({num(x)})",
+                               lines=[f"u = √(2/π)·(x + 0.044715·x³) = {num(inner)}",
+                                      f"tanh(u) = {num(math.tanh(inner))}",
+                                      f"0.5·x·(1 + tanh(u)) = {num(0.5 * x * (1 + math.tanh(inner)))}"])
+
+
+@register
+class Neg(Op):
+    """−x (a log-probability becomes a loss)."""
+
+    kind = "neg"
+    default_note = "Negate: a log-probability near 0 is a small loss; a very negative one is a large loss."
+
+    def compute(self, a, **attrs):
+        return -a
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out} = −{syms.ins[0]}"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"-{ins[0]}"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = −{syms.ins[0]}{idx(index)}",
+                               lines=[f"−({num(inputs[0][index])}) = {num(output[index])}"])

@@ -1,0 +1,210 @@
+"""Op kinds at the edges of a model: given inputs, embedding lookups, positions, and the loss's pick and mean."""
+
+from __future__ import annotations
+
+import math
+
+from explain import shape_rules as sr
+from explain.errors import ShapeError
+from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
+
+
+@register
+class Input(Op):
+    """A value given to the run (token ids, embeddings, targets): no inputs, its value is the output."""
+
+    kind = "input"
+    default_note = "Given as input."
+
+    def shape(self, shape: tuple = (), **attrs):
+        return tuple(shape)
+
+    def axes(self, axes: tuple = (), **attrs):
+        return tuple(axes)
+
+    def compute(self, value=None, **attrs):
+        return value
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out} (given)"
+
+    def source(self, out, ins, **attrs) -> str:
+        return out  # the exporter writes the value as a literal or loads it from the sidecar
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} is given as input",
+                               lines=[f"{syms.out}{idx(index)} = {num(output[index])}"])
+
+
+@register
+class Embed(Op):
+    """Embedding lookup: token id t selects row t of W_E."""
+
+    kind = "embed"
+    join = " → rows of "
+    default_note = "Each token id picks its row of the embedding matrix W_E: a learned vector per word."
+
+    def shape(self, ids, w, **attrs):
+        if len(w) != 2:
+            raise ShapeError(f"an embedding matrix must be (vocab, d_model), got {sr.fmt_shape(w)}")
+        return tuple(ids) + (w[1],)
+
+    def axes(self, ids, w, **attrs):
+        return tuple(ids) + (w[-1],)
+
+    def compute(self, ids, w, **attrs):
+        return w[ids]
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out}[t] = {syms.ins[1]}[token t]"
+
+    def signature(self, shapes, out, **attrs):
+        return f"ids {sr.fmt_shape(shapes[0])}, {syms_w(shapes)} → {sr.fmt_shape(out)}"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"{ins[1]}[{ins[0]}]"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        ids, _ = inputs
+        *pos, j = index
+        tok = int(ids[tuple(pos)])
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[1]}[{tok}, {j}]",
+                               lines=[f"position {idx(tuple(pos))} holds token id {tok}",
+                                      f"row {tok} of {syms.ins[1]}, column {j} = {num(output[index])}"])
+
+
+def syms_w(shapes) -> str:
+    """The embedding matrix's shape, for signatures."""
+    return f"W {sr.fmt_shape(shapes[1])}"
+
+
+@register
+class PosEmbed(Op):
+    """Learned positions: the first T rows of W_pos (position p uses row p)."""
+
+    kind = "pos_embed"
+    default_note = "Learned positional embedding: position p uses row p of W_pos, the same for every sentence."
+
+    def shape(self, w, n: int = 1, **attrs):
+        if n > w[0]:
+            raise ShapeError(f"{n} positions but W_pos has only {w[0]} rows (the context); shorten the input "
+                             f"or raise --context to {n}")
+        return (n, w[1])
+
+    def axes(self, w, **attrs):
+        return ("pos", w[-1])
+
+    def compute(self, w, n: int = 1, **attrs):
+        return w[:n]
+
+    def formula(self, syms: Syms, n: int = 1, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]}[0:{n}]"
+
+    def source(self, out, ins, n: int = 1, **attrs) -> str:
+        return f"{ins[0]}[:{n}]"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        p, j = index
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}[{p}, {j}]",
+                               lines=[f"position {p} uses row {p} of {syms.ins[0]}: {num(output[index])}"])
+
+
+@register
+class Sinusoid(Op):
+    """Sinusoidal positional encoding: fixed, not learned (Vaswani et al. 2017, §3.5)."""
+
+    kind = "sinusoid"
+    helpers = ("sinusoidal",)
+    default_note = ("Sinusoidal positional encoding: each position gets a fixed pattern of sines and cosines of "
+                    "different wavelengths, so the model can tell positions apart and compare them.")
+
+    def shape(self, n: int = 1, d: int = 1, **attrs):
+        return (n, d)
+
+    def axes(self, **attrs):
+        return ("pos", "d_model")
+
+    def compute(self, n: int = 1, d: int = 1, **attrs):
+        from explain.kernels import sinusoidal
+
+        return sinusoidal(n, d)
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out}[p, 2i] = sin(p / 10000^(2i/d)),  {syms.out}[p, 2i+1] = cos(p / 10000^(2i/d))"
+
+    def source(self, out, ins, n: int = 1, d: int = 1, **attrs) -> str:
+        return f"sinusoidal({n}, {d})"
+
+    def explain(self, index, inputs, output, syms: Syms, n: int = 1, d: int = 1, **attrs) -> CellExplanation:
+        p, j = index
+        i2 = j - j % 2
+        angle = p / 10000 ** (i2 / d)
+        fn = "sin" if j % 2 == 0 else "cos"
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {fn}({p} / 10000^({i2}/{d}))",
+                               lines=[f"angle = {p} / 10000^({i2}/{d}) = {num(angle)}",
+                                      f"{fn}({num(angle)}) = {num(getattr(math, fn)(angle))}"])
+
+
+@register
+class Pick(Op):
+    """For each position, the log-probability of the correct next token: log_probs[t, target[t]]."""
+
+    kind = "pick"
+    default_note = "Pick, at each position, the log-probability the model gave to the token that really came next."
+
+    def shape(self, lp, targets, **attrs):
+        if tuple(lp[:-1]) != tuple(targets):
+            raise ShapeError(f"targets {sr.fmt_shape(targets)} must match the log-probabilities' positions "
+                             f"{sr.fmt_shape(lp[:-1])}")
+        return tuple(targets)
+
+    def axes(self, lp, targets, **attrs):
+        return lp[:-1]
+
+    def compute(self, lp, targets, **attrs):
+        import numpy as np
+
+        return np.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out}[t] = {syms.ins[0]}[t, target[t]]"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"np.take_along_axis({ins[0]}, {ins[1]}[..., None], axis=-1)[..., 0]"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        lp, targets = inputs
+        tok = int(targets[index])
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index + (tok,))}",
+                               lines=[f"the correct next token at {idx(index)} is id {tok}",
+                                      f"log p = {num(output[index])}  (p = {num(math.exp(output[index]))})"])
+
+
+@register
+class Mean(Op):
+    """The mean of every entry: the loss averages the per-token losses."""
+
+    kind = "mean"
+    default_note = "The loss is the average of the per-token losses."
+
+    def shape(self, a, **attrs):
+        return ()
+
+    def axes(self, a, **attrs):
+        return ()
+
+    def compute(self, a, **attrs):
+        return a.mean()
+
+    def formula(self, syms: Syms, **attrs) -> str:
+        return f"{syms.out} = mean({syms.ins[0]})"
+
+    def source(self, out, ins, **attrs) -> str:
+        return f"{ins[0]}.mean()"
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        a = inputs[0]
+        flat = a.reshape(-1)
+        return CellExplanation((), float(output), f"{syms.out} = mean of the {flat.size} entries of {syms.ins[0]}",
+                               ("i", "value"), [(i, float(v)) for i, v in enumerate(flat)],
+                               [f"sum = {num(flat.sum())}", f"{num(flat.sum())} / {flat.size} = {num(output)}"])

@@ -1,0 +1,234 @@
+"""The trace: what a run records, and the recorder the models write it with.
+
+A :class:`Trace` is a sequence of :class:`Step` s (name, op kind, input names, output array, shape, formula,
+shape signature, note, group path), plus the parameters, the config and the token labels. It is data: the
+TUI, the plain printer, the exporter and the tutorials read it and never reach into a model.
+
+The :class:`Recorder` is what model code calls for every operation (``rec.op("matmul", "attn.scores", q, k,
+transpose_b=True, sym="S")``). With ``shape_only=True`` the same model code runs on shapes alone (tuples, no
+numpy), which is how ``explain shapes`` and the memory estimate get every step's shape from each op's own
+shape rule. This module imports numpy only when values are computed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+from explain import ops
+from explain.config import Config
+from explain.errors import ShapeError, StepNotFound
+from explain.ops.base import CellExplanation, Syms
+from explain.shape_rules import Shape
+
+BYTES_PER_VALUE = 8  # float64 (and int64 for token ids)
+
+
+@dataclass(slots=True)
+class Ref:
+    """A value flowing through model code: the step or parameter it came from, and its array (or shape)."""
+
+    name: str
+    sym: str
+    value: Any
+    axes: tuple[str, ...]
+    shape: Shape
+
+
+@dataclass(slots=True)
+class ParamSpec:
+    """A parameter as declared by model code: name, shape, axis names, how to initialise it."""
+
+    name: str
+    shape: Shape
+    axes: tuple[str, ...]
+    init: str  # "normal" (embeddings), "uniform" (nn.Linear: ±1/√fan_in), "ones", "zeros"
+    fan_in: int = 1
+    sym: str = ""
+
+    @property
+    def size(self) -> int:
+        return prod(self.shape)
+
+
+@dataclass(slots=True)
+class Step:
+    """One recorded operation."""
+
+    index: int
+    name: str
+    op: str
+    inputs: tuple[str, ...]
+    output: Any  # numpy array; None in a shape-only trace
+    shape: Shape
+    axes: tuple[str, ...]
+    formula: str
+    signature: str
+    note: str
+    group: tuple[str, ...]
+    syms: Syms
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return prod(self.shape) * BYTES_PER_VALUE
+
+
+def group_of(name: str) -> tuple[str, ...]:
+    """The tree path of a step name: ``decoder.blocks.0.attn.q`` → ("decoder", "blocks.0", "attn")."""
+    parts = name.split(".")[:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        if parts[i] == "blocks" and i + 1 < len(parts):
+            out.append(f"blocks.{parts[i + 1]}")
+            i += 2
+        else:
+            out.append(parts[i])
+            i += 1
+    return tuple(out)
+
+
+class Trace(Sequence[Step]):
+    """The record of one run; ``trace[3]`` or ``trace["blocks.0.attn.pattern"]``."""
+
+    def __init__(self, config: Config, steps: list[Step], params: dict[str, Any], specs: dict[str, ParamSpec],
+                 labels: dict[str, list[str]], shape_only: bool = False) -> None:
+        self.config = config
+        self.steps = steps
+        self.params = params
+        self.specs = specs
+        self.labels = labels
+        self.shape_only = shape_only
+        self._by_name = {s.name: s for s in steps}
+        self.meta: dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            return self.find(key)
+        return self.steps[key]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.steps]
+
+    def find(self, name: str) -> Step:
+        """The step called ``name``, or a StepNotFound that suggests the nearest names."""
+        step = self._by_name.get(name)
+        if step is None:
+            near = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else \
+                "; list the steps with 'explain shapes MODEL'"
+            raise StepNotFound(f"no step named '{name}' in this {self.config.model} run{hint}")
+        return step
+
+    def value(self, name: str) -> Any:
+        """The array of a step's output or of a parameter."""
+        if name in self._by_name:
+            return self._by_name[name].output
+        return self.params[name]
+
+    def shape_of(self, name: str) -> Shape:
+        if name in self._by_name:
+            return self._by_name[name].shape
+        return self.specs[name].shape
+
+    def inputs_of(self, step: Step) -> list[Any]:
+        return [self.value(n) for n in step.inputs]
+
+    def explain(self, step: Step | str, index: tuple[int, ...]) -> CellExplanation:
+        """How one cell of a step's output was computed, from the op's own explanation."""
+        if isinstance(step, str):
+            step = self.find(step)
+        if len(index) != len(step.shape) or any(not 0 <= i < n for i, n in zip(index, step.shape)):
+            raise ShapeError(f"cell {list(index)} is outside {step.name}, whose shape is {list(step.shape)}")
+        return ops.get(step.op).explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs)
+
+    def axis_labels(self, axis: str) -> list[str] | None:
+        """Labels of an axis called ``axis`` (tokens for positions, words for the vocabulary), if known."""
+        return self.labels.get(axis)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the step outputs the trace holds (views counted at their own size)."""
+        return sum(s.nbytes for s in self.steps)
+
+    @property
+    def n_params(self) -> int:
+        return sum(spec.size for spec in self.specs.values())
+
+
+class Recorder:
+    """What model code calls for every parameter and operation; builds the :class:`Trace`."""
+
+    def __init__(self, config: Config, params: dict[str, Any] | None = None, shape_only: bool = False) -> None:
+        self.config = config
+        self.shape_only = shape_only
+        self.params: dict[str, Any] = params if params is not None else {}
+        self.specs: dict[str, ParamSpec] = {}
+        self.steps: list[Step] = []
+        self.labels: dict[str, list[str]] = {}
+        self._names: set[str] = set()
+
+    def param(self, name: str, shape: Shape, axes: tuple[str, ...], init: str = "uniform", fan_in: int = 1,
+              sym: str | None = None) -> Ref:
+        """Declare a parameter; in a numeric run its array comes from ``params`` (loaded or initialised)."""
+        shape = tuple(shape)
+        sym = sym or name.rsplit(".", 1)[-1]
+        self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym)
+        value = shape if self.shape_only else self.params[name]
+        return Ref(name, sym, value, tuple(axes), shape)
+
+    def reuse(self, name: str) -> Ref:
+        """A parameter declared earlier, used again (a tied unembedding reuses W_E)."""
+        spec = self.specs[name]
+        return Ref(name, spec.sym, spec.shape if self.shape_only else self.params[name], spec.axes, spec.shape)
+
+    def input(self, name: str, value: Any, axes: tuple[str, ...], sym: str, note: str,
+              shape: Shape | None = None) -> Ref:
+        """Record a given value (token ids, embeddings, targets) as a step of its own."""
+        shape = tuple(shape if shape is not None else value.shape)
+        if not self.shape_only and isinstance(value, list):
+            import numpy as np
+
+            value = np.asarray(value, dtype=np.int64)
+        return self.op("input", name, sym=sym, note=note, value=None if self.shape_only else value,
+                       shape=shape, axes=tuple(axes))
+
+    def op(self, kind: str, name: str, *inputs: Ref, sym: str, note: str | None = None, formula: str | None = None,
+           **attrs: Any) -> Ref:
+        """Run one operation and record it as a step named ``name``."""
+        if name in self._names:
+            raise ValueError(f"step name {name!r} recorded twice")  # a bug in model code, not user input
+        self._names.add(name)
+        op = ops.get(kind)
+        shapes = [r.shape for r in inputs]
+        shape = tuple(op.shape(*shapes, **attrs))  # the op's own rule, in numeric runs too
+        out_axes = tuple(op.axes(*[r.axes for r in inputs], **attrs))
+        output = None
+        if not self.shape_only:
+            output = op.compute(*[r.value for r in inputs], **attrs)
+            if tuple(output.shape) != shape:  # the rule and the computation must agree
+                raise AssertionError(f"{name}: shape rule says {shape}, compute gave {output.shape}")
+        stored = {k: v for k, v in attrs.items() if k != "value"}
+        syms = Syms(sym, tuple(r.sym for r in inputs))
+        step = Step(len(self.steps), name, kind, tuple(r.name for r in inputs), output, shape, out_axes,
+                    formula or op.formula(syms, **stored), op.signature(shapes, shape, **stored),
+                    note or op.default_note, group_of(name), syms, stored)
+        self.steps.append(step)
+        return Ref(name, sym, shape if self.shape_only else output, out_axes, shape)
+
+    def trace(self) -> Trace:
+        return Trace(self.config, self.steps, {} if self.shape_only else self.params, self.specs, self.labels,
+                     self.shape_only)
