@@ -102,10 +102,11 @@ class Checker:
         atomic = isinstance(node, (ast.Name, ast.Call, ast.Attribute, ast.Constant))
         return Node(self.src[start:end], op, tuple(shape), children or [], detail, start, end, atomic, info)
 
-    def fail(self, err: ShapeError, start: int, end: int, operands: list[Node], hint: str = "") -> CheckShapeError:
+    def fail(self, err: ShapeError, start: int, end: int, operands: list[Node], hint: str = "",
+             labels: tuple[str, ...] = ()) -> CheckShapeError:
         """A CheckShapeError: the caret display, the operands' shapes, then the rule's message and a hint."""
         lines = caret_lines(self.src, start, end)
-        labels = ["left", "right"] if len(operands) == 2 else ["input"] * len(operands)
+        labels = labels or ("input",) * len(operands)
         width = max((len(_short(n.text)) for n in operands), default=0)
         for label, n in zip(labels, operands):
             lines.append(f"  {label + ':':<7}{_short(n.text):<{width}}  {fmt_shape(n.shape)}")
@@ -169,7 +170,7 @@ class Checker:
             from explain.check import hints
 
             hint = hints.matmul_hint(left, right) if op == "matmul" else hints.broadcast_hint(left, right, sym)
-            raise self.fail(err, start, start + len(sym), [left, right], hint) from None
+            raise self.fail(err, start, start + len(sym), [left, right], hint, ("left", "right")) from None
         detail = ""
         if op != "matmul" and left.shape != right.shape:
             detail = f"broadcast {fmt_shape(left.shape)} with {fmt_shape(right.shape)}"

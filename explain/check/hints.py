@@ -1,8 +1,8 @@
 """Fix suggestions for a failed ``@`` or broadcast, tried on shapes alone.
 
-Each hint is a likely mistake re-checked with the same rules: a missing or extra transpose (``K`` where
-``K.T`` was meant), a reduction that dropped the axis it needed to keep (``keepdims=True``), or ``*`` where
-``@`` was meant. A hint is offered only when the changed expression really fits.
+Each hint is a likely mistake re-checked with the same rules: a missing or extra transpose in a matmul (``K``
+where ``K.T`` was meant), a reduction that dropped the axis it needed to keep (``keepdims=True``), a missing
+trailing axis of size 1 (a per-row value added to a matrix), or ``*`` where ``@`` was meant. A hint is offered only when the changed expression really fits.
 """
 
 from __future__ import annotations
@@ -72,12 +72,18 @@ def broadcast_hint(left: Node, right: Node, sym: str) -> str:
             kept = rules.reduce(shape, axis, keepdims=True)
             out = _fits(rules.broadcast, kept, other.shape)
             if out is not None:
-                return (f"; pass keepdims=True to {fname}: {_paren(this)} would keep the reduced axis as size 1 "
-                        f"({fmt_shape(kept)}) and broadcast to {fmt_shape(out)}")
+                return (f"; pass keepdims=True to {fname}: {_paren(this)} would keep the reduced axis as size 1, "
+                        f"shape {fmt_shape(kept)}, and broadcast to {fmt_shape(out)}")
     if sym == "*":
         out = _fits(rules.matmul, left.shape, right.shape)
         if out is not None and left.shape and right.shape:
             return f"; did you mean {_paren(left)} @ {_paren(right)} (matrix product)? it gives {fmt_shape(out)}"
-    if len(left.shape) == 2 or len(right.shape) == 2:
-        return _transpose_hint(left, right, sym, rules.broadcast)
+    for this, other in ((left, right), (right, left)):
+        # One value per row of the other operand: it lines up once it has a trailing axis of size 1.
+        if this.shape and len(this.shape) < len(other.shape):
+            column = this.shape + (1,)
+            if _fits(rules.broadcast, column, other.shape) == other.shape:
+                sizes = ", ".join(map(str, column))
+                return (f"; to line {_paren(this)} up with axis {-len(column)} of {_paren(other)}, give it a trailing "
+                        f"axis of size 1: {_paren(this)}.reshape({sizes}) broadcasts to {fmt_shape(other.shape)}")
     return ""

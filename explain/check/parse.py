@@ -55,7 +55,8 @@ def _split_option(opt: str, raw: str, rhs: str) -> tuple[str, str]:
     name, sep, value = raw.partition("=")
     name = name.strip()
     if not sep or not name:
-        raise UsageError(f"{opt} {raw!r} is not {opt.lstrip('-').upper()}: write {opt} NAME={rhs}")
+        example = "Q=seq,64" if opt == "--shape" else "seq=10"
+        raise UsageError(f"{opt} {raw!r} is not NAME={rhs}: write it like {opt} {example}")
     if not is_name(name):
         raise UsageError(f"{opt} {raw!r}: {name!r} is not a usable name (letters, digits and _, "
                          "not starting with a digit)")

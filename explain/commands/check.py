@@ -8,9 +8,25 @@ from __future__ import annotations
 import click
 
 from explain.check import CheckShapeError, check_einsum, check_expression, is_einsum, parse_options, render
+from explain.errors import UsageError
 
 
-@click.command("check")
+class CheckCommand(click.Command):
+    """A command whose click usage errors are one line, like every other bad input to ``explain check``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            # The group prints an ExplainError as one "Error: …" line with exit 2, instead of click's usage block.
+            message = exc.format_message().rstrip(".")
+            # Extra arguments are nearly always an EXPR with spaces that the shell split into words.
+            fix = "quote EXPR as one argument" if "extra argument" in message else "see explain check --help"
+            raise UsageError(f"{message}; {fix}") from None
+
+
+# ignore_unknown_options: so EXPR may start with -, as in "-x @ W".
+@click.command("check", cls=CheckCommand, context_settings={"ignore_unknown_options": True})
 @click.argument("expr", metavar="EXPR")
 @click.option("--shape", "shapes", multiple=True, metavar="NAME=DIMS",
               help="An array's shape: sizes or --dim names separated by commas (Q=seq,d_k or Q=10,64). Repeatable.")
@@ -35,7 +51,7 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
 
     \b
     Supported: @ + - * / **, .T, transpose, reshape, swapaxes, softmax, exp, log, sqrt, relu, gelu,
-    concatenate, stack, sum, mean, max (np. prefix optional). An EXPR starting with - goes after --.
+    concatenate, stack, sum, mean, max (np. prefix optional).
     """
     bindings = parse_options(shapes, dims)
     try:
