@@ -35,6 +35,8 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     texts = [text] if isinstance(text, str) else list(text or [])
     if isinstance(tokens, (list, tuple)):
         tokens = ",".join(str(t) for t in tokens)
+    if checkpoint is not None:
+        return _prepare_checkpoint(model, checkpoint, texts, tokens, embeddings, target, options)
     if not texts and not tokens and not embeddings:
         texts = [DEFAULT_TEXT.get(model, "The cat is happy")]
     if model == "transformer" and target is None:
@@ -55,6 +57,56 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     if longest > cfg.n_ctx:
         raise InputError(f"the input has {longest} tokens but the context is {cfg.n_ctx}; "
                          f"shorten the text or use --context {longest}")
+    return cfg, inp
+
+
+def _open(checkpoint: Any) -> Any:
+    """A checkpoint object from a folder path (or one already opened)."""
+    if isinstance(checkpoint, (str, os.PathLike)):
+        from explain.checkpoint import open_checkpoint
+
+        return open_checkpoint(str(checkpoint))
+    return checkpoint
+
+
+def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: str | None, embeddings: Any,
+                        target: Any, options: dict[str, Any]) -> tuple[Config, Inputs]:
+    """Inputs and config for a GPT-2 checkpoint: its config.json sets every dimension, its tokenizer the ids."""
+    from explain.errors import ConfigError, UsageError
+    from explain.inputs import parse_token_ids
+
+    if model != "gpt":
+        raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
+    if embeddings or target is not None:
+        raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
+    ck = _open(checkpoint)
+    for key, value in ck.options.items():
+        given = options.get(key)
+        if given is not None and given != value:
+            flag = {"n_heads": "heads", "n_layers": "layers", "d_vocab": "vocab", "n_ctx": "context"}.get(key, key)
+            raise ConfigError(f"--{flag.replace('_', '-')} {given} conflicts with the checkpoint's {key} = {value}; "
+                              "drop the option (the checkpoint's config.json sets it)")
+    options = {**options, **ck.options}
+    if tokens and texts:
+        raise UsageError("give either --text or --tokens, not both")
+    if tokens:
+        batch = [parse_token_ids(tokens)]
+    else:
+        batch = [ck.encode(t) for t in (texts or [DEFAULT_TEXT["gpt"]])]
+        if len({len(b) for b in batch}) > 1:
+            raise InputError(f"the texts of a batch must have the same number of tokens, got {[len(b) for b in batch]}")
+        if not batch[0]:
+            raise InputError("the text has no tokens; give some text")
+    for b in batch:
+        for i in b:
+            if not 0 <= i < ck.options["d_vocab"]:
+                raise InputError(f"token id {i} is outside the checkpoint's vocabulary of {ck.options['d_vocab']}")
+    inp = Inputs(ids=batch, tokens=[ck.label(i) for i in batch[0]], vocab=ck.vocab_labels(),
+                 n_vocab_needed=ck.options["d_vocab"])
+    cfg = make_config(model, **options)
+    if inp.seq_len > cfg.n_ctx:
+        raise InputError(f"the input has {inp.seq_len} tokens but the checkpoint's context is {cfg.n_ctx}; "
+                         "shorten the text")
     return cfg, inp
 
 
@@ -120,14 +172,17 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     Options are the CLI's, in Python spelling: ``text`` (a string, or a list for a gpt batch), ``target``,
     ``tokens`` ("3,1,4" or a list), ``embeddings`` (a file path), ``weights`` (an .npz path or a dict of
     arrays), ``seed``, ``d_model``, ``n_heads``, ``d_head``, ``d_ff``, ``n_layers``, ``d_vocab``, ``n_ctx``,
-    ``normalize``.
+    ``normalize``, ``checkpoint`` (a GPT-2 folder, see :mod:`explain.checkpoint`).
     """
     from explain.weights import check_params, init_params, load_params
 
     cfg, inp = _prepare(model, **options)
     planned = _record(cfg, inp, None, shape_only=True)
     check_memory(planned)
-    if weights is None:
+    if options.get("checkpoint") is not None and weights is None:
+        ck = _open(options["checkpoint"])
+        params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
+    elif weights is None:
         params = init_params(planned.specs, cfg.seed)
     elif isinstance(weights, dict):
         params = check_params(weights, planned.specs)

@@ -1,0 +1,98 @@
+"""Rich renderables for a step: its header (name, op, formula, signature, note), its output as matrices, and a
+cell explanation (the drill-down). Used by the plain printer and the TUI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from explain.ops.base import CellExplanation
+from explain.render.tensor import fmt, head_tail, scale_for, tensor_table
+from explain.trace import Step, Trace
+
+PROBABILITY_OPS = {"softmax", "sum_normalize"}
+
+
+def step_header(step: Step) -> Group:
+    """Name and op, the formula, the shape signature, the note."""
+    title = Text.assemble((step.name, "bold cyan"), "  ", (f"[{step.op}]", "dim"))
+    return Group(title, Text(step.formula, style="bold"), Text(step.signature, style="green"),
+                 Text(step.note, style="italic"))
+
+
+def slice_names(step: Step, lead: tuple[int, ...]) -> str:
+    """``head 1 of 2, batch 0 of 1``: the slice a 2-D view of a 3- or 4-D tensor shows."""
+    parts = []
+    for axis, i, n in zip(step.axes, lead, step.shape):
+        parts.append(f"{axis} {i} of {n}")
+    return ", ".join(parts)
+
+
+def axis_labels(trace: Trace, step: Step, axis: int) -> list[str] | None:
+    """Token labels for an axis whose name the trace knows (positions, vocabulary), else None."""
+    if not step.axes or axis >= len(step.axes):
+        return None
+    labels = trace.axis_labels(step.axes[axis])
+    if labels is not None and len(labels) == step.shape[axis]:
+        return labels
+    return None
+
+
+def as_matrix(step: Step, value: Any, lead: tuple[int, ...]) -> tuple[Any, int, int]:
+    """The 2-D view of a step's output for the given leading indices; vectors become one row, scalars 1×1."""
+    import numpy as np
+
+    arr = value[lead] if lead else value
+    arr = np.asarray(arr)
+    if arr.ndim == 0:
+        arr = arr.reshape(1, 1)
+    elif arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    return arr, arr.shape[0], arr.shape[1]
+
+
+def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8, max_cols: int = 8,
+                values: bool = True, heat: bool = True) -> Group:
+    """The step's output: the first 2-D slice (named), windowed numpy-style, with rulers and the scale legend."""
+    if step.output is None:
+        return Group(Text("(shape only: no values)", style="dim"))
+    lead = tuple(0 for _ in step.shape[:-2])
+    mat, n_rows, n_cols = as_matrix(step, step.output, lead)
+    rows, cols = head_tail(n_rows, max_rows), head_tail(n_cols, max_cols)
+    nd = len(step.shape)
+    row_labels = axis_labels(trace, step, nd - 2) if nd >= 2 else None
+    col_labels = axis_labels(trace, step, nd - 1) if nd >= 1 else None
+    import numpy as np
+
+    sample = mat[np.ix_([r for r in rows if r is not None], [c for c in cols if c is not None])]
+    scale = scale_for(sample, probability=step.op in PROBABILITY_OPS)
+    parts: list[Any] = []
+    if lead:
+        more = " (other slices not shown)" if any(n > 1 for n in step.shape[:-2]) else ""
+        parts.append(Text(f"slice: {slice_names(step, lead)}{more}", style="dim"))
+    parts.append(tensor_table(mat, rows, cols, row_labels=row_labels, col_labels=col_labels, precision=precision,
+                              values=values, heat=heat, scale=scale))
+    if heat:
+        parts.append(Text(scale.legend(), style="dim"))
+    return Group(*parts)
+
+
+def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
+    """A cell explanation: the title, the table of terms (windowed), the arithmetic lines."""
+    parts: list[Any] = [Text(ex.title, style="bold")]
+    if ex.columns and ex.rows:
+        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+        for c in ex.columns:
+            table.add_column(c, justify="right", no_wrap=True)
+        for i in head_tail(len(ex.rows), max_rows):
+            if i is None:
+                table.add_row(*["⋮"] * len(ex.columns))
+                continue
+            table.add_row(*[fmt(v, precision) if isinstance(v, float) else str(v) for v in ex.rows[i]])
+        parts.append(table)
+    parts.extend(Text(line) for line in ex.lines)
+    parts.append(Text(f"= {fmt(ex.value, precision)}", style="bold green"))
+    return Group(*parts)
