@@ -37,7 +37,7 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
         tokens = ",".join(str(t) for t in tokens)
     if checkpoint is not None:
         return _prepare_checkpoint(model, checkpoint, texts, tokens, embeddings, target, options)
-    if not texts and not tokens and not embeddings:
+    if not texts and not tokens and embeddings is None:
         texts = [DEFAULT_TEXT.get(model, "The cat is happy")]
     if model == "transformer" and target is None:
         target = DEFAULT_TARGET
@@ -77,7 +77,7 @@ def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: s
 
     if model != "gpt":
         raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
-    if embeddings or target is not None:
+    if embeddings is not None or target is not None:
         raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
     ck = _open(checkpoint)
     for key, value in ck.options.items():
@@ -170,7 +170,7 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     """Run ``model`` one operation at a time and return its :class:`Trace`.
 
     Options are the CLI's, in Python spelling: ``text`` (a string, or a list for a gpt batch), ``target``,
-    ``tokens`` ("3,1,4" or a list), ``embeddings`` (a file path), ``weights`` (an .npz path or a dict of
+    ``tokens`` ("3,1,4" or a list), ``embeddings`` (a file path or a (T, d) array), ``weights`` (an .npz path or a dict of
     arrays), ``seed``, ``d_model``, ``n_heads``, ``d_head``, ``d_ff``, ``n_layers``, ``d_vocab``, ``n_ctx``,
     ``normalize``, ``checkpoint`` (a GPT-2 folder, see :mod:`explain.checkpoint`).
     """

@@ -99,6 +99,22 @@ def parse_token_ids(spec: str) -> list[int]:
     return out
 
 
+def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
+    """A float64 (T, d) array, or an InputError naming the problem."""
+    import numpy as np
+
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "fiu" or arr.ndim != 2:
+        raise InputError(f"{source} must be a 2-D numeric array (tokens × d_model), "
+                         f"got shape {list(arr.shape)} of {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise InputError(f"{source} are empty (shape {list(arr.shape)}); give at least one row and column")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{source} contain NaN or infinite values; replace them with numbers")
+    return arr
+
+
 def load_embeddings(path: str) -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv.
     Pickled objects are refused (``allow_pickle=False``)."""
@@ -136,17 +152,11 @@ def load_embeddings(path: str) -> Any:
         raise InputError(f"cannot read embeddings from '{path}': {msg.splitlines()[0]}") from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read embeddings from '{path}': {str(exc).splitlines()[0]}") from None
-    if arr.dtype.kind not in "fiu" or arr.ndim != 2:
-        raise InputError(f"embeddings in '{path}' must be a 2-D numeric array (tokens × d_model), "
-                         f"got shape {list(arr.shape)} of {arr.dtype}")
-    arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"embeddings in '{path}' contain NaN or infinite values; replace them with numbers")
-    return arr
+    return check_embeddings(arr, f"the embeddings in '{path}'")
 
 
 def prepare(model: str, texts: list[str], target: str | None, tokens: str | None,
-            embeddings: str | None) -> Inputs:
+            embeddings: Any = None) -> Inputs:
     """Tokenize or load the inputs of a run (before the config knows d_vocab)."""
     if tokens and texts:
         raise UsageError("give either --text or --tokens, not both")
@@ -156,8 +166,10 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
         raise UsageError(f"several --text values make a batch, which only 'gpt' takes; give '{model}' one --text")
     inp = Inputs()
     tok = Tokenizer(list(texts) + ([target] if target else []))
-    if embeddings:
-        inp.embeddings = load_embeddings(embeddings)
+    if embeddings is not None:
+        # a path (CLI) or an array (Python, tutorials with inline embeddings)
+        inp.embeddings = load_embeddings(embeddings) if isinstance(embeddings, (str, Path)) \
+            else check_embeddings(embeddings)
         n = inp.embeddings.shape[0]
         words = split_words(texts[0]) if texts else []
         if words and len(words) != n:
