@@ -55,6 +55,24 @@ class LazyGroup(click.Group):
             click.echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
 
+    def main(self, *args, **kwargs):  # noqa: D102
+        # click's own usage errors print the usage and a hint over three lines; the house style is one line
+        # that names the problem and where to look, exit code 2.
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "explain"
+            click.echo(f"Error: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "--version", prog_name="explain")

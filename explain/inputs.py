@@ -115,6 +115,20 @@ def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
     return arr
 
 
+def numpy_file_kind(path: Path) -> str:
+    """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (numpy's loader would otherwise try to
+    unpickle anything it does not recognise, and report every unknown file as "pickled")."""
+    with path.open("rb") as f:
+        head = f.read(6)
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
+    if head.startswith(b"PK"):
+        return "npz"
+    if head[:1] == b"\x80":
+        return "pickle"
+    return "other"
+
+
 def load_embeddings(path: str) -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv.
     Pickled objects are refused (``allow_pickle=False``)."""
@@ -124,6 +138,13 @@ def load_embeddings(path: str) -> Any:
     if not p.is_file():
         raise InputError(f"embeddings file '{path}' does not exist; give a .npy, .npz, .json or .csv file")
     suffix = p.suffix.lower()
+    if suffix in (".npy", ".npz"):
+        kind = numpy_file_kind(p)
+        if kind == "pickle":
+            raise InputError(f"'{path}' holds pickled objects, which explain never loads; save a plain numeric "
+                             "array (np.save with a float array)")
+        if kind == "other":
+            raise InputError(f"'{path}' is not a numpy {suffix} file; write it with np.save / np.savez")
     try:
         if suffix == ".npy":
             arr = np.load(p, allow_pickle=False)

@@ -48,6 +48,14 @@ def load_params(path: str | Path, specs: dict[str, ParamSpec]) -> dict[str, np.n
     p = Path(path)
     if not p.is_file():
         raise WeightsError(f"weights file '{path}' does not exist; write one with 'explain params MODEL -o FILE.npz'")
+    from explain.inputs import numpy_file_kind
+
+    kind = numpy_file_kind(p)
+    if kind == "pickle":
+        raise WeightsError(f"'{path}' holds pickled objects, which explain never loads; save plain arrays with np.savez")
+    if kind != "npz":
+        raise WeightsError(f"cannot read weights from '{path}': it is not an .npz archive; write one with "
+                           "'explain params MODEL -o FILE.npz' or np.savez")
     try:
         with np.load(p, allow_pickle=False) as z:
             loaded = {k: z[k] for k in z.files}
@@ -82,7 +90,7 @@ def check_params(loaded: dict[str, Any], specs: dict[str, ParamSpec], source: st
                                f"needs {fmt_shape(spec.shape)}; match the config (--d-model, --heads, …) to the file")
         if arr.dtype.kind not in "fiu":
             raise WeightsError(f"parameter '{name}' in {source} is {arr.dtype}, not numbers")
-        arr = arr.astype(np.float64)
+        arr = arr.astype(np.float64, copy=False)  # no second copy of a GPT-2-size model
         if not np.all(np.isfinite(arr)):
             raise WeightsError(f"parameter '{name}' in {source} contains NaN or infinite values")
         out[name] = arr
