@@ -14,11 +14,11 @@ Nothing in this package imports numpy, textual or rich: the checker works on tup
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from explain.check.einsum import EinsumResult, check_einsum, is_einsum
-from explain.check.errors import CheckShapeError
-from explain.check.expr import Node, check_expression
-from explain.check.parse import Bindings, parse_options
+if TYPE_CHECKING:
+    from explain.check.einsum import EinsumResult
+    from explain.check.expr import Node
 
 __all__ = [
     "Bindings",
@@ -32,11 +32,32 @@ __all__ = [
     "parse_options",
 ]
 
+# name -> module; loaded on first use, so the CLI pays only for the form it checks (see explain.commands.check).
+_LAZY = {
+    "Bindings": "parse", "parse_options": "parse", "CheckShapeError": "errors",
+    "EinsumResult": "einsum", "check_einsum": "einsum", "is_einsum": "einsum",
+    "Node": "expr", "check_expression": "expr",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"explain.check.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'explain.check' has no attribute {name!r}")
+
 
 def check(text: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
           dims: Mapping[str, int] | None = None) -> Node | EinsumResult:
     """Check ``text`` as an einsum (it contains ``->``) or as a numpy expression, over concrete shapes."""
+    from explain.check.parse import Bindings
+
     bindings = Bindings.concrete(shapes or {}, dims or {})
-    if is_einsum(text):
+    if "->" in text:
+        from explain.check.einsum import check_einsum
+
         return check_einsum(text, bindings)
+    from explain.check.expr import check_expression
+
     return check_expression(text, bindings)

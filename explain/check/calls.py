@@ -253,6 +253,10 @@ def _swapaxes(ck: Checker, call: ast.Call, this: Node, args: dict[str, ast.expr]
 def _reduce(ck: Checker, call: ast.Call, fname: str, this: Node, args: dict[str, ast.expr], span: tuple[int, int]) -> Node:
     axis = static_axis(ck, args.get("axis"), None)
     keepdims = static_bool(ck, args.get("keepdims"), "keepdims")
-    shape = _apply(ck, span, [this], rules.reduce, this.shape, axis, keepdims)
+    if not this.shape and axis in (0, -1) and fname != "mean":
+        # numpy's ufunc reductions (sum, max) accept a plain axis 0 or -1 on a 0-d array; mean does not.
+        shape: Shape = ()
+    else:
+        shape = _apply(ck, span, [this], rules.reduce, this.shape, axis, keepdims)
     detail = f"axis={axis}" + (", keepdims" if keepdims else "")
     return ck.make(call, fname, shape, [this], detail, reduce=(fname, this.shape, axis, keepdims))

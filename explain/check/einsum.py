@@ -9,7 +9,6 @@ sizes differ are :class:`CheckShapeError` s with a caret under the offending nam
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.parse import Bindings, check_length, is_name
@@ -19,27 +18,29 @@ from explain.shape_rules import Shape, fmt_shape
 ARROW = "->"
 
 
-@dataclass
+# Plain classes, not dataclasses: building a dataclass costs startup time this command does not have.
 class Term:
     """One operand of the einsum as written: its optional label and its names with their columns."""
 
-    label: str | None
-    names: list[tuple[str, int]]
-    start: int  # columns of the names' span, for a caret under the whole term
-    end: int
+    __slots__ = ("label", "names", "start", "end")
+
+    def __init__(self, label: str | None, names: list[tuple[str, int]], start: int, end: int) -> None:
+        self.label = label
+        self.names = names
+        self.start, self.end = start, end  # columns of the names' span, for a caret under the whole term
 
 
-@dataclass
 class EinsumResult:
     """The checked einsum: output shape, each name's size, where the size came from, and its role."""
 
-    spec: str
-    inputs: list[Term]
-    output: list[tuple[str, int]]
-    shape: Shape
-    bindings: dict[str, int] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    contracted: list[str] = field(default_factory=list)
+    __slots__ = ("spec", "inputs", "output", "shape", "bindings", "sources", "contracted")
+
+    def __init__(self, spec: str, inputs: list[Term], output: list[tuple[str, int]], shape: Shape,
+                 bindings: dict[str, int], sources: dict[str, str], contracted: list[str]) -> None:
+        self.spec, self.inputs, self.output, self.shape = spec, inputs, output, shape
+        self.bindings = bindings  # name -> size, in order of first appearance
+        self.sources = sources  # name -> where its size came from ("--dim seq=5", "x axis 1")
+        self.contracted = contracted  # names summed over (not in the output)
 
 
 def is_einsum(text: str) -> bool:

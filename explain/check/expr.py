@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 from explain import shape_rules as rules
@@ -46,19 +45,23 @@ KIND_NAMES: dict[str, str] = {
 }
 
 
-@dataclass
 class Node:
     """One sub-expression: its source text, the operation, its shape, and the sub-expressions it uses."""
 
-    text: str
-    op: str
-    shape: Shape
-    children: list[Node] = field(default_factory=list)
-    detail: str = ""
-    start: int = 0
-    end: int = 0
-    atomic: bool = True  # needs no parentheses to be an operand (a name, a call, an attribute)
-    info: dict[str, Any] = field(default_factory=dict, repr=False)  # how it was made, for fix suggestions
+    # A plain class, not a dataclass: building a dataclass costs startup time this command does not have.
+    __slots__ = ("text", "op", "shape", "children", "detail", "start", "end", "atomic", "info")
+
+    def __init__(self, text: str, op: str, shape: Shape, children: list[Node] | None = None, detail: str = "",
+                 start: int = 0, end: int = 0, atomic: bool = True, info: dict[str, Any] | None = None) -> None:
+        self.text, self.op, self.shape = text, op, shape
+        self.children: list[Node] = children or []
+        self.detail = detail
+        self.start, self.end = start, end  # columns in the source, for carets
+        self.atomic = atomic  # needs no parentheses to be an operand (a name, a call, an attribute)
+        self.info: dict[str, Any] = info or {}  # how it was made, for fix suggestions
+
+    def __repr__(self) -> str:
+        return f"Node({self.text!r}, {self.op!r}, {self.shape})"
 
 
 def unsupported(what: str) -> UsageError:
@@ -136,8 +139,6 @@ class Checker:
         raise unsupported(KIND_NAMES.get(kind, kind) + f" in {_short(self.text(node))!r}")
 
     def name(self, node: ast.Name) -> Node:
-        from explain.check.calls import FUNCTIONS, NP_NAMES
-
         name = node.id
         if name in self.b.arrays:
             written = self.b.written.get(name, ())
@@ -146,6 +147,8 @@ class Checker:
             return self.make(node, "input", self.b.arrays[name], detail=detail)
         if name in self.b.dims:
             return self.make(node, "scalar", (), detail=f"{name}={self.b.dims[name]}")
+        from explain.check.calls import FUNCTIONS, NP_NAMES  # here, not at the top: only errors need it
+
         if name in FUNCTIONS or name in NP_NAMES:
             raise UsageError(f"{name} is a function or module, not an array: call it, like {name}(x)"
                              if name in FUNCTIONS else f"{name} on its own is not an array: use {name}.FUNCTION(x)")

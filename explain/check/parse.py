@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from explain.errors import UsageError
 from explain.shape_rules import Shape
@@ -18,13 +17,17 @@ from explain.shape_rules import Shape
 MAX_SOURCE_CHARS = 2000
 
 
-@dataclass
 class Bindings:
     """What the command line says: arrays with their shapes, and named dimension sizes."""
 
-    arrays: dict[str, Shape] = field(default_factory=dict)
-    written: dict[str, tuple[int | str, ...]] = field(default_factory=dict)  # shapes as typed, for display
-    dims: dict[str, int] = field(default_factory=dict)
+    # A plain class, not a dataclass: building a dataclass costs startup time this command does not have.
+    __slots__ = ("arrays", "written", "dims")
+
+    def __init__(self, arrays: dict[str, Shape] | None = None,
+                 written: dict[str, tuple[int | str, ...]] | None = None, dims: dict[str, int] | None = None) -> None:
+        self.arrays: dict[str, Shape] = arrays or {}
+        self.written: dict[str, tuple[int | str, ...]] = written or {}  # shapes as typed, for display
+        self.dims: dict[str, int] = dims or {}
 
     @classmethod
     def concrete(cls, shapes: Mapping[str, Shape], dims: Mapping[str, int]) -> Bindings:

@@ -5,12 +5,14 @@ Plain strings (no rich) so the command stays within its startup budget; the ``ch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from explain.check.einsum import EinsumResult
-from explain.check.expr import Node
-from explain.check.parse import Bindings
 from explain.shape_rules import fmt_shape
+
+if TYPE_CHECKING:  # types only: the command imports just the checker for the form it runs
+    from explain.check.einsum import EinsumResult
+    from explain.check.expr import Node
+    from explain.check.parse import Bindings
 
 TEXT_WIDTH = 56  # sub-expression text beyond this is cut with …, so the shape column stays on screen
 

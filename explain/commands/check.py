@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import click
 
-from explain.check import CheckShapeError, check_einsum, check_expression, is_einsum, parse_options, render
+from explain.check import render
+from explain.check.errors import CheckShapeError
+from explain.check.parse import parse_options
 from explain.errors import UsageError
 
 
@@ -55,11 +57,16 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
     """
     bindings = parse_options(shapes, dims)
     try:
-        if is_einsum(expr):
+        # Import only the checker for this form: at startup every module costs (see the benchmark).
+        if "->" in expr:
+            from explain.check.einsum import check_einsum
+
             result = check_einsum(expr, bindings)
             doc = render.einsum_document(result) if as_json else None
             lines = None if as_json else render.render_einsum(result)
         else:
+            from explain.check.expr import check_expression
+
             node = check_expression(expr, bindings)
             doc = render.tree_document(node, bindings) if as_json else None
             lines = None if as_json else render.render_tree(node, bindings)
