@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from explain.check import CheckShapeError, check_einsum, is_einsum, parse_options
+from explain.check import CheckShapeError, EinsumResult, check_einsum, is_einsum, parse_options
 from explain.errors import UsageError
 
 SPEC = "batch seq d_model, d_model d_head -> batch seq d_head"
 
 
-def run(spec: str, shapes: list[str] = (), dims: list[str] = ()):  # noqa: ANN201 - EinsumResult
+def run(spec: str, shapes: list[str] = (), dims: list[str] = ()) -> EinsumResult:
     return check_einsum(spec, parse_options(shapes, dims))
 
 

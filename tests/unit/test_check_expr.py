@@ -188,3 +188,18 @@ def test_long_and_deep_inputs_are_refused_before_work() -> None:
 
 def test_newlines_and_surrounding_space_are_accepted() -> None:
     assert shape_of("  (x\n  @ x.T)\t", x=(2, 3)) == (2, 2)
+
+
+def test_reshape_rejects_negatives_other_than_minus_one() -> None:
+    # numpy quietly treats any negative size as -1; the checker teaches the documented spelling instead.
+    with pytest.raises(CheckShapeError, match="sizes must be positive or -1"):
+        check("x.reshape(-2)", {"x": (2,)})
+
+
+def test_zero_d_reductions_follow_numpy() -> None:
+    assert check("s.sum(axis=0)", {"s": ()}).shape == ()
+    assert check("np.max(s, axis=-1, keepdims=True)", {"s": ()}).shape == ()
+    with pytest.raises(CheckShapeError):
+        check("s.sum(axis=(0,))", {"s": ()})
+    with pytest.raises(CheckShapeError):
+        check("s.mean(axis=0)", {"s": ()})

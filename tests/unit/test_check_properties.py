@@ -32,7 +32,7 @@ def numpy_verdict(fn: Callable[[], Any]) -> Verdict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return "ok", np.shape(fn())
-    except Exception:  # noqa: BLE001 - numpy raises ValueError, AxisError, TypeError; any means "does not fit"
+    except Exception:  # numpy raises ValueError, AxisError, TypeError: any of them means "does not fit"
         return "error", None
 
 
@@ -68,8 +68,10 @@ def test_transpose(a: tuple[int, ...], axes: tuple[int, ...] | None) -> None:
         assert checker_verdict(f"a.transpose({', '.join(map(str, axes))})", a=a) == expected
 
 
+# Sizes from -1 up: numpy also takes any other negative size as "unknown" (-2 acts like -1), an undocumented
+# quirk the shape rules reject on purpose (see test_check_expr.py::test_reshape_rejects_negatives_other_than_minus_one).
 @SETTINGS
-@given(shapes, st.lists(st.integers(-2, 8), max_size=4).map(tuple))
+@given(shapes, st.lists(st.integers(-1, 8), max_size=4).map(tuple))
 def test_reshape(a: tuple[int, ...], new: tuple[int, ...]) -> None:
     expected = numpy_verdict(lambda: np.ones(a).reshape(new))
     assert checker_verdict(f"a.reshape({new!r})", a=a) == expected
@@ -119,7 +121,7 @@ def _extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 def test_random_compositions(expr: str, a: tuple[int, ...], b: tuple[int, ...], c: tuple[int, ...]) -> None:
     env = {"a": np.ones(a), "b": np.ones(b), "c": np.ones(c), "softmax": lambda x: np.exp(x)}
     # eval here is the test oracle on numpy arrays the test made; the checker itself never evaluates anything.
-    expected = numpy_verdict(lambda: eval(expr, {"__builtins__": {}}, env))  # noqa: S307
+    expected = numpy_verdict(lambda: eval(expr, {}, env))
     assert checker_verdict(expr, a=a, b=b, c=c) == expected
 
 
