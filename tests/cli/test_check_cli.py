@@ -1,0 +1,135 @@
+"""CLI tests for ``explain check``: exit codes, one-line errors on stderr, data only on stdout, --json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner, Result
+
+from explain.cli import main
+
+ATTENTION = ["softmax(Q @ K.T / sqrt(d_k)) @ V", "--shape", "Q=seq,d_k", "--shape", "K=seq,d_k",
+             "--shape", "V=seq,d_v", "--dim", "seq=10", "--dim", "d_k=64", "--dim", "d_v=32"]
+EINSUM = ["batch seq d_model, d_model d_head -> batch seq d_head", "--dim", "batch=2", "--dim", "seq=5",
+          "--dim", "d_model=8", "--dim", "d_head=4"]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["check", *args])
+
+
+def assert_clean_error(result: Result, code: int) -> str:
+    """Exit ``code``, nothing on stdout, no traceback, and the last stderr line is one ``Error: …``."""
+    assert result.exit_code == code, result.output
+    assert result.stdout == ""
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)
+    last = result.stderr.rstrip("\n").split("\n")[-1]
+    assert last.startswith("Error: ")
+    return last
+
+
+def test_attention_prints_tree_and_shape() -> None:
+    result = run(*ATTENTION)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "shape: (10, 32)" in out
+    assert "Q @ K.T" in out and "(64, 10)" in out and "input (seq, d_k)" in out
+    assert "dims:  seq=10  d_k=64  d_v=32" in out
+    assert result.stderr == ""
+
+
+def test_einsum_prints_bindings() -> None:
+    result = run(*EINSUM)
+    assert result.exit_code == 0, result.output
+    assert "shape: (2, 5, 4)" in result.stdout
+    assert "d_model  8  summed  from --dim d_model=8" in result.stdout
+
+
+def test_shape_mismatch_exits_1_with_caret_then_one_line_error() -> None:
+    args = list(ATTENTION)
+    args[0] = "softmax(Q @ K / sqrt(d_k)) @ V"
+    result = run(*args)
+    last = assert_clean_error(result, 1)
+    assert "did you mean Q @ K.T?" in last
+    lines = result.stderr.split("\n")
+    assert lines[0] == "  softmax(Q @ K / sqrt(d_k)) @ V"
+    assert lines[1] == "  " + " " * "softmax(Q @".index("@") + "^"  # the caret sits under the @
+
+
+def test_einsum_mismatch_points_at_name() -> None:
+    result = run("x: b s d, W: d h -> b s h", "--shape", "x=2,5,8", "--shape", "W=6,4")
+    last = assert_clean_error(result, 1)
+    assert "contracted dimension 'd' differs" in last
+    source, carets = result.stderr.split("\n")[:2]
+    assert source[carets.index("^")] == "d" and carets.index("^") == source.index("W: d") + 3
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["softmax(Q @ K.T"], "was never closed"),
+    (["foo(Q)", "--shape", "Q=2,3"], "not supported: function foo()"),
+    (["Q", "--shape", "Q=2", "--shape", "Q=3"], "--shape Q is given twice"),
+    (["Q", "--shape", "Q=2,-3"], "positive whole numbers, got -3"),
+    ([""], "is empty"),
+    (["x" * 10_000], "the limit is 2000"),
+    (["Q", "--shape", "Q"], "is not NAME=DIMS"),
+    (["Q", "--shape", "Q=seq"], "add --dim seq=N"),
+    (["Q", "--dim", "seq=ten"], "not a whole number"),
+    (["Q @ K", "--shape", "Q=2,3"], "unknown name 'K'"),
+    (["x[0]", "--shape", "x=3"], "not supported: indexing"),
+    (["Q", "@", "K"], "quote EXPR as one argument"),
+    (["Q", "--shape"], "requires an argument"),
+    ([], "Missing argument"),
+    (["a b -> a"], "have no size"),
+])
+def test_bad_input_exits_2_with_one_line(args: list[str], fragment: str) -> None:
+    result = run(*args)
+    last = assert_clean_error(result, 2)
+    assert fragment in last
+    assert result.stderr.count("\n") == 1  # one line, nothing else
+
+
+def test_json_expression_document() -> None:
+    result = run(*ATTENTION, "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["form"] == "expression"
+    assert doc["shape"] == [10, 32]
+    assert doc["bindings"] == {"seq": 10, "d_k": 64, "d_v": 32}
+    assert doc["inputs"]["Q"] == {"shape": [10, 64], "dims": ["seq", "d_k"]}
+    tree = doc["tree"]
+    assert (tree["text"], tree["op"], tree["shape"]) == (ATTENTION[0], "matmul", [10, 32])
+
+    def walk(node: dict) -> list[dict]:
+        return [node] + [n for c in node["children"] for n in walk(c)]
+
+    nodes = {n["text"]: n for n in walk(tree)}
+    assert nodes["K.T"]["shape"] == [64, 10] and nodes["K.T"]["op"] == "transpose"
+    assert nodes["sqrt(d_k)"]["shape"] == []
+
+
+def test_json_einsum_document() -> None:
+    result = run(*EINSUM, "--json")
+    doc = json.loads(result.stdout)
+    assert doc["form"] == "einsum" and doc["shape"] == [2, 5, 4]
+    assert doc["bindings"] == {"batch": 2, "seq": 5, "d_model": 8, "d_head": 4}
+    assert [d["role"] for d in doc["dims"]] == ["kept", "kept", "summed", "kept"]
+
+
+def test_json_error_writes_nothing_to_stdout() -> None:
+    result = run("a @ b", "--shape", "a=2,3", "--shape", "b=2,3", "--json")
+    assert_clean_error(result, 1)
+
+
+def test_expression_may_start_with_minus() -> None:
+    result = run("-x @ W", "--shape", "x=2,3", "--shape", "W=3,1")
+    assert result.exit_code == 0, result.output
+    assert "shape: (2, 1)" in result.stdout
+
+
+def test_help_has_examples() -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    assert "explain check" in result.stdout and "--shape NAME=DIMS" in result.stdout
+    assert "--dim NAME=SIZE" in result.stdout and "--json" in result.stdout
