@@ -14,17 +14,24 @@ from explain.errors import UsageError
 
 
 class CheckCommand(click.Command):
-    """A command whose click usage errors are one line, like every other bad input to ``explain check``."""
+    """A command that says what to do when the shell split an unquoted EXPR into several arguments."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click consumes the list as it parses
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            # The group prints an ExplainError as one "Error: …" line with exit 2, instead of click's usage block.
             message = exc.format_message().rstrip(".")
-            # Extra arguments are nearly always an EXPR with spaces that the shell split into words.
-            fix = "quote EXPR as one argument" if "extra argument" in message else "see explain check --help"
-            raise UsageError(f"{message}; {fix}") from None
+            if "extra argument" not in message:
+                raise  # the group prints click's other usage errors as one line
+            # ignore_unknown_options lets a mistyped option through as an extra argument: name it as an option.
+            known = {"--shape", "--dim", "--json", "--help", "--"}
+            unknown = [a for a in given if a.startswith("--") and a.split("=", 1)[0] not in known]
+            if unknown:
+                raise UsageError(f"no such option: {unknown[-1]}; the options are --shape NAME=DIMS, "
+                                 "--dim NAME=SIZE and --json") from None
+            # Otherwise it is nearly always an EXPR with spaces that the shell split into words.
+            raise UsageError(f"{message}; quote EXPR as one argument, like explain check \"Q @ K.T\"") from None
 
 
 # ignore_unknown_options: so EXPR may start with -, as in "-x @ W".

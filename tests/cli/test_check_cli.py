@@ -80,6 +80,7 @@ def test_einsum_mismatch_points_at_name() -> None:
     (["x[0]", "--shape", "x=3"], "not supported: indexing"),
     (["Q", "@", "K"], "quote EXPR as one argument"),
     (["Q", "--shape"], "requires an argument"),
+    (["Q", "--shape", "Q=2", "--shpae", "K=2"], "no such option: --shpae"),
     ([], "Missing argument"),
     (["a b -> a"], "have no size"),
 ])
@@ -126,6 +127,11 @@ def test_expression_may_start_with_minus() -> None:
     result = run("-x @ W", "--shape", "x=2,3", "--shape", "W=3,1")
     assert result.exit_code == 0, result.output
     assert "shape: (2, 1)" in result.stdout
+
+
+def test_unquoted_expression_gets_the_quoting_hint() -> None:
+    last = assert_clean_error(run("Q", "@", "K", "--shape", "Q=2,2"), 2)
+    assert last == 'Error: Got unexpected extra arguments (@ K); quote EXPR as one argument, like explain check "Q @ K.T"'
 
 
 def test_help_has_examples() -> None:
