@@ -1,0 +1,349 @@
+"""Hugging Face GPT-2 checkpoints: a folder written by ``save_pretrained`` (``config.json``,
+``model.safetensors``, optionally ``tokenizer.json``) opened as the engine's ``gpt``.
+
+:func:`open_checkpoint` reads and checks ``config.json`` only (the json module, nothing else), so
+``explain shapes gpt --checkpoint DIR`` stays as light as any shape query. The heavier pieces load on first use:
+the token labels from ``tokenizer.json`` (json again), the tokenizer itself (the ``tokenizers`` package) when
+text is encoded, and the weights (numpy and ``safetensors``) when :meth:`Checkpoint.params` is called.
+
+The GPT-2 tensors map onto the engine's parameters like this (Conv1D layers compute ``x @ W + b``, W is
+(in, out), the engine's layout too)::
+
+    wte.weight (V, d)                      W_E (V, d); also the unembedding (lm_head is tied to it)
+    wpe.weight (n_ctx, d)                  W_pos
+    h.{i}.ln_1 / ln_2 .weight .bias        blocks.{i}.ln1 / ln2 .w .b
+    h.{i}.attn.c_attn.weight (d, 3d)       columns q | k | v, each d_head columns per head, in head order:
+                                           blocks.{i}.attn.W_Q/W_K/W_V (h, d, d_head), b_Q/b_K/b_V (h, d_head)
+    h.{i}.attn.c_proj (d, d)               blocks.{i}.attn.W_O, b_O
+    h.{i}.mlp.c_fc (d, d_ff), c_proj       blocks.{i}.mlp.W_in, b_in, W_out, b_out
+    ln_f                                   ln_final.w, ln_final.b
+
+Keys may carry the ``transformer.`` prefix (GPT2LMHeadModel) or not (GPT2Model, and the hub's ``gpt2``). The
+causal-mask buffers ``h.{i}.attn.bias``/``masked_bias`` and a stored ``lm_head.weight`` are ignored, as
+transformers does when the embeddings are tied.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from explain.errors import ExplainError, InputError, WeightsError
+
+CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
+INSTALL = "pip install 'explain-transformer[checkpoint]'"
+# Both names are GELU's tanh approximation, the only GELU the engine computes (explain.kernels.gelu).
+ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh")
+FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")
+
+# transformers' GPT2Config defaults, used for the keys a config.json leaves out, as transformers does.
+_DEFAULTS: dict[str, Any] = dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
+                                 n_inner=None, activation_function="gelu_new", layer_norm_epsilon=1e-5,
+                                 scale_attn_weights=True, scale_attn_by_inverse_layer_idx=False,
+                                 add_cross_attention=False, tie_word_embeddings=True)
+# Engine name suffix -> GPT-2 key suffix, for the tensors that map one to one (per block unless global).
+_BLOCK_MAP = {"ln1.w": "ln_1.weight", "ln1.b": "ln_1.bias", "ln2.w": "ln_2.weight", "ln2.b": "ln_2.bias",
+              "attn.W_O": "attn.c_proj.weight", "attn.b_O": "attn.c_proj.bias",
+              "mlp.W_in": "mlp.c_fc.weight", "mlp.b_in": "mlp.c_fc.bias",
+              "mlp.W_out": "mlp.c_proj.weight", "mlp.b_out": "mlp.c_proj.bias"}
+_IGNORED = re.compile(r"(transformer\.)?h\.\d+\.attn\.(masked_)?bias|lm_head\.weight")
+
+
+class DependencyError(ExplainError):
+    """An optional package the checkpoint needs is not installed."""
+
+
+def _config_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
+    """The engine's options from a GPT-2 config, or a one-line error naming the key that cannot be used."""
+    if cfg.get("model_type") != "gpt2":
+        raise WeightsError(f"{where} has model_type {cfg.get('model_type')!r}; explain reads GPT-2 checkpoints "
+                           "(model_type 'gpt2')")
+    get = {**_DEFAULTS, **cfg}.get
+    n_ctx_key = "n_positions" if "n_positions" in cfg or "n_ctx" not in cfg else "n_ctx"
+    ints = {}
+    for key in ("n_embd", "n_head", "n_layer", "vocab_size", n_ctx_key, "n_inner"):
+        v = get(key)
+        if key == "n_inner" and v is None:
+            v = 4 * ints["n_embd"]  # GPT-2's MLP is 4·d wide unless n_inner says otherwise
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise WeightsError(f"{where}: {key} must be a positive whole number, got {v!r}")
+        ints[key] = v
+    act = get("activation_function")
+    if act not in ACTIVATIONS:
+        raise WeightsError(f"{where} sets activation_function {act!r}; explain's gpt computes GELU with the tanh "
+                           f"approximation only ({' or '.join(repr(a) for a in ACTIVATIONS)})")
+    for key, need in (("scale_attn_weights", True), ("scale_attn_by_inverse_layer_idx", False),
+                      ("add_cross_attention", False), ("tie_word_embeddings", True)):
+        if bool(get(key)) != need:
+            raise WeightsError(f"{where} sets {key} to {get(key)!r}; explain's gpt needs {need} "
+                               "(scaled attention by √d_head, no cross-attention, tied embeddings)")
+    eps = get("layer_norm_epsilon")
+    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not 0 < eps < 1:
+        raise WeightsError(f"{where}: layer_norm_epsilon must be a small positive number, got {eps!r}")
+    d, h = ints["n_embd"], ints["n_head"]
+    if d % h:
+        raise WeightsError(f"{where}: n_embd {d} is not divisible by n_head {h}")
+    return dict(d_model=d, n_heads=h, d_head=d // h, n_layers=ints["n_layer"], d_ff=ints["n_inner"],
+                d_vocab=ints["vocab_size"], n_ctx=ints[n_ctx_key], ln_eps=float(eps))
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WeightsError(f"cannot read '{path}': {getattr(exc, 'strerror', None) or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise WeightsError(f"'{path}' is not valid JSON ({exc.msg} at line {exc.lineno}); it must be {what}") from None
+
+
+# --- token labels -----------------------------------------------------------------------------------------
+
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte-level alphabet back to bytes: printable bytes stand for themselves, the others were shifted
+    to code points 256 and up (space is 'Ġ', newline 'Ċ')."""
+    bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    cs, printable = list(bs), set(bs)
+    for b in range(256):
+        if b not in printable:  # the other 68 bytes get 256, 257, … in byte order
+            cs.append(256 + len(cs) - len(printable))
+            bs.append(b)
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+_VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "▁": "␣"}
+
+
+def _visible(text: str) -> str:
+    """Whitespace made visible (a leading space is part of a GPT-2 token) and other control characters escaped."""
+    return "".join(_VISIBLE.get(c) or (c if c.isprintable() else f"\\x{ord(c):02x}") for c in text)
+
+
+def _is_byte_level(part: Any) -> bool:
+    if not isinstance(part, dict):
+        return False
+    subs = part.get("decoders") or part.get("pretokenizers") or []
+    return part.get("type") == "ByteLevel" or any(_is_byte_level(s) for s in subs)
+
+
+def token_labels(data: dict[str, Any], where: str) -> dict[int, str]:
+    """A readable label per token id of a tokenizer.json document: byte-level tokens decoded to text (bytes
+    that are part of a longer UTF-8 character shown as ``\\xc3``), whitespace visible, added tokens as written."""
+    vocab = (data.get("model") or {}).get("vocab") if isinstance(data, dict) else None
+    if isinstance(vocab, dict):
+        pieces = {int(i): t for t, i in vocab.items()}
+    elif isinstance(vocab, list):  # Unigram: [piece, score] pairs in id order
+        pieces = {i: (v[0] if isinstance(v, list) else str(v)) for i, v in enumerate(vocab)}
+    else:
+        raise InputError(f"'{where}' has no model.vocab; it must be a tokenizer.json written by 'tokenizers'")
+    labels: dict[int, str] = {}
+    if _is_byte_level(data.get("decoder")) or _is_byte_level(data.get("pre_tokenizer")):
+        dec = _byte_decoder()
+        for i, t in pieces.items():
+            raw = bytes(dec[c] for c in t) if all(c in dec for c in t) else t.encode()
+            labels[i] = _visible(raw.decode("utf-8", errors="backslashreplace"))
+    else:
+        labels = {i: _visible(t) for i, t in pieces.items()}
+    for added in data.get("added_tokens") or []:
+        labels[int(added["id"])] = _visible(str(added["content"]))
+    return labels
+
+
+# --- weights ----------------------------------------------------------------------------------------------
+
+def _expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Every GPT-2 tensor (key without prefix) and the shape config.json implies for it."""
+    d, f = o["d_model"], o["d_ff"]
+    shapes = {"wte.weight": (o["d_vocab"], d), "wpe.weight": (o["n_ctx"], d),
+              "ln_f.weight": (d,), "ln_f.bias": (d,)}
+    for i in range(o["n_layers"]):
+        for key, shape in (("ln_1.weight", (d,)), ("ln_1.bias", (d,)), ("attn.c_attn.weight", (d, 3 * d)),
+                           ("attn.c_attn.bias", (3 * d,)), ("attn.c_proj.weight", (d, d)), ("attn.c_proj.bias", (d,)),
+                           ("ln_2.weight", (d,)), ("ln_2.bias", (d,)), ("mlp.c_fc.weight", (d, f)),
+                           ("mlp.c_fc.bias", (f,)), ("mlp.c_proj.weight", (f, d)), ("mlp.c_proj.bias", (d,))):
+            shapes[f"h.{i}.{key}"] = shape
+    return shapes
+
+
+def _fmt(shape: Any) -> str:
+    return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _bf16(path: Path, key: str) -> Any:
+    """A bfloat16 tensor, which numpy has no type for: the top half of a float32, read from the file's header
+    offsets (the safetensors format: an 8-byte header length, the JSON header, the data)."""
+    import numpy as np
+
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        info = json.loads(fh.read(n))[key]
+        start, end = info["data_offsets"]
+        fh.seek(8 + n + start)
+        half = np.frombuffer(fh.read(end - start), dtype="<u2")
+    return (half.astype(np.uint32) << 16).view(np.float32).reshape(info["shape"])
+
+
+def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
+    """The engine's parameters from GPT-2's tensors (``get(key)`` gives one as float64)."""
+    import numpy as np
+
+    d, h, m = o["d_model"], o["n_heads"], o["d_head"]
+    p = {"W_E": get("wte.weight"), "W_pos": get("wpe.weight")}
+    for i in range(o["n_layers"]):
+        hf, ours = f"h.{i}.", f"blocks.{i}."
+        W, b = get(hf + "attn.c_attn.weight"), get(hf + "attn.c_attn.bias")  # (d, 3d), (3d,): q | k | v
+        for j, name in enumerate("QKV"):
+            cols = slice(j * d, (j + 1) * d)  # within them head s owns columns s·m … s·m + m - 1
+            p[f"{ours}attn.W_{name}"] = np.ascontiguousarray(W[:, cols].reshape(d, h, m).transpose(1, 0, 2))
+            p[f"{ours}attn.b_{name}"] = b[cols].reshape(h, m).copy()
+        p.update({ours + k: get(hf + v) for k, v in _BLOCK_MAP.items()})
+    p["ln_final.w"], p["ln_final.b"] = get("ln_f.weight"), get("ln_f.bias")
+    return p
+
+
+def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
+    """The engine's parameters (float64) from a GPT-2 model.safetensors, every key and shape checked against
+    the config first; errors name the file and the key."""
+    import numpy as np
+
+    try:
+        from safetensors import safe_open
+    except ImportError:
+        raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
+    try:
+        f = safe_open(str(path), framework="numpy")
+    except Exception as exc:  # the parser's own errors (bad header, truncated file) have no common base
+        msg = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise WeightsError(f"cannot read '{path}': {msg}; it must be a safetensors file "
+                           "(save_pretrained(safe_serialization=True) writes one)") from None
+    with f:
+        keys = list(f.keys())
+        prefix = "transformer." if any(k.startswith("transformer.") for k in keys) else ""
+        want = _expected_shapes(o)
+        found: dict[str, str] = {}
+        for k in keys:
+            short = k[len(prefix):] if k.startswith(prefix) else k
+            if short in want:
+                found[short] = k
+            elif not _IGNORED.fullmatch(k):
+                raise WeightsError(f"'{path}' has a tensor '{k}' that a GPT-2 with n_layer {o['n_layers']} does "
+                                   f"not use; check that {CONFIG} belongs to this {WEIGHTS}")
+        missing = [s for s in want if s not in found]
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise WeightsError(f"'{path}' has no tensor '{prefix}{missing[0]}' of shape "
+                               f"{_fmt(want[missing[0]])}{more}; check that {CONFIG} belongs to this {WEIGHTS}")
+        for short in want:  # in model order, so the first error is the earliest tensor
+            k = found[short]
+            sl = f.get_slice(k)
+            shape, dtype = tuple(sl.get_shape()), sl.get_dtype()
+            if shape != want[short]:
+                raise WeightsError(f"tensor '{k}' in '{path}' has shape {_fmt(shape)} but {CONFIG} (n_embd "
+                                   f"{o['d_model']}, n_inner {o['d_ff']}, vocab_size {o['d_vocab']}, n_positions "
+                                   f"{o['n_ctx']}) needs {_fmt(want[short])}")
+            if dtype not in FLOAT_DTYPES:
+                raise WeightsError(f"tensor '{k}' in '{path}' is {dtype}; explain reads {', '.join(FLOAT_DTYPES)}")
+
+        def get(short: str) -> Any:
+            k = found[short]
+            arr = (_bf16(path, k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)).astype(np.float64)
+            if not np.isfinite(arr).all():
+                raise WeightsError(f"tensor '{k}' in '{path}' contains NaN or infinite values")
+            return arr
+
+        return _to_engine(get, o)
+
+
+# --- the checkpoint ---------------------------------------------------------------------------------------
+
+class Checkpoint:
+    """A GPT-2 checkpoint folder: its config as engine options, its tokenizer, and (loaded once, on first use)
+    its weights under the engine's names."""
+
+    def __init__(self, path: Path, config: dict[str, Any]) -> None:
+        self.path = path
+        self.config = config
+        self.options: dict[str, Any] = _config_options(config, f"'{path / CONFIG}'")
+        self.weights_path = path / WEIGHTS
+        tok = path / TOKENIZER
+        self.tokenizer_path: Path | None = tok if tok.is_file() else None
+        self._labels: dict[int, str] | None = None
+        self._tokenizer: Any = None
+        self._params: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"Checkpoint('{self.path}', {self.options})"
+
+    def _token_labels(self) -> dict[int, str]:
+        """Labels from tokenizer.json, checked against the vocabulary size (json only, no tokenizers)."""
+        if self._labels is None:
+            if self.tokenizer_path is None:
+                self._labels = {}
+            else:
+                data = _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+                labels = token_labels(data, str(self.tokenizer_path))
+                size, V = max(labels, default=-1) + 1, self.options["d_vocab"]
+                if size > V:  # fewer is fine: some checkpoints pad the embedding (e.g. to 50304 rows)
+                    raise InputError(f"'{self.tokenizer_path}' has {size} tokens but {CONFIG} has vocab_size {V}; "
+                                     "the tokenizer belongs to another model (remove it and give --tokens)")
+                self._labels = labels
+        return self._labels
+
+    def label(self, token_id: int) -> str:
+        """A readable label for a token id: the decoded token with spaces shown as '␣', or '#id'."""
+        return self._token_labels().get(token_id, f"#{token_id}")
+
+    def vocab_labels(self) -> list[str]:
+        """One label per row of the embedding (length vocab_size)."""
+        labels = self._token_labels()
+        return [labels.get(i, f"#{i}") for i in range(self.options["d_vocab"])]
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` from the checkpoint's own tokenizer, with no special tokens added."""
+        if self.tokenizer_path is None:
+            raise InputError(f"checkpoint '{self.path}' has no {TOKENIZER}; give --tokens (ids, e.g. 464,3797)")
+        self._token_labels()  # refuse a tokenizer of another vocabulary before using it
+        if self._tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError:
+                raise DependencyError(f"reading text with {TOKENIZER} needs the 'tokenizers' package: {INSTALL} "
+                                      "(or give --tokens)") from None
+            try:
+                self._tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+            except Exception as exc:  # tokenizers raises a bare Exception for a bad file
+                msg = (str(exc).splitlines() or [type(exc).__name__])[0]
+                raise InputError(f"cannot load '{self.tokenizer_path}': {msg}") from None
+        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def params(self) -> dict[str, Any]:
+        """Every parameter under the engine's name, float64; read from model.safetensors once."""
+        if self._params is None:
+            self._params = load_params(self.weights_path, self.options)
+        return self._params
+
+
+def open_checkpoint(path: str | Path) -> Checkpoint:
+    """Open a GPT-2 checkpoint folder: check the files are there and read config.json (nothing else yet)."""
+    p = Path(path)
+    if not p.is_dir():
+        what = "is a file" if p.exists() else "does not exist"
+        raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
+                         "(as save_pretrained writes)")
+    if not (p / CONFIG).is_file():
+        raise InputError(f"checkpoint folder '{path}' has no {CONFIG}; it needs {CONFIG} and {WEIGHTS} "
+                         "(as save_pretrained writes)")
+    if not (p / WEIGHTS).is_file():
+        other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
+        hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
+                "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
+        raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
+    config = _read_json(p / CONFIG, "a Hugging Face config.json")
+    if not isinstance(config, dict):
+        raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
+    return Checkpoint(p, config)
+
+
+__all__ = ["Checkpoint", "open_checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]
