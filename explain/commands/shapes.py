@@ -1,0 +1,80 @@
+"""``explain shapes MODEL``: every step's operand and output shapes and every parameter's, without running.
+
+The shapes come from :func:`explain.api.plan` (the model code run on shapes, each op's own shape rule); the
+layout from :mod:`explain.shapes`. Neither imports numpy or textual, so the command answers at click's speed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from explain.commands.options import MODEL_HELP, model_options, run_kwargs
+from explain.errors import InputError, UsageError
+from explain.inputs import UNK
+
+# The run options that set the config (the rest pick the input).
+_CONFIG_KEYS = ("seed", "d_model", "n_heads", "d_head", "d_ff", "n_layers", "d_vocab", "n_ctx", "normalize")
+
+
+def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
+    """Token ids for ``--seq N``. The ids never change a shape, so N copies of ``<unk>`` (an id every
+    vocabulary has) stand for any N tokens and leave d_vocab at the tokenizer's size, as the default text does."""
+    if seq < 1:
+        loss = " (and 2 for a loss)" if model in ("gpt", "transformer") else ""
+        raise UsageError(f"--seq {seq}: a sequence needs at least 1 token{loss}; give --seq 1 or more")
+    given = [f"--{name}" for name in ("text", "tokens", "embeddings") if name in kw]
+    if given:
+        raise UsageError(f"give --seq or {'/'.join(given)}, not both: both set the sequence")
+    if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
+        from explain.config import make_config
+
+        n_ctx = make_config(model, **{k: v for k, v in kw.items() if k in _CONFIG_KEYS}).n_ctx
+        if seq > n_ctx:
+            raise InputError(f"--seq {seq} is longer than the context of {n_ctx} positions; "
+                             f"use --seq {n_ctx} or less, or --context {seq}")
+    return [UNK] * seq
+
+
+@click.command(epilog=MODEL_HELP)
+@model_options
+@click.option("--seq", type=int, metavar="N", help="Shapes for an input of N tokens, instead of the default "
+              "text.")
+@click.option("--json", "as_json", is_flag=True, help="Write one JSON document (config, steps, params, n_params).")
+@click.option("--match", metavar="GLOB", help="Only steps and parameters whose names match: a glob "
+              "('blocks.*.attn.q') or a dotted prefix ('blocks.0').")
+@click.option("--steps/--no-steps", "show_steps", default=True, show_default=True, help="List the steps.")
+@click.option("--params/--no-params", "show_params", default=True, show_default=True, help="List the parameters.")
+def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_steps: bool, show_params: bool,
+           **kwargs) -> None:
+    """Show every step's operand shapes → output shape, and every parameter by layer, with the total.
+
+    Nothing is computed: the model code runs on shapes alone, through each op's own shape rule. The
+    parameter count is the model's (a tied unembedding is counted once). --weights is accepted so a 'run'
+    command line works here too, but ignored: shapes come from the config, not from a file.
+
+    \b
+    Examples:
+      explain shapes gpt
+      explain shapes gpt --d-model 768 --heads 12 --layers 12 --d-ff 3072 --vocab 50257 --context 1024
+      explain shapes gpt --seq 128 --match blocks.0.attn      # one layer, at sequence length 128
+      explain shapes transformer --no-steps                   # parameters only
+      explain shapes multihead --heads 4 --d-model 16 --json | jq .n_params
+    """
+    kw = run_kwargs(model, kwargs)
+    if seq is not None:
+        kw["tokens"] = _seq_tokens(model, seq, kw)
+    if kw.pop("weights", None) is not None:
+        click.echo("note: --weights is not read by 'explain shapes' (shapes come from the config); "
+                   "'explain run … --weights FILE' checks the file against them", err=True)
+    if not (show_steps or show_params) and not as_json:
+        raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
+    from explain.api import plan
+    from explain.shapes import select, shapes_doc, shapes_text
+
+    sel = select(plan(model, **kw), match, show_steps, show_params)
+    if as_json:
+        click.echo(json.dumps(shapes_doc(sel), ensure_ascii=False))
+    else:
+        click.echo(shapes_text(sel, show_tokens=seq is None))
