@@ -18,7 +18,7 @@ def softmax(x, axis=-1):
     m = np.where(np.isneginf(m), 0.0, m)
     e = np.exp(x - m)
     s = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+    return e / np.where(s > 0, s, 1.0)  # a fully masked row: exps are all 0, and 0 / 1 = 0
 
 
 def log_softmax(x, axis=-1):
