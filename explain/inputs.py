@@ -8,8 +8,6 @@ embeddings file does.
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +130,9 @@ def numpy_file_kind(path: Path) -> str:
 def load_embeddings(path: str) -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv.
     Pickled objects are refused (``allow_pickle=False``)."""
+    import csv
+    import json
+
     import numpy as np
 
     p = Path(path)

@@ -28,6 +28,9 @@ class Input(Op):
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} (given)"
 
+    def signature(self, shapes, out, **attrs) -> str:
+        return f"given → {sr.fmt_shape(out)}"
+
     def source(self, out, ins, **attrs) -> str:
         return out  # the exporter writes the value as a literal or loads it from the sidecar
 
