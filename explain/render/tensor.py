@@ -60,6 +60,20 @@ def fmt(v: Any, precision: int = 4) -> str:
     return f"{v:.{precision}f}"
 
 
+def cell_text(v: float, precision: int = 4, values: bool = True, blank: str = "    ") -> str:
+    """What a cell shows: its value, or (colours only) ``blank`` padding, except −∞, which is always written."""
+    if values:
+        return fmt(v, precision)
+    return ("−∞" if v < 0 else "∞") if math.isinf(v) else blank
+
+
+def cell_style(v: float, scale: Scale | None) -> str:
+    """A cell's style: the heat colour when there is a scale, else only ±inf stands out."""
+    if scale is not None:
+        return scale.style(v)
+    return NEG_INF_STYLE if math.isinf(v) else ""
+
+
 def scale_for(sample: Any, probability: bool = False) -> Scale:
     """The scale for a tensor: [0, 1] for probabilities (softmax output), else from finite sample values."""
     if probability:
@@ -118,10 +132,8 @@ def tensor_table(mat: Any, rows: list[int | None], cols: list[int | None], *, ro
                 cells.append("…")
                 continue
             v = float(mat[r, c])
-            text = fmt(v, precision) if values else "  " * 2
-            if math.isinf(v) and not values:
-                text = "−∞"
-            style = (scale.style(v) if heat and scale else (NEG_INF_STYLE if math.isinf(v) else ""))
+            text = cell_text(v, precision, values)
+            style = cell_style(v, scale if heat else None)
             if cursor == (r, c):
                 style = (style + " reverse bold").strip()
             cells.append(Text(text, style=style))

@@ -1,0 +1,195 @@
+"""A tensor window for interactive views: which rows and columns of a 2-D slice fit a given area, and that
+window drawn as rich Text with fixed column widths (so a mouse position maps back to a cell).
+
+The plain printer uses :func:`explain.render.tensor.tensor_table` (numpy-style head and tail); the TUI uses this
+module, whose window follows a cursor and can be panned. Both draw cells with the same
+:func:`~explain.render.tensor.cell_text` and :func:`~explain.render.tensor.cell_style`.
+
+Cost: fitting and drawing read only the cells of the window (plus the headers of the columns tried), never
+the whole tensor, so a 50257-wide row of logits costs what a 4-wide one does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+
+from explain.render.tensor import Scale, cell_style, cell_text
+
+ROW_GAP = 1  # a "⋮" line stands for elided rows
+COL_GAP = 2  # a "…" column (and its space) stands for elided columns
+LABEL_MAX = 8  # token labels are cut to this many characters
+CURSOR_STYLE = "reverse bold"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The rows and columns of a 2-D slice that are shown (None marks an elision) and each column's width."""
+
+    rows: list[int | None]
+    cols: list[int | None]
+    widths: list[int]  # one per entry of cols, including the separating space
+    label_width: int
+    header_lines: int
+
+    @property
+    def row_start(self) -> int:
+        return next(r for r in self.rows if r is not None)
+
+    @property
+    def col_start(self) -> int:
+        return next(c for c in self.cols if c is not None)
+
+    def cell_at(self, x: int, y: int) -> tuple[int, int] | None:
+        """The (row, col) drawn at offset (x, y) of the grid, or None for a ruler, label or elision."""
+        ri = y - self.header_lines
+        if not 0 <= ri < len(self.rows) or self.rows[ri] is None:
+            return None
+        left = self.label_width
+        for c, w in zip(self.cols, self.widths):
+            if left <= x < left + w:
+                return None if c is None else (self.rows[ri], c)  # type: ignore[return-value]
+            left += w
+        return None
+
+
+def fit_axis(n: int, origin: int, cursor: int, capacity: int, size: Callable[[int], int],
+             gap: int) -> list[int | None]:
+    """Indices of an axis of length ``n`` that fit ``capacity`` (index i takes ``size(i)``, an elision takes
+    ``gap``), starting at ``origin`` if the cursor is then visible, else ending at the cursor. At least the
+    cursor is always shown. Work is proportional to the indices shown, not to ``n``."""
+    if n <= 0:
+        return []
+    cursor = max(0, min(cursor, n - 1))
+    start = max(0, min(origin, cursor))
+
+    def forward(first: int) -> list[int]:
+        used, out, i = (gap if first > 0 else 0), [], first
+        while i < n:
+            need = size(i) + (gap if i + 1 < n else 0)
+            if out and used + need > capacity:
+                break
+            out.append(i)
+            used += size(i)
+            i += 1
+        return out
+
+    def backward(last: int) -> list[int]:
+        used, out, i = (gap if last + 1 < n else 0), [], last
+        while i >= 0:
+            need = size(i) + (gap if i > 0 else 0)
+            if out and used + need > capacity:
+                break
+            out.append(i)
+            used += size(i)
+            i -= 1
+        return out[::-1]
+
+    shown = forward(start)
+    if cursor > shown[-1]:
+        shown = backward(cursor)
+    elif shown[-1] == n - 1 and start > 0:
+        # the window reaches the end with room to spare (after a resize): fill it from the end
+        back = backward(n - 1)
+        if back[0] < start:
+            shown = back
+    out: list[int | None] = list(shown)
+    if shown[0] > 0:
+        out.insert(0, None)
+    if shown[-1] < n - 1:
+        out.append(None)
+    return out
+
+
+def _label(labels: list[str] | None, i: int) -> str:
+    if not labels:
+        return ""
+    s = labels[i]
+    return s if len(s) <= LABEL_MAX else s[: LABEL_MAX - 1] + "…"
+
+
+def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width: int, height: int, *,
+               row_labels: list[str] | None = None, col_labels: list[str] | None = None, precision: int = 4,
+               values: bool = True) -> Window:
+    """The window of ``mat`` (2-D) that fits ``width`` × ``height`` characters, rulers and labels included."""
+    n_rows, n_cols = mat.shape
+    header = 2 if col_labels else 1
+    rows = fit_axis(n_rows, origin[0], cursor[0], max(1, height - header), lambda i: 1, ROW_GAP)
+    shown_rows = [r for r in rows if r is not None]
+    idx_w = len(str(shown_rows[-1])) if shown_rows else 1
+    lab_w = max((len(_label(row_labels, r)) for r in shown_rows), default=0) if row_labels else 0
+    label_width = idx_w + (lab_w + 1 if lab_w else 0) + 1
+
+    cache: dict[int, int] = {}
+
+    def col_width(c: int) -> int:
+        if c not in cache:
+            cells = max((len(cell_text(float(mat[r, c]), precision, values, "  ")) for r in shown_rows), default=1)
+            cache[c] = max(len(str(c)), len(_label(col_labels, c)), cells) + 1
+        return cache[c]
+
+    cols = fit_axis(n_cols, origin[1], cursor[1], max(1, width - label_width), col_width, COL_GAP)
+    widths = [COL_GAP if c is None else col_width(c) for c in cols]
+    return Window(rows, cols, widths, label_width, header)
+
+
+def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
+                precision: int = 4, values: bool = True, scale: Scale | None = None,
+                cursor: tuple[int, int] | None = None) -> Text:
+    """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
+    cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out."""
+    out = Text(no_wrap=True, overflow="crop")
+    lw = win.label_width
+    cur_r, cur_c = cursor if cursor is not None else (-1, -1)
+    out.append(" " * lw)
+    for c, w in zip(win.cols, win.widths):
+        out.append(("…" if c is None else str(c)).rjust(w - 1) + " ", "bold" if c == cur_c else "dim")
+    if col_labels:
+        out.append("\n" + " " * lw)
+        for c, w in zip(win.cols, win.widths):
+            out.append(("" if c is None else _label(col_labels, c)).rjust(w - 1) + " ",
+                       "bold" if c == cur_c else "dim italic")
+    shown = [r for r in win.rows if r is not None]
+    idx_w = len(str(shown[-1])) if shown else 1
+    for r in win.rows:
+        out.append("\n")
+        if r is None:
+            out.append("⋮".rjust(idx_w).ljust(lw), "dim")
+            out.append("".join(("⋱" if c is None else "⋮").rjust(w - 1) + " " for c, w in zip(win.cols, win.widths)),
+                       "dim")
+            continue
+        label = str(r).rjust(idx_w) + (" " + _label(row_labels, r) if row_labels else "")
+        out.append(label.ljust(lw), "bold" if r == cur_r else "dim")
+        for c, w in zip(win.cols, win.widths):
+            if c is None:
+                out.append("…".rjust(w - 1) + " ", "dim")
+                continue
+            v = float(mat[r, c])
+            style = cell_style(v, scale)
+            if r == cur_r and c == cur_c:
+                style = f"{style} {CURSOR_STYLE}".strip()
+            out.append(cell_text(v, precision, values, " " * (w - 1)).rjust(w - 1), style)
+            out.append(" ")
+    return out
+
+
+WHOLE_SLICE_MAX = 1 << 18  # slices up to this many cells get one colour scale for the whole slice
+
+
+def window_scale(mat: Any, win: Window, probability: bool = False) -> tuple[Scale, str]:
+    """The colour scale for a window and what it covers: [0, 1] for probabilities; the whole slice when it is
+    small (the caller caches it per step and slice); otherwise the cells shown, so the cost stays the window's."""
+    import numpy as np
+
+    from explain.render.tensor import scale_for
+
+    if probability:
+        return scale_for(mat, probability=True), "probabilities"
+    if mat.size <= WHOLE_SLICE_MAX:
+        return scale_for(np.asarray(mat, dtype=float)), "this slice"
+    rows = [r for r in win.rows if r is not None]
+    cols = [c for c in win.cols if c is not None]
+    return scale_for(np.asarray(mat[np.ix_(rows, cols)], dtype=float)), "the cells shown"

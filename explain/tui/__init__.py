@@ -1,0 +1,18 @@
+"""The Textual TUI: :func:`open_trace` opens a trace (optionally in tutorial mode) and returns when the user quits.
+
+Importing this package imports no Textual; :mod:`explain.tui.app` does, when a trace is opened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None) -> None:
+    """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration."""
+    from explain.tui.app import ExplainApp
+
+    ExplainApp(trace, tutorial=tutorial, options=options).run()
+
+
+__all__ = ["open_trace"]

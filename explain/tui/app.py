@@ -1,0 +1,54 @@
+"""The Textual app: one step screen over a trace, the stylesheet (``app.tcss``), the command palette's entries.
+
+``ExplainApp(trace, tutorial=None)``. Every action of the step screen is also a command in the palette
+(Ctrl+P), built from the same key table as the Footer. With ``EXPLAIN_TUI_EXIT_AFTER_FIRST_FRAME`` set, the app
+exits right after drawing its first frame (the start-up benchmark uses this).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from explain.trace import Trace
+from explain.tui.keys import KEYS
+from explain.tui.screens.step import StepScreen
+
+EXIT_AFTER_FIRST_FRAME = "EXPLAIN_TUI_EXIT_AFTER_FIRST_FRAME"
+
+
+class ExplainApp(App[None]):
+    """Step through a run of a transformer, one operation at a time."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "explain"
+
+    def __init__(self, trace: Trace, tutorial: Any = None, options: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.trace = trace
+        self.tutorial = tutorial
+        self.options = dict(options or {})
+
+    def get_default_screen(self) -> Screen:
+        screen = StepScreen(self.trace, self.tutorial, no_color=self.no_color)
+        screen.run_options = self.options
+        return screen
+
+    def on_mount(self) -> None:
+        if os.environ.get(EXIT_AFTER_FIRST_FRAME):
+            self.call_after_refresh(self.exit)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if not isinstance(screen, StepScreen):
+            return
+        for key in KEYS:
+            name = key.action.split("(")[0]
+            if key.action == "quit" or screen.check_action(name, ()) is False:
+                continue
+            yield SystemCommand(key.help, f"key: {key.shown_keys}", partial(screen.run_action, key.action))

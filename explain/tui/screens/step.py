@@ -1,0 +1,340 @@
+"""The step screen: the whole run, one operation at a time.
+
+It owns the state (the :class:`~explain.tui.state.View` and the tutorial position, as reactives) and hands
+it down to its widgets as attributes; widgets post messages up (StepSelected, CellFocused). Every action is
+a key in :mod:`explain.tui.keys`. Modal screens (search, re-run, help, heads) are imported when opened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from explain.errors import ExplainError
+from explain.trace import Trace
+from explain.tui import keys
+from explain.tui.messages import CellFocused, RunFailed, RunFinished, StepSelected
+from explain.tui.state import MAX_PRECISION, MIN_PRECISION, SHOW_MODES, View, next_of_kind
+from explain.tui.tutorial import resolve_stops
+from explain.tui.widgets.cell_panel import CellPanel
+from explain.tui.widgets.narration import NarrationPane, stop_markdown
+from explain.tui.widgets.operands import Operands
+from explain.tui.widgets.step_info import StepInfo
+from explain.tui.widgets.step_tree import StepTree
+from explain.tui.widgets.tensor_view import TensorView
+
+TALL = 34  # operands are shown from the start on terminals at least this tall
+
+
+class StepScreen(Screen):
+    """Step tree (or tutorial narration) | step header, operands, result matrix | drill-down."""
+
+    BINDINGS = keys.bindings()
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
+    view: reactive[View] = reactive(None, always_update=False, init=False)  # type: ignore[arg-type]
+    tutorial_on: reactive[bool] = reactive(False, bindings=True, init=False)
+    stop_index: reactive[int] = reactive(0, init=False)
+    answer_shown: reactive[bool] = reactive(False, bindings=True, init=False)
+    show_operands: reactive[bool] = reactive(True, init=False)
+    show_sidebar: reactive[bool] = reactive(True, init=False)
+
+    def __init__(self, trace: Trace, tutorial: Any = None, no_color: bool = False) -> None:
+        super().__init__()
+        self.trace = trace
+        self.tutorial = tutorial
+        self.stop_steps: list[int] = resolve_stops(trace, tutorial) if tutorial is not None else []
+        self.run_options: dict[str, Any] = {}
+        self._composed = False
+        self.set_reactive(StepScreen.view, View(trace, no_color=no_color))
+
+    # -- layout ------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            with Vertical(id="sidebar"):
+                yield StepTree(self.trace, id="tree")
+                yield NarrationPane(id="narration")
+            with Vertical(id="centre"):
+                yield StepInfo(id="info")
+                yield Operands(id="operands")
+                with Horizontal(id="work"):
+                    yield TensorView(id="tensor")
+                    yield CellPanel(id="cell")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._composed = True
+        self.show_operands = self.app.size.height >= TALL
+        self._sync_classes()
+        if self.tutorial is not None:
+            self.tutorial_on = True
+            self._go_to_stop(0)
+        self._push(self.view)
+        self.query_one(TensorView).focus()
+
+    def _sync_classes(self) -> None:
+        self.set_class(self.tutorial is not None, "-has-tutorial")
+        self.set_class(self.tutorial_on, "-tutorial")
+        self.set_class(not self.show_operands, "-no-operands")
+        self.set_class(not self.show_sidebar, "-no-sidebar")
+
+    def watch_show_operands(self) -> None:
+        self._sync_classes()
+
+    def watch_show_sidebar(self) -> None:
+        self._sync_classes()
+
+    # -- state down ----------------------------------------------------------------------------------------
+    def watch_view(self, view: View) -> None:
+        self._push(view)
+
+    def _push(self, view: View) -> None:
+        if not self._composed:
+            return
+        for widget in (self.query_one(StepInfo), self.query_one(Operands), self.query_one(TensorView),
+                       self.query_one(CellPanel)):
+            widget.view = view
+        self.query_one(StepTree).show_step(view.index)
+
+    def _narrate(self) -> None:
+        if self.tutorial is None:
+            return
+        stops = self.tutorial.stops
+        text = stop_markdown(stops[self.stop_index], self.stop_index, len(stops), self.answer_shown,
+                             wandering=not self.tutorial_on)
+        self.query_one(NarrationPane).text = text
+
+    def watch_tutorial_on(self) -> None:
+        self._sync_classes()
+        self._narrate()
+
+    def watch_answer_shown(self) -> None:
+        self._narrate()
+
+    def _go_to_stop(self, i: int) -> None:
+        stops = self.tutorial.stops
+        i = max(0, min(i, len(stops) - 1))
+        self.stop_index, self.answer_shown = i, False
+        view = self.view.go(self.stop_steps[i])
+        cell = getattr(stops[i], "cell", None)
+        if cell is not None:
+            view = view.at(tuple(cell))
+        self.view = view
+        self._narrate()
+
+    # -- messages up ---------------------------------------------------------------------------------------
+    @on(StepSelected)
+    def _step_selected(self, message: StepSelected) -> None:
+        self.view = self.view.go(message.index)
+
+    @on(CellFocused)
+    def _cell_focused(self, message: CellFocused) -> None:
+        self.view = self.view.move(message.row - self.view.cell[0], message.col - self.view.cell[1])
+
+    # -- actions ---------------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in keys.TUTORIAL_ACTIONS:
+            if self.tutorial is None:
+                return False
+            if action == "wander":
+                return self.tutorial_on
+            if action == "back_to_tutorial":
+                return not self.tutorial_on
+            stop = self.tutorial.stops[self.stop_index]
+            return self.tutorial_on and bool(getattr(stop, "answer", None)) and not self.answer_shown
+        return True
+
+    def _step_by(self, delta: int) -> None:
+        if self.tutorial_on:
+            last = len(self.tutorial.stops) - 1
+            if delta > 0 and self.stop_index >= last:
+                self.notify("That was the last stop. Press w to wander through every step.", timeout=4)
+                return
+            self._go_to_stop(self.stop_index + delta)
+        else:
+            self.view = self.view.go(self.view.index + delta)
+
+    def action_next(self) -> None:
+        self._step_by(1)
+
+    def action_previous(self) -> None:
+        self._step_by(-1)
+
+    def action_first(self) -> None:
+        if self.tutorial_on:
+            self._go_to_stop(0)
+        else:
+            self.view = self.view.go(0)
+
+    def action_last(self) -> None:
+        if self.tutorial_on:
+            self._go_to_stop(len(self.tutorial.stops) - 1)
+        else:
+            self.view = self.view.go(len(self.trace) - 1)
+
+    def _leave_stops(self) -> None:
+        """Free movement (search, go to, same op kind) leaves the tutorial's stops for wandering."""
+        if self.tutorial_on:
+            self.tutorial_on = False
+
+    def _kind(self, direction: int) -> None:
+        i = next_of_kind(self.trace, self.view.index, direction)
+        if i is None:
+            self.notify(f"no {'later' if direction > 0 else 'earlier'} {self.view.step.op} step", timeout=3)
+            return
+        self._leave_stops()
+        self.view = self.view.go(i)
+
+    def action_next_kind(self) -> None:
+        self._kind(1)
+
+    def action_previous_kind(self) -> None:
+        self._kind(-1)
+
+    def action_move(self, d_row: int, d_col: int) -> None:
+        self.view = self.view.move(d_row, d_col)
+
+    def action_page(self, d_row: int, d_col: int) -> None:
+        rows, cols = self.query_one(TensorView).page
+        self.view = self.view.move(d_row * rows, d_col * cols)
+
+    def action_turn(self, axis: int, delta: int) -> None:
+        if not self.view.step.shape[:-2]:
+            self.notify("this step has no slices: it is 2-D or smaller", timeout=3)
+            return
+        self.view = self.view.turn(axis, delta)
+
+    def action_cycle_show(self) -> None:
+        if self.view.no_color:
+            self.notify("NO_COLOR is set: cells always show values", timeout=3)
+            return
+        mode = SHOW_MODES[(SHOW_MODES.index(self.view.show) + 1) % len(SHOW_MODES)]
+        self.view = replace(self.view, show=mode)
+        self.notify(f"cells show: {dict(both='values on colours', colours='colours', values='values')[mode]}",
+                    timeout=2)
+
+    def action_precision(self, delta: int) -> None:
+        p = max(MIN_PRECISION, min(MAX_PRECISION, self.view.precision + delta))
+        self.view = replace(self.view, precision=p)
+
+    def action_toggle_operands(self) -> None:
+        self.show_operands = not self.show_operands
+
+    def action_toggle_sidebar(self) -> None:
+        self.show_sidebar = not self.show_sidebar
+
+    def action_wander(self) -> None:
+        self.tutorial_on = False
+
+    def action_back_to_tutorial(self) -> None:
+        self.tutorial_on = True
+        self._go_to_stop(self.stop_index)
+
+    def action_answer(self) -> None:
+        self.answer_shown = True
+
+    def action_search(self) -> None:
+        self._open_search("search")
+
+    def action_goto(self) -> None:
+        self._open_search("goto")
+
+    def _open_search(self, mode: str) -> None:
+        from explain.tui.screens.search import SearchScreen
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self._leave_stops()
+                self.view = self.view.go(index)
+
+        self.app.push_screen(SearchScreen(self.trace, mode), chosen)
+
+    def action_heads(self) -> None:
+        from explain.tui.screens.heads import HeadsScreen, pattern_step
+
+        step = pattern_step(self.trace, self.view.index)
+        if step is None:
+            self.notify("this run has no attention pattern with heads", timeout=3)
+            return
+        self.app.push_screen(HeadsScreen(self.view.go(step.index)))
+
+    def action_help(self) -> None:
+        from explain.tui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    # -- export ----------------------------------------------------------------------------------------------
+    def _export(self, steps: list[str] | None) -> None:
+        from explain.tui.export import export
+        from explain.tui.tutorial import narration_map
+
+        try:
+            narration = narration_map(self.trace, self.tutorial) if self.tutorial is not None else None
+            if narration is not None and steps:
+                narration = {k: v for k, v in narration.items() if k in steps} or None
+            path = export(self.trace, steps, narration)
+        except ImportError:
+            self.notify("export is not available yet", severity="warning")
+        except (ExplainError, OSError) as exc:
+            self.notify(f"export failed: {exc}", severity="error", timeout=8)
+        else:
+            self.notify(f"wrote {path}", title="exported", timeout=6)
+
+    def action_export_step(self) -> None:
+        self._export([self.view.step.name])
+
+    def action_export_run(self) -> None:
+        self._export(None)
+
+    # -- re-run ----------------------------------------------------------------------------------------------
+    def action_rerun(self) -> None:
+        from explain.tui.screens.rerun import RerunScreen, defaults_from
+
+        def submitted(options: dict[str, Any] | None) -> None:
+            if options is not None:
+                self.notify(f"running {options['model']}…", timeout=2)
+                self._run(options)
+
+        self.app.push_screen(RerunScreen(defaults_from(self.trace, self.run_options)), submitted)
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _run(self, options: dict[str, Any]) -> None:
+        from explain.api import run
+
+        opts = {k: v for k, v in options.items() if k != "model"}
+        try:
+            trace = run(options["model"], **opts)
+        except ExplainError as exc:
+            self.app.call_from_thread(self.post_message, RunFailed(str(exc)))
+        except Exception as exc:  # a bug in the engine must not take the session down with it
+            self.app.call_from_thread(self.post_message, RunFailed(f"internal error: {exc!r}"))
+        else:
+            self.app.call_from_thread(self.post_message, RunFinished(trace, options))
+
+    @on(RunFailed)
+    def _run_failed(self, message: RunFailed) -> None:
+        self.notify(message.message, title="run refused", severity="error", timeout=10)
+
+    @on(RunFinished)
+    def _run_finished(self, message: RunFinished) -> None:
+        trace, name = message.trace, self.view.step.name
+        self.trace, self.run_options = trace, message.options
+        if self.tutorial is not None:
+            self.notify("the run changed: the tutorial is closed", timeout=4)
+            self.tutorial_on, self.tutorial, self.stop_steps = False, None, []
+        self.query_one(StepTree).set_trace(trace)
+        index = trace[name].index if name in trace else 0
+        self.view = replace(self.view, trace=trace, index=index).clamped()
+        self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
+        self.refresh_bindings()
+

@@ -1,0 +1,152 @@
+"""What the step screen shows, as one immutable value (:class:`View`), and the pure functions that move it:
+clamping a cell and a slice to a step's shape, converting between a 2-D cursor and an output index, finding
+the next step of an op kind, matching step names. No Textual here, so all of it is testable without an app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from explain.trace import Step, Trace
+
+SHOW_MODES = ("both", "colours", "values")  # what a matrix cell shows: value on a heat colour, colour, value
+MIN_PRECISION, MAX_PRECISION = 0, 8
+
+
+def lead_shape(step: Step) -> tuple[int, ...]:
+    """The sizes of the axes that select a 2-D slice (batch, head): all but the last two."""
+    return tuple(step.shape[:-2])
+
+
+def matrix_shape(step: Step) -> tuple[int, int]:
+    """Rows and columns of the 2-D view: a vector is one row, a scalar one cell."""
+    shape = step.shape
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return 1, shape[0]
+    return shape[-2], shape[-1]
+
+
+def full_index(step: Step, lead: tuple[int, ...], cell: tuple[int, int]) -> tuple[int, ...]:
+    """The output index of cell (row, col) of slice ``lead``."""
+    nd = len(step.shape)
+    if nd == 0:
+        return ()
+    if nd == 1:
+        return (cell[1],)
+    return tuple(lead) + tuple(cell)
+
+
+def split_index(step: Step, index: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, int]]:
+    """The slice and the 2-D cell of an output index (the inverse of :func:`full_index`)."""
+    nd = len(step.shape)
+    if nd == 0:
+        return (), (0, 0)
+    if nd == 1:
+        return (), (0, index[0])
+    return tuple(index[:-2]), (index[-2], index[-1])
+
+
+def _clamp(i: int, n: int) -> int:
+    return max(0, min(i, n - 1))
+
+
+@dataclass(frozen=True)
+class View:
+    """The state of the step screen: which step, which slice, which cell, and how cells are drawn."""
+
+    trace: Trace
+    index: int = 0
+    lead: tuple[int, ...] = ()
+    cell: tuple[int, int] = (0, 0)
+    show: str = "both"
+    precision: int = 4
+    no_color: bool = False
+
+    @property
+    def step(self) -> Step:
+        return self.trace[self.index]
+
+    @property
+    def values(self) -> bool:
+        """Whether cells show their values (always under NO_COLOR, where there are no colours)."""
+        return self.show != "colours" or self.no_color
+
+    @property
+    def heat(self) -> bool:
+        return self.show != "values" and not self.no_color
+
+    @property
+    def index_of_cell(self) -> tuple[int, ...]:
+        return full_index(self.step, self.lead, self.cell)
+
+    def matrix(self) -> Any:
+        """The 2-D array shown: the step's output at this slice (a view, no copy)."""
+        out = self.step.output
+        if out is None:
+            return None
+        mat = out[self.lead] if self.lead else out
+        if mat.ndim == 0:
+            return mat.reshape(1, 1)
+        if mat.ndim == 1:
+            return mat.reshape(1, -1)
+        return mat
+
+    def clamped(self) -> View:
+        """This view with the slice and cell moved inside the current step's shape (kept where they fit, so
+        moving from q to k to scores stays on the same head and cell)."""
+        step = self.step
+        dims = lead_shape(step)
+        lead = tuple(_clamp(self.lead[i] if i < len(self.lead) else 0, n) for i, n in enumerate(dims))
+        rows, cols = matrix_shape(step)
+        cell = (_clamp(self.cell[0], rows), _clamp(self.cell[1], cols))
+        return replace(self, lead=lead, cell=cell) if (lead, cell) != (self.lead, self.cell) else self
+
+    def go(self, index: int) -> View:
+        return replace(self, index=_clamp(index, len(self.trace))).clamped()
+
+    def move(self, d_row: int, d_col: int) -> View:
+        rows, cols = matrix_shape(self.step)
+        return replace(self, cell=(_clamp(self.cell[0] + d_row, rows), _clamp(self.cell[1] + d_col, cols)))
+
+    def at(self, index: tuple[int, ...]) -> View:
+        """This view on the cell ``index`` of the current step's output."""
+        lead, cell = split_index(self.step, index)
+        return replace(self, lead=lead, cell=cell).clamped()
+
+    def turn(self, axis: int, delta: int) -> View:
+        """The next (delta=1) or previous slice along leading axis ``axis`` (negative counts from the last)."""
+        dims = lead_shape(self.step)
+        if not dims:
+            return self
+        axis = axis % len(dims)
+        lead = list(self.lead)
+        lead[axis] = (lead[axis] + delta) % dims[axis]
+        return replace(self, lead=tuple(lead))
+
+
+def slice_label(step: Step, lead: tuple[int, ...]) -> str:
+    """``batch 0 of 1 · head 1 of 2``: the slice a 2-D view shows, by axis name."""
+    return " · ".join(f"{axis} {i} of {n}" for axis, i, n in zip(step.axes, lead, step.shape))
+
+
+def next_of_kind(trace: Trace, index: int, direction: int) -> int | None:
+    """The index of the next (or previous) step with the same op kind, or None."""
+    kind = trace[index].op
+    i = index + direction
+    while 0 <= i < len(trace):
+        if trace[i].op == kind:
+            return i
+        i += direction
+    return None
+
+
+def match_steps(trace: Trace, query: str, limit: int = 200) -> list[Step]:
+    """Steps whose name (or op kind) contains every word of ``query``, names starting with it first."""
+    words = query.lower().split()
+    if not words:
+        return list(trace)[:limit]
+    hits = [s for s in trace if all(w in s.name.lower() or w == s.op for w in words)]
+    hits.sort(key=lambda s: (not s.name.lower().startswith(words[0]), s.index))
+    return hits[:limit]

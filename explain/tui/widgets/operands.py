@@ -1,0 +1,86 @@
+"""The operands of the current step (its inputs: earlier steps and parameters) as small matrices side by side,
+each with its symbol, name, shape and, for a 3- or 4-D operand, the slice shown.
+
+The slice of an operand follows the result's where their axes have the same name (head 1 of the scores shows
+head 1 of Q and K; W_Q (head, d_model, d_head) shows head 1's matrix). Only a corner of each operand is drawn,
+so a 50257 × 768 embedding matrix costs what a 4 × 4 one does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from explain.render.grid import draw_window, fit_window, window_scale
+from explain.shape_rules import fmt_shape
+from explain.tui.state import View
+
+MAX_ROWS = 6
+MIN_WIDTH = 14
+
+
+def operand_slice(view: View, axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Leading indices of an operand: the result's index on an axis of the same name, else 0."""
+    step = view.step
+    chosen = {a: i for a, i in zip(step.axes, view.lead)}
+    lead = []
+    for axis, n in zip(axes[: max(len(shape) - 2, 0)], shape):
+        lead.append(min(chosen.get(axis, 0), n - 1))
+    return tuple(lead)
+
+
+def _axes_and_shape(view: View, name: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    trace = view.trace
+    if name in trace:
+        s = trace[name]
+        return s.axes, tuple(s.shape)
+    spec = trace.specs[name]
+    return spec.axes, tuple(spec.shape)
+
+
+def operand_view(view: View, name: str, sym: str, width: int) -> Text:
+    """One operand as a titled corner of its 2-D slice."""
+    axes, shape = _axes_and_shape(view, name)
+    value: Any = view.trace.value(name)
+    lead = operand_slice(view, axes, shape)
+    title = Text.assemble((sym, "bold cyan"), " ", (name, "dim"), f" {fmt_shape(shape)}")
+    if lead:
+        title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
+    if value is None:
+        return title
+    mat = value[lead] if lead else value
+    if mat.ndim == 0:
+        mat = mat.reshape(1, 1)
+    elif mat.ndim == 1:
+        mat = mat.reshape(1, -1)
+    win = fit_window(mat, (0, 0), (0, 0), width, MAX_ROWS + 1, precision=min(view.precision, 3),
+                     values=view.values)
+    scale = window_scale(mat, win)[0] if view.heat else None
+    return Text("\n").join([title, draw_window(mat, win, precision=min(view.precision, 3), values=view.values,
+                                               scale=scale)])
+
+
+class Operands(Widget):
+    """The step's inputs, side by side."""
+
+    view: reactive[View | None] = reactive(None, layout=True)
+
+    def render(self) -> Any:
+        view = self.view
+        if view is None:
+            return ""
+        step = view.step
+        if not step.inputs:
+            return Text("operands: none (the value is given)", style="dim")
+        names = list(step.inputs)
+        syms = list(step.syms.ins) + [""] * len(names)
+        width = max(MIN_WIDTH, self.content_size.width // len(names) - 2)
+        grid = Table.grid(padding=(0, 2))
+        for _ in names:
+            grid.add_column(no_wrap=True, overflow="crop", max_width=width)
+        grid.add_row(*[operand_view(view, n, syms[i] or n, width) for i, n in enumerate(names)])
+        return grid

@@ -1,0 +1,112 @@
+"""The result matrix: the current step's output at the chosen slice, a window that fits the widget and follows
+the cell cursor (``…`` and ``⋮`` where rows or columns are elided), index rulers with token labels, the
+colour-scale legend, and the slice always named.
+
+A repaint reads only the window's cells: the colour scale of a small slice is computed once per step and
+slice and cached; a big slice (logits, 50257 wide) is scaled over the cells shown.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from explain.render.grid import Window, draw_window, fit_window, window_scale
+from explain.render.step import PROBABILITY_OPS, axis_labels
+from explain.render.tensor import Scale, fmt
+from explain.shape_rules import fmt_shape
+from explain.tui.messages import CellFocused
+from explain.tui.state import View, lead_shape, slice_label
+
+FOOT_LINES = 1
+
+
+class TensorView(Widget, can_focus=True):
+    """The step's output as a matrix with a cell cursor. Posts :class:`CellFocused` on a click or ↑/↓."""
+
+    BINDINGS = [
+        Binding("up", "nudge(-1)", "cell up", show=False),
+        Binding("down", "nudge(1)", "cell down", show=False),
+    ]
+
+    view: reactive[View | None] = reactive(None, layout=False)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._origin = (0, 0)
+        self._title_lines = 1
+        self._window: Window | None = None
+        self._scales: dict[tuple, tuple[Scale, str]] = {}
+
+    def watch_view(self, old: View | None, new: View | None) -> None:
+        if old is None or new is None or old.trace is not new.trace or old.index != new.index:
+            self._origin = (0, 0)
+        if old is not None and new is not None and old.trace is not new.trace:
+            self._scales.clear()
+
+    @property
+    def page(self) -> tuple[int, int]:
+        """Rows and columns of the window last drawn: how far H J K L move the cursor."""
+        if self._window is None:
+            return 1, 1
+        return (max(1, sum(r is not None for r in self._window.rows)),
+                max(1, sum(c is not None for c in self._window.cols)))
+
+    def _scale(self, view: View, mat, win: Window) -> tuple[Scale, str]:
+        key = (view.index, view.lead)
+        if key in self._scales:
+            return self._scales[key]
+        scale = window_scale(mat, win, probability=view.step.op in PROBABILITY_OPS)
+        if scale[1] != "the cells shown":  # only a scale that does not depend on the window can be cached
+            self._scales[key] = scale
+        return scale
+
+    def render(self) -> Text:
+        view = self.view
+        if view is None:
+            return Text("")
+        step = view.step
+        lines = [Text.assemble(("result ", "bold"), (step.syms.out, "bold cyan"), f"  {fmt_shape(step.shape)}")]
+        if lead_shape(step):
+            lines.append(Text.assemble(("slice ", "dim"), (slice_label(step, view.lead), "bold yellow"),
+                                       ("  s/S b/B", "dim")))
+        self._title_lines = len(lines)
+        mat = view.matrix()
+        if mat is None:
+            return Text("\n").join([*lines, Text("(shape only: no values)", style="dim")])
+        nd = len(step.shape)
+        row_labels = axis_labels(view.trace, step, nd - 2) if nd >= 2 else None
+        col_labels = axis_labels(view.trace, step, nd - 1) if nd >= 1 else None
+        width, height = self.content_size.width, self.content_size.height
+        win = fit_window(mat, self._origin, view.cell, max(width, 8),
+                         max(height - self._title_lines - FOOT_LINES, 3),
+                         row_labels=row_labels, col_labels=col_labels, precision=view.precision,
+                         values=view.values)
+        self._window = win
+        self._origin = (win.row_start, win.col_start)
+        scale = None
+        if view.heat:
+            scale, over = self._scale(view, mat, win)
+            legend = Text.assemble(("colours ", "dim"), (f"[{fmt(scale.lo, 3)}, {fmt(scale.hi, 3)}]", "bold"),
+                                   (f" {'diverging' if scale.diverging else 'sequential'}, {over}", "dim"))
+        elif view.no_color:
+            legend = Text("NO_COLOR is set: values only", style="dim")
+        else:
+            legend = Text("values only (v: colours)", style="dim")
+        grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=view.precision,
+                           values=view.values, scale=scale, cursor=view.cell)
+        return Text("\n", no_wrap=True, overflow="ellipsis").join([*lines, grid, legend])
+
+    def on_click(self, event: Click) -> None:
+        if self._window is None:
+            return
+        cell = self._window.cell_at(event.x - self.gutter.left, event.y - self.gutter.top - self._title_lines)
+        if cell is not None:
+            self.post_message(CellFocused(*cell))
+
+    def action_nudge(self, d_row: int) -> None:
+        if self.view is not None:
+            self.post_message(CellFocused(self.view.cell[0] + d_row, self.view.cell[1]))
