@@ -1,0 +1,125 @@
+"""Export any computation of a trace (one step, a range of steps, or the whole run) as a standalone Python
+script that needs only numpy, or as a Jupyter notebook, and that checks itself against the recorded values.
+
+| function | gives |
+| --- | --- |
+| :func:`export_source` | the script's text, and the arrays of its sidecar ``.npz`` (``{}`` if none) |
+| :func:`write_export` | the script (``fmt="py"``) or notebook (``fmt="ipynb"``) written to a path, with its sidecar |
+
+How it is built: :mod:`~explain.export.plan` decides what the export contains (each step's code is its op's
+own ``source()``, helpers are copied from :mod:`explain.kernels`); :mod:`~explain.export.values` writes
+arrays as exact literals; :mod:`~explain.export.script` and :mod:`~explain.export.notebook` lay it out.
+A step ``blocks.0.attn.W_Q`` is the variable ``blocks_0_attn_W_Q``; small values are literals, and past
+:data:`~explain.export.values.LITERAL_LIMIT` values they go to ``foo.npz`` beside ``foo.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from explain.errors import UsageError
+from explain.export.plan import Export, build, default_filename
+from explain.export.values import LITERAL_LIMIT
+from explain.trace import Trace
+
+FORMATS = {"py": ".py", "ipynb": ".ipynb"}
+
+__all__ = ["write_export", "export_source", "default_filename", "FORMATS", "LITERAL_LIMIT"]
+
+
+def export_source(trace: Trace, *, steps: list[str] | None = None, narration: dict[str, str] | None = None,
+                  sidecar_name: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The script exporting ``steps`` (None: every step) and its sidecar's arrays (``{}`` when every value
+    is a literal). ``sidecar_name`` (``foo.npz``) names the script ``foo.py`` in its docstring; the script
+    always loads the ``.npz`` named after itself, beside itself."""
+    from explain.export.script import script_text
+
+    export = build(trace, steps, narration)
+    file_name = sidecar_name.rsplit(".", 1)[0] + ".py" if sidecar_name else None
+    return script_text(export, file_name), export.arrays
+
+
+def _check_target(path: Path, force: bool) -> None:
+    if path.is_dir():
+        raise UsageError(f"'{path}' is a folder; give a file name, e.g. '{path / 'export.py'}'")
+    if path.exists() and not force:
+        raise UsageError(f"'{path}' exists; use --force to overwrite it")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"'{path.parent}' is a file, not a folder; give a path in a folder")
+    if not path.parent.is_dir():
+        raise UsageError(f"folder '{path.parent}' does not exist; create it first")
+
+
+def _write(path: Path, data: bytes | Callable[[BinaryIO], None], force: bool) -> None:
+    """Write ``data`` (bytes, or a function that writes to the open file) to ``path``. Mode "x" refuses to
+    replace a file that appeared since the checks; "w" is used only with force."""
+    try:
+        with open(path, "wb" if force else "xb") as f:
+            if callable(data):
+                data(f)
+            else:
+                f.write(data)
+    except FileExistsError:
+        raise UsageError(f"'{path}' exists; use --force to overwrite it") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write '{path}': {exc.strerror or exc}") from None
+
+
+def _savez(arrays: dict[str, Any]) -> Callable[[BinaryIO], None]:
+    """Write the sidecar straight into the open file (a big run's arrays are not copied into memory first)."""
+    import numpy as np
+
+    return lambda f: np.savez(f, **arrays)
+
+
+def write_export(trace: Trace, path: str | Path, *, steps: list[str] | None = None, fmt: str = "py",
+                 force: bool = False, narration: dict[str, str] | None = None) -> Path:
+    """Write the export of ``steps`` (None: the whole run; ``[name]``: one step; ``names[i:j + 1]``: a
+    range) to ``path`` as a script (``fmt="py"``, a ``.py`` path) or a notebook (``fmt="ipynb"``), with a
+    sidecar ``.npz`` of the same name when the values are too many for literals. Nothing existing is
+    overwritten unless ``force``; every problem is a one-line :class:`~explain.errors.ExplainError` raised
+    before anything is written. Returns the path written."""
+    return write_export_files(trace, path, steps=steps, fmt=fmt, force=force, narration=narration)[0]
+
+
+def write_export_files(trace: Trace, path: str | Path, *, steps: list[str] | None = None, fmt: str = "py",
+                       force: bool = False, narration: dict[str, str] | None = None) -> tuple[Path, Export]:
+    """:func:`write_export`, also returning the :class:`~explain.export.plan.Export` written (whether it
+    has a sidecar, what it checks), for the CLI's report."""
+    path = Path(path)
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format '{fmt}'; use one of: {', '.join(FORMATS)}")
+    if path.suffix != FORMATS[fmt]:
+        what = {"py": "a script", "ipynb": "a notebook"}[fmt]
+        raise UsageError(f"{what} must be named *{FORMATS[fmt]}, not '{path.name}'; "
+                         f"e.g. '{path.with_suffix(FORMATS[fmt])}'")
+    if fmt == "ipynb":
+        from explain.export.notebook import nbformat_module
+
+        nbformat_module()  # a missing optional extra is an error before any work
+    export = build(trace, steps, narration)
+    sidecar = path.with_suffix(".npz") if export.sidecar else None
+    for target in (path, sidecar):
+        if target is not None:
+            _check_target(target, force)
+    if fmt == "py":
+        from explain.export.script import script_text
+
+        data = script_text(export, path.name).encode()
+    else:
+        from explain.export.notebook import nbformat_module, notebook
+
+        data = nbformat_module().writes(notebook(export, path.name)).encode() + b"\n"
+    if sidecar is None:
+        _write(path, data, force)
+        return path, export
+    _write(sidecar, _savez(export.arrays), force)
+    try:
+        _write(path, data, force)
+    except UsageError:
+        if not force:
+            sidecar.unlink(missing_ok=True)  # we created it a moment ago: leave nothing half-done
+        raise
+    return path, export
