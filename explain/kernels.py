@@ -1,8 +1,10 @@
 """The numpy functions behind the ops that are more than one operator.
 
-Each function here is used twice, from one text: the ops call it to compute a step, and the exporter copies its
-source (``inspect.getsource``) into a standalone script. So each must be self-contained: only ``np``, no other
-names from this module, and a docstring a learner can read in the exported script.
+Each function here is used twice, from one text: the ops call it to compute a
+step, and the exporter copies its source (``inspect.getsource``) into a
+standalone script. So each must be self-contained (only ``np``, no other names
+from this module), with a docstring a learner can read in the exported script,
+and lines of at most 88 columns so the script passes a linter's defaults.
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ import numpy as np
 
 
 def softmax(x, axis=-1):
-    """Numerically stable softmax: subtract the row max (softmax is unchanged by a shift), exponentiate,
-    divide by the row sum. A row that is entirely -inf (every position masked) has no defined softmax
-    (0/0); it is returned as all zeros rather than NaN."""
+    """Numerically stable softmax: subtract the row max (softmax is unchanged
+    by a shift), exponentiate, divide by the row sum. A row that is entirely
+    -inf (every position masked) has no defined softmax (0/0); it is returned
+    as all zeros rather than NaN."""
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isneginf(m), 0.0, m)
     e = np.exp(x - m)
     s = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(s > 0, s, 1.0)  # a fully masked row: exps are all 0, and 0 / 1 = 0
+    return e / np.where(s > 0, s, 1.0)  # a fully masked row: 0 / 1 = 0
 
 
 def log_softmax(x, axis=-1):
@@ -29,15 +32,16 @@ def log_softmax(x, axis=-1):
 
 
 def layer_norm(x, w, b, eps=1e-5):
-    """Layer norm over the last axis: (x - mean) / sqrt(var + eps) * w + b, with the biased variance
-    (divide by n), as torch.nn.LayerNorm does."""
+    """Layer norm over the last axis: (x - mean) / sqrt(var + eps) * w + b,
+    with the biased variance (divide by n), as torch.nn.LayerNorm does."""
     mean = np.mean(x, axis=-1, keepdims=True)
     var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
     return (x - mean) / np.sqrt(var + eps) * w + b
 
 
 def gelu(x):
-    """GELU, tanh approximation (as GPT-2): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    """GELU, tanh approximation (as GPT-2):
+    0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
 
 
@@ -47,16 +51,16 @@ def relu(x):
 
 
 def causal_mask(scores):
-    """Set every score above the diagonal (key position j > query position i) to -inf, so that softmax gives
-    those future positions weight 0."""
+    """Set every score above the diagonal (key position j > query position i)
+    to -inf, so that softmax gives those future positions weight 0."""
     t_q, t_k = scores.shape[-2], scores.shape[-1]
     future = np.triu(np.ones((t_q, t_k), dtype=bool), k=1)
     return np.where(future, -np.inf, scores)
 
 
 def sinusoidal(n_pos, d_model):
-    """Sinusoidal positional encoding (Vaswani et al. 2017, §3.5): PE[pos, 2i] = sin(pos / 10000^(2i/d)),
-    PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
+    """Sinusoidal positional encoding (Vaswani et al. 2017, §3.5):
+    PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
     pos = np.arange(n_pos)[:, None]
     i2 = np.arange(0, d_model, 2)[None, :]
     angle = pos / np.power(10000.0, i2 / d_model)
@@ -67,6 +71,6 @@ def sinusoidal(n_pos, d_model):
 
 
 def merge_heads(z):
-    """Concatenate the heads: (..., h, T, l) -> (..., T, h·l), head 0's columns first."""
+    """Concatenate the heads: (..., h, T, l) -> (..., T, h·l), head 0 first."""
     *lead, h, t, d = z.shape
     return np.moveaxis(z, -3, -2).reshape(*lead, t, h * d)

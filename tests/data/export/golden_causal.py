@@ -14,19 +14,20 @@ import numpy as np
 
 
 def softmax(x, axis=-1):
-    """Numerically stable softmax: subtract the row max (softmax is unchanged by a shift), exponentiate,
-    divide by the row sum. A row that is entirely -inf (every position masked) has no defined softmax
-    (0/0); it is returned as all zeros rather than NaN."""
+    """Numerically stable softmax: subtract the row max (softmax is unchanged
+    by a shift), exponentiate, divide by the row sum. A row that is entirely
+    -inf (every position masked) has no defined softmax (0/0); it is returned
+    as all zeros rather than NaN."""
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isneginf(m), 0.0, m)
     e = np.exp(x - m)
     s = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(s > 0, s, 1.0)  # a fully masked row: exps are all 0, and 0 / 1 = 0
+    return e / np.where(s > 0, s, 1.0)  # a fully masked row: 0 / 1 = 0
 
 
 def causal_mask(scores):
-    """Set every score above the diagonal (key position j > query position i) to -inf, so that softmax gives
-    those future positions weight 0."""
+    """Set every score above the diagonal (key position j > query position i)
+    to -inf, so that softmax gives those future positions weight 0."""
     t_q, t_k = scores.shape[-2], scores.shape[-1]
     future = np.triu(np.ones((t_q, t_k), dtype=bool), k=1)
     return np.where(future, -np.inf, scores)
