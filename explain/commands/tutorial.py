@@ -1,0 +1,180 @@
+"""``explain tutorial``: list the shipped walkthroughs, open one (the TUI, or ``--plain`` text), and check a
+tutorial file a teacher wrote.
+
+``tutorial`` is a click group whose unknown "subcommand" names are tutorial names or paths, so
+``explain tutorial list``, ``explain tutorial check FILE`` and ``explain tutorial NAME|PATH`` all work.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from explain.errors import UsageError
+
+
+class TutorialGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, names the tutorial to open."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[Any, Any, list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return "open", self.commands["open"], args
+        return super().resolve_command(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[list | check FILE... | NAME|PATH [--plain] [--answers]]")
+
+
+@click.group(cls=TutorialGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.pass_context
+def tutorial(ctx: click.Context) -> None:
+    """Scripted walkthroughs that narrate a run stop by stop and check their own numbers.
+
+    NAME is a shipped tutorial: its full name, its name without the number, or the number. PATH is a .toml
+    tutorial file you wrote (the format is in tutorials/README.md). With no argument, lists the tutorials.
+
+    \b
+    Examples:
+      explain tutorial list
+      explain tutorial thinking-machines          # the TUI, stop by stop
+      explain tutorial 3 --plain --answers        # the walkthrough as text
+      explain tutorial check my-lesson.toml       # validate a tutorial and run its expectations
+      explain tutorial my-lesson.toml --plain
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_cmd)
+
+
+@tutorial.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Write one JSON document instead of a table.")
+def list_cmd(as_json: bool) -> None:
+    """List the shipped tutorials: name, title and number of stops.
+
+    \b
+    Example:
+      explain tutorial list
+    """
+    from explain.tutorial import list_tutorials
+
+    tuts = list_tutorials()
+    if as_json:
+        click.echo(json.dumps([{"name": t.name, "title": t.title, "model": t.model, "stops": len(t.stops),
+                                "summary": t.summary} for t in tuts], ensure_ascii=False))
+        return
+    # plain columns, one tutorial per line, never wrapped: easy to read and to grep
+    width = max([len(t.name) for t in tuts] + [4])
+    click.echo(f"{'name':<{width}}  stops  {'model':<11}  title")
+    for t in tuts:
+        click.echo(f"{t.name:<{width}}  {len(t.stops):>5}  {t.model:<11}  {t.title}")
+
+
+@tutorial.command("check")
+@click.argument("files", nargs=-1, metavar="FILE...")
+@click.option("--all", "check_all", is_flag=True, help="Check every shipped tutorial.")
+@click.option("-q", "--quiet", is_flag=True, help="One line per tutorial instead of one per check.")
+def check_cmd(files: tuple[str, ...], check_all: bool, quiet: bool) -> None:
+    """Validate tutorial files and run their expectations; print what was checked.
+
+    Exits 1 with a one-line error (file:line, stop, field, fix) at the first problem. FILE may also be a
+    shipped tutorial's name.
+
+    \b
+    Examples:
+      explain tutorial check my-lesson.toml
+      explain tutorial check --all -q
+    """
+    from explain.tutorial import check_tutorial, list_tutorials, load_tutorial
+
+    if not files and not check_all:
+        raise UsageError("give a tutorial FILE to check, or --all for the shipped ones "
+                         "(e.g. explain tutorial check my-lesson.toml)")
+    tuts = [load_tutorial(f) for f in files] + (list_tutorials() if check_all else [])
+    for tut in tuts:
+        report = check_tutorial(tut)
+        where = tut.source.path if tut.source is not None else tut.name  # the file as the user named it
+        click.echo(f"✓ {where}: {len(tut.stops)} stops, {len(report.checks)} checks passed "
+                   f"({tut.model}, {len(report.trace)} steps)")
+        if quiet:
+            continue
+        for c in report.checks:
+            click.echo(f"  stop {c.stop:>2} {c.step}: {c.kind}: {c.detail}")
+
+
+@tutorial.command("open")
+@click.argument("name", metavar="NAME|PATH")
+@click.option("--plain", is_flag=True, help="Print the walkthrough to stdout instead of opening the TUI.")
+@click.option("--answers", is_flag=True, help="With --plain, print each question's answer too.")
+@click.option("--precision", type=click.IntRange(0, 12), default=4, show_default=True, help="Digits after the point.")
+def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
+    """Open a tutorial (the same as 'explain tutorial NAME|PATH').
+
+    Runs the model, checks every expectation, then opens the TUI in tutorial mode, or with --plain prints
+    each stop: the narration, the step, the focused cell's explanation and the question.
+
+    \b
+    Examples:
+      explain tutorial open thinking-machines
+      explain tutorial 1 --plain --answers
+    """
+    from explain.tutorial import load_tutorial, run_tutorial
+
+    tut = load_tutorial(name)
+    trace = run_tutorial(tut)
+    if not plain and _interactive():
+        try:
+            from explain.tui import open_trace
+        except ImportError as exc:
+            click.echo(f"note: the TUI is not available ({exc}); printing the walkthrough instead", err=True)
+        else:
+            open_trace(trace, tutorial=tut)
+            return
+    from rich.console import Console
+
+    print_walkthrough(Console(), tut, trace, answers=answers, precision=precision)
+
+
+def _interactive() -> bool:
+    """Whether stdout is a terminal (the TUI); a pipe gets the plain walkthrough, as ``explain run`` does."""
+    return sys.stdout.isatty()
+
+
+def print_walkthrough(console: Any, tut: Any, trace: Any, answers: bool = False, precision: int = 4) -> None:
+    """Every stop of a tutorial as text: a rule with its title, the narration (markdown), the step, the focused
+    cell's explanation, the question (and answer), and what the stop checked."""
+    from rich.markdown import Markdown
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from explain.render.plain import print_step
+    from explain.render.step import explanation_view
+    from explain.tutorial import stop_step
+
+    console.print(Text(tut.title, style="bold"))
+    console.print(Text(" ".join(tut.summary.split()), style="italic"))
+    tokens = " ".join(trace.labels.get("pos") or trace.labels.get("src") or [])
+    console.print(Text(f"{tut.name}: model {tut.model}, {len(tut.stops)} stops, {len(trace)} steps, "
+                       f"{trace.n_params:,} parameters; tokens: {tokens}", style="dim"))
+    console.print()
+    checks = trace.meta.get("checks", [])
+    for stop in tut.stops:
+        step = stop_step(trace, stop)
+        console.print(Rule(Text(f"Stop {stop.number}/{len(tut.stops)}: {stop.title}", style="bold magenta"),
+                           align="left"))
+        console.print(Markdown(stop.narration.strip()))
+        console.print()
+        print_step(console, trace, step, precision)
+        if stop.cell is not None:
+            console.print(explanation_view(trace.explain(step, stop.cell), precision))
+            console.print()
+        if stop.question:
+            console.print(Text.assemble(("Question: ", "bold"), stop.question.strip()))
+            if answers and stop.answer:
+                console.print(Text.assemble(("Answer: ", "bold"), " ".join(stop.answer.split())))
+            console.print()
+        mine = [c for c in checks if c.stop == stop.number and c.kind != "cell"]
+        if mine:
+            console.print(Text("✓ checked: " + "; ".join(f"{c.kind} ({c.detail})" for c in mine), style="dim green"))
+            console.print()
