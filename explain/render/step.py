@@ -16,9 +16,12 @@ from explain.trace import Step, Trace
 PROBABILITY_OPS = {"softmax", "sum_normalize"}
 
 
-def step_header(step: Step) -> Group:
-    """Name and op, the formula, the shape signature, the note."""
+def step_header(step: Step, where: str = "") -> Group:
+    """Name and op, the formula, the shape signature, the note; ``where`` (e.g. "step 3 of 47") ends the first
+    line."""
     title = Text.assemble((step.name, "bold cyan"), "  ", (f"[{step.op}]", "dim"))
+    if where:
+        title.append(f"   {where}", "dim")
     return Group(title, Text(step.formula, style="bold"), Text(step.signature, style="green"),
                  Text(step.note, style="italic"))
 

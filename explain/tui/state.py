@@ -126,6 +126,13 @@ class View:
         return replace(self, lead=tuple(lead))
 
 
+def changed(old: View | None, new: View | None, fields: tuple[str, ...]) -> bool:
+    """Whether any of ``fields`` differs between two views (a widget repaints only for what it draws)."""
+    if old is None or new is None:
+        return old is not new
+    return any(getattr(old, f) is not getattr(new, f) and getattr(old, f) != getattr(new, f) for f in fields)
+
+
 def slice_label(step: Step, lead: tuple[int, ...]) -> str:
     """``batch 0 of 1 · head 1 of 2``: the slice a 2-D view shows, by axis name."""
     return " · ".join(f"{axis} {i} of {n}" for axis, i, n in zip(step.axes, lead, step.shape))

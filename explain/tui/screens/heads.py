@@ -63,7 +63,7 @@ class HeadsScreen(ModalScreen[None]):
             yield Static(Text.assemble((step.name, "bold cyan"), f": {n} head(s){more}. Rows are queries, "
                                        "columns keys; colours on [0, 1]. Esc closes.", style=""))
             grid = Grid(id="tiles")
-            grid.styles.grid_size_columns = max(1, min(len(views), math.ceil(math.sqrt(len(views) * 2))))
+            grid.styles.grid_size_columns = max(1, math.ceil(math.sqrt(len(views))))
             with grid:
                 for v in views:
                     yield PatternTile(v)

@@ -12,13 +12,14 @@ from textual.widgets import Static
 
 from explain.tui.keys import KEYS, SECTIONS, Key
 
-PANES = """\
+PANES = " ".join("""\
 Left: the step tree (model → block → attention → op, each with its output shape), or in a tutorial the
 narration of the current stop. Middle: the step's formula, shape signature and note; its operands; its
 result as a matrix with a cell cursor. Right (or below, in a narrow terminal): how the cell under the
 cursor was computed. Big tensors show a window with … where rows or columns are left out: move the cursor
 past the edge, or pan with H J K L, to see more. 3- and 4-D results show one 2-D slice, always named.
-Ctrl+P opens the command palette: every action, searchable."""
+Ctrl+P opens the command palette: every action, searchable.""".split())
+
 
 def keys_table() -> Table:
     table = Table(box=None, padding=(0, 2), show_header=False)

@@ -38,13 +38,16 @@ class StepScreen(Screen):
 
     BINDINGS = keys.bindings()
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    view: reactive[View] = reactive(None, always_update=False, init=False)  # type: ignore[arg-type]
-    tutorial_on: reactive[bool] = reactive(False, bindings=True, init=False)
-    stop_index: reactive[int] = reactive(0, init=False)
-    answer_shown: reactive[bool] = reactive(False, bindings=True, init=False)
-    show_operands: reactive[bool] = reactive(True, init=False)
-    show_sidebar: reactive[bool] = reactive(True, init=False)
+    # State. None of it repaints the screen itself (that would redraw every widget on every key): watchers
+    # hand it down, and each widget repaints only for the parts it draws.
+    view: reactive[View] = reactive(None, repaint=False, init=False)  # type: ignore[arg-type]
+    tutorial_on: reactive[bool] = reactive(False, bindings=True, repaint=False, init=False)
+    stop_index: reactive[int] = reactive(0, repaint=False, init=False)
+    answer_shown: reactive[bool] = reactive(False, bindings=True, repaint=False, init=False)
+    show_operands: reactive[bool] = reactive(True, repaint=False, init=False)
+    show_sidebar: reactive[bool] = reactive(True, repaint=False, init=False)
 
     def __init__(self, trace: Trace, tutorial: Any = None, no_color: bool = False) -> None:
         super().__init__()

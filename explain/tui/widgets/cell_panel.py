@@ -17,7 +17,7 @@ from textual.widget import Widget
 from explain.errors import ExplainError
 from explain.ops.base import CellExplanation, idx
 from explain.render.step import explanation_view
-from explain.tui.state import View
+from explain.tui.state import View, changed
 
 CACHE_SIZE = 256
 
@@ -25,7 +25,12 @@ CACHE_SIZE = 256
 class CellPanel(Widget):
     """How the cell under the cursor was computed."""
 
-    view: reactive[View | None] = reactive(None, layout=False)
+    view: reactive[View | None] = reactive(None, repaint=False)
+    DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')  # the parts of the View this widget draws; other changes do not repaint it
+
+    def watch_view(self, old: View | None, new: View | None) -> None:
+        if changed(old, new, self.DEPENDS):
+            self.refresh(layout=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from explain.render.grid import draw_window, fit_window, window_scale
 from explain.shape_rules import fmt_shape
-from explain.tui.state import View
+from explain.tui.state import View, changed
 
 MAX_ROWS = 6
 MIN_WIDTH = 14
@@ -67,7 +67,12 @@ def operand_view(view: View, name: str, sym: str, width: int) -> Text:
 class Operands(Widget):
     """The step's inputs, side by side."""
 
-    view: reactive[View | None] = reactive(None, layout=True)
+    view: reactive[View | None] = reactive(None, repaint=False)
+    DEPENDS = ('trace', 'index', 'lead', 'show', 'precision')  # the parts of the View this widget draws; other changes do not repaint it
+
+    def watch_view(self, old: View | None, new: View | None) -> None:
+        if changed(old, new, self.DEPENDS):
+            self.refresh(layout=changed(old, new, ("trace", "index")))
 
     def render(self) -> Any:
         view = self.view

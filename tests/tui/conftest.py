@@ -1,0 +1,83 @@
+"""Fixtures for the TUI tests: small traces (built once per session), a duck-typed fake tutorial, and helpers
+to run a pilot coroutine without an async pytest plugin and to read a widget's rendering as plain text."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+import explain
+
+
+@dataclass
+class FakeStop:
+    step: str
+    title: str
+    narration: str
+    cell: tuple[int, ...] | None = None
+    question: str | None = None
+    answer: str | None = None
+
+
+@dataclass
+class FakeTutorial:
+    name: str = "fake"
+    title: str = "A fake tutorial"
+    summary: str = "Three stops through a tiny GPT."
+    model: str = "gpt"
+    stops: list[FakeStop] = field(default_factory=list)
+
+
+def fake_tutorial() -> FakeTutorial:
+    return FakeTutorial(stops=[
+        FakeStop("embed", "Embeddings", "Each **token** picks its row of W_E."),
+        FakeStop("blocks.0.attn", "Queries", "The first step of attention.", question="What shape is Q?",
+                 answer="(1, 2, 4, 4): batch, head, position, d_head."),
+        FakeStop("blocks.0.attn.masked", "The mask", "Future positions become −inf.", cell=(0, 1, 0, 2)),
+    ])
+
+
+@pytest.fixture(scope="session")
+def gpt_trace():
+    return explain.run("gpt")
+
+
+@pytest.fixture(scope="session")
+def attention_trace():
+    return explain.run("attention")
+
+
+@pytest.fixture(scope="session")
+def wide_trace():
+    """A gpt run with a 3000-word vocabulary: logits too wide for any terminal."""
+    return explain.run("gpt", d_vocab=3000, n_layers=1)
+
+
+@pytest.fixture
+def tutorial() -> FakeTutorial:
+    return fake_tutorial()
+
+
+def drive(app: Any, script: Callable[[Any], Awaitable[None]], size: tuple[int, int] = (120, 40),
+          timeout: float = 60.0) -> None:
+    """Run ``script(pilot)`` against ``app`` headless (pytest-asyncio is not a dependency)."""
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await script(pilot)
+
+    asyncio.run(asyncio.wait_for(main(), timeout))
+
+
+def text_of(widget: Any, width: int = 200) -> str:
+    """What a widget draws, as plain text (its own render(), without Textual's styles)."""
+    console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
+    console.print(widget.render(), crop=False, soft_wrap=True)
+    return console.file.getvalue()

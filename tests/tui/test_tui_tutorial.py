@@ -1,0 +1,164 @@
+"""Pilot tests of tutorial mode (with a duck-typed fake tutorial, not the shipped ones), export from the TUI
+(with a stand-in export module, so these tests do not depend on its timing), and the re-run form."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from conftest import drive
+
+from explain.tui.app import ExplainApp
+from explain.tui.widgets.narration import NarrationPane
+
+
+def narration(app) -> str:
+    return app.screen.query_one(NarrationPane).text
+
+
+def test_stops_narration_answer_wander_and_back(gpt_trace, tutorial):
+    app = ExplainApp(gpt_trace, tutorial=tutorial)
+
+    async def script(pilot):
+        s = app.screen
+        assert s.tutorial_on and s.view.step.name == "embed"
+        assert "## Embeddings" in narration(app) and "stop 1 of 3" in narration(app)
+        assert s.has_class("-tutorial") and not s.query_one("#tree").display
+        await pilot.press("n")
+        assert s.view.step.name == "blocks.0.attn.q"  # a group stop shows the group's first step
+        assert "What shape is Q?" in narration(app) and "batch, head" not in narration(app)
+        await pilot.press("a")
+        assert "**Answer.** (1, 2, 4, 4)" in narration(app)
+        await pilot.press("right")
+        assert s.view.step.name == "blocks.0.attn.masked" and s.view.index_of_cell == (0, 1, 0, 2)
+        await pilot.press("n")  # past the last stop: stays, says so
+        assert s.stop_index == 2
+        await pilot.press("w")
+        assert not s.tutorial_on and s.query_one("#tree").display
+        await pilot.press("n", "n")
+        assert s.view.step.name == "blocks.0.attn.z"
+        await pilot.press("t")
+        assert s.tutorial_on and s.view.step.name == "blocks.0.attn.masked"
+        await pilot.press("p", "p")
+        assert s.view.step.name == "embed"
+
+    drive(app, script)
+
+
+def test_tutorial_keys_hidden_without_tutorial(gpt_trace):
+    app = ExplainApp(gpt_trace)
+
+    async def script(pilot):
+        s = app.screen
+        assert s.check_action("wander", ()) is False and s.check_action("answer", ()) is False
+        await pilot.press("w", "a", "t", "n")  # no tutorial: w/a/t do nothing
+        assert s.view.index == 1
+
+    drive(app, script)
+
+
+@pytest.fixture
+def fake_export(monkeypatch, tmp_path):
+    """A stand-in explain.export whose write_export records its calls and writes a marker file."""
+    calls = []
+
+    def write_export(trace, path, *, steps=None, fmt="py", force=False, narration=None):
+        assert not force and not Path(path).exists()
+        Path(path).write_text("# exported\n")
+        calls.append(dict(path=Path(path), steps=steps, fmt=fmt, narration=narration))
+        return Path(path)
+
+    module = types.ModuleType("explain.export")
+    module.write_export = write_export
+    monkeypatch.setitem(sys.modules, "explain.export", module)
+    monkeypatch.chdir(tmp_path)
+    return calls
+
+
+def test_export_step_and_run_never_overwrite(gpt_trace, tutorial, fake_export, tmp_path):
+    app = ExplainApp(gpt_trace, tutorial=tutorial)
+
+    async def script(pilot):
+        await pilot.press("n", "x", "x", "X")
+        await pilot.pause()
+
+    drive(app, script)
+    assert [c["path"].name for c in fake_export] == ["blocks_0_attn_q.py", "blocks_0_attn_q-1.py", "gpt_run.py"]
+    assert fake_export[0]["steps"] == ["blocks.0.attn.q"] and fake_export[2]["steps"] is None
+    assert all(c["fmt"] == "py" for c in fake_export)
+    assert "Queries" in fake_export[0]["narration"]["blocks.0.attn.q"]  # the stop's narration goes along
+    assert set(fake_export[2]["narration"]) == {"embed", "blocks.0.attn.q", "blocks.0.attn.masked"}
+    assert any("wrote" in n.message and "gpt_run.py" in n.message for n in app._notifications)
+
+
+def test_export_not_available_yet(gpt_trace, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "explain.export", None)  # importing it raises ImportError
+    monkeypatch.chdir(tmp_path)
+    app = ExplainApp(gpt_trace)
+
+    async def script(pilot):
+        await pilot.press("x")
+        await pilot.pause()
+        assert any(n.message == "export is not available yet" for n in app._notifications)
+
+    drive(app, script)
+    assert list(tmp_path.iterdir()) == []
+
+
+async def _wait_for_run(pilot, app) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_rerun_form_runs_new_options(gpt_trace, tutorial):
+    app = ExplainApp(gpt_trace, tutorial=tutorial)
+
+    async def script(pilot):
+        s = app.screen
+        await pilot.press("w", "g", *"blocks.0.attn.pattern", "enter", "e")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RerunScreen"
+        text = app.screen.query_one("#text")
+        assert text.value == "The cat is happy"
+        text.value = "the dog sat on the mat"
+        app.screen.query_one("#n_layers").value = "1"
+        await pilot.press("enter")
+        await _wait_for_run(pilot, app)
+        assert type(app.screen).__name__ == "StepScreen"
+        assert s.trace is not gpt_trace and s.trace.labels["pos"] == "the dog sat on the mat".split()
+        assert s.trace.config.n_layers == 1
+        assert s.view.step.name == "blocks.0.attn.pattern" and s.view.step.shape == (1, 2, 6, 6)
+        assert s.tutorial is None and not s.tutorial_on  # the run changed: its tutorial no longer applies
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.screen.query_one("#text").value == "the dog sat on the mat"
+        await pilot.press("escape")
+
+    drive(app, script)
+
+
+def test_rerun_errors_are_notifications(gpt_trace):
+    app = ExplainApp(gpt_trace)
+
+    async def script(pilot):
+        s = app.screen
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#n_heads").value = "3"  # 8 is not divisible by 3
+        await pilot.press("enter")
+        await _wait_for_run(pilot, app)
+        assert s.trace is gpt_trace
+        errors = [n for n in app._notifications if n.severity == "error"]
+        assert errors and "not divisible by 3 heads" in errors[-1].message
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#n_ctx").value = "2"  # shorter than the text
+        await pilot.press("enter")
+        await _wait_for_run(pilot, app)
+        assert "context" in [n for n in app._notifications if n.severity == "error"][-1].message
+        await pilot.press("n")  # still alive
+        assert s.view.index == 1
+
+    drive(app, script)
