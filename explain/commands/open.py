@@ -7,18 +7,37 @@ Until the tutorials package is there, it opens a plain ``gpt`` run instead. When
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
+
+
+def first_tutorial() -> Any:
+    """The first shipped tutorial (``list_tutorials()[0]``), or None without the tutorials package.
+
+    Only the first file is parsed when it can be found alone: parsing every shipped tutorial would add to the
+    start-up time of ``explain`` for nothing."""
+    try:
+        from explain.tutorial import list_tutorials
+    except ImportError:
+        return None
+    try:
+        from explain.tutorial import load_tutorial, shipped_files
+    except ImportError:
+        shipped = list_tutorials()
+        return shipped[0] if shipped else None
+    files = shipped_files()
+    if not files:
+        return None
+    path = Path(str(files[0]))
+    return load_tutorial(path) if path.is_file() else list_tutorials()[0]
 
 
 def open_default() -> None:
     """Run the first tutorial and open it in the TUI, in tutorial mode."""
-    try:
-        from explain.tutorial import list_tutorials, run_tutorial
-    except ImportError:
-        tutorial = None
-    else:
-        shipped = list_tutorials()
-        tutorial = shipped[0] if shipped else None
+    tutorial = first_tutorial()
     if tutorial is not None:
+        from explain.tutorial import run_tutorial
+
         trace = run_tutorial(tutorial)
     else:
         from explain.api import run
