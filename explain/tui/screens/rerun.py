@@ -55,18 +55,18 @@ class RerunScreen(ModalScreen[dict[str, Any] | None]):
             with Grid(id="form"):
                 yield Label("model")
                 yield Select([(f"{m}: {d}", m) for m, d in MODELS.items()], value=v["model"], allow_blank=False,
-                             id="model")
+                             id="model", compact=True)
                 yield Label("text")
-                yield Input(v.get("text") or "", id="text")
+                yield Input(v.get("text") or "", id="text", compact=True)
                 for key, label in NUMBERS:
                     yield Label(label)
                     current = v.get(key)
                     shown = str(current) if key in SHOWN and current is not None else ""
                     hint = f"default (now {current})" if current is not None else "default"
-                    yield Input(shown, placeholder=hint, type="integer", id=key)
+                    yield Input(shown, placeholder=hint, type="integer", id=key, compact=True)
             with Horizontal(id="buttons"):
-                yield Button("Run", variant="primary", id="run")
-                yield Button("Cancel", id="cancel")
+                yield Button("Run", variant="primary", id="run", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#text", Input).focus()
