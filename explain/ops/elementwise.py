@@ -67,7 +67,7 @@ class Scale(Op):
         op = "×" if multiply else "/"
         named = f"{label} = {num(divisor)}" if label else num(divisor)
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} {op} {label or num(divisor)}",
-                               lines=[f"{label or 'the constant'}: {named}" if label else f"constant = {num(divisor)}",
+                               lines=[named if label else f"constant = {num(divisor)}",
                                       f"{num(a)} {op} {num(divisor)} = {num(output[index])}"])
 
 
