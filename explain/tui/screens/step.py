@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from explain.errors import ExplainError
 from explain.trace import Trace
 from explain.tui import keys
-from explain.tui.messages import CellFocused, RunFailed, RunFinished, StepSelected
+from explain.tui.messages import CellFocused, StepSelected
+from explain.tui.screens.run_actions import RunActions
 from explain.tui.state import MAX_PRECISION, MIN_PRECISION, SHOW_MODES, View, next_of_kind
 from explain.tui.tutorial import resolve_stops
 from explain.tui.widgets.cell_panel import CellPanel
@@ -33,7 +33,7 @@ from explain.tui.widgets.tensor_view import TensorView
 TALL = 34  # operands are shown from the start on terminals at least this tall
 
 
-class StepScreen(Screen):
+class StepScreen(RunActions, Screen):
     """Step tree (or tutorial narration) | step header, operands, result matrix | drill-down."""
 
     BINDINGS = keys.bindings()
@@ -275,69 +275,3 @@ class StepScreen(Screen):
 
     def action_quit(self) -> None:
         self.app.exit()
-
-    # -- export ----------------------------------------------------------------------------------------------
-    def _export(self, steps: list[str] | None) -> None:
-        from explain.tui.export import export
-        from explain.tui.tutorial import narration_map
-
-        try:
-            narration = narration_map(self.trace, self.tutorial) if self.tutorial is not None else None
-            if narration is not None and steps:
-                narration = {k: v for k, v in narration.items() if k in steps} or None
-            path = export(self.trace, steps, narration)
-        except ImportError:
-            self.notify("export is not available yet", severity="warning")
-        except (ExplainError, OSError) as exc:
-            self.notify(f"export failed: {exc}", severity="error", timeout=8)
-        else:
-            self.notify(f"wrote {path}", title="exported", timeout=6)
-
-    def action_export_step(self) -> None:
-        self._export([self.view.step.name])
-
-    def action_export_run(self) -> None:
-        self._export(None)
-
-    # -- re-run ----------------------------------------------------------------------------------------------
-    def action_rerun(self) -> None:
-        from explain.tui.screens.rerun import RerunScreen, defaults_from
-
-        def submitted(options: dict[str, Any] | None) -> None:
-            if options is not None:
-                self.notify(f"running {options['model']}…", timeout=2)
-                self._run(options)
-
-        self.app.push_screen(RerunScreen(defaults_from(self.trace, self.run_options)), submitted)
-
-    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
-    def _run(self, options: dict[str, Any]) -> None:
-        from explain.api import run
-
-        opts = {k: v for k, v in options.items() if k != "model"}
-        try:
-            trace = run(options["model"], **opts)
-        except ExplainError as exc:
-            self.app.call_from_thread(self.post_message, RunFailed(str(exc)))
-        except Exception as exc:  # a bug in the engine must not take the session down with it
-            self.app.call_from_thread(self.post_message, RunFailed(f"internal error: {exc!r}"))
-        else:
-            self.app.call_from_thread(self.post_message, RunFinished(trace, options))
-
-    @on(RunFailed)
-    def _run_failed(self, message: RunFailed) -> None:
-        self.notify(message.message, title="run refused", severity="error", timeout=10)
-
-    @on(RunFinished)
-    def _run_finished(self, message: RunFinished) -> None:
-        trace, name = message.trace, self.view.step.name
-        self.trace, self.run_options = trace, message.options
-        if self.tutorial is not None:
-            self.notify("the run changed: the tutorial is closed", timeout=4)
-            self.tutorial_on, self.tutorial, self.stop_steps = False, None, []
-        self.query_one(StepTree).set_trace(trace)
-        index = trace[name].index if name in trace else 0
-        self.view = replace(self.view, trace=trace, index=index).clamped()
-        self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
-        self.refresh_bindings()
-
