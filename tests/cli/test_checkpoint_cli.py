@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,13 +81,13 @@ def test_shapes_take_the_dimensions_from_config_json() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("explain.commands.export") is None,
                     reason="explain export has not landed yet")
-def test_export_a_checkpoint_run(tmp_path: Path) -> None:
-    r = invoke("export", "--help")
-    assert r.exit_code == 0
+def test_export_a_checkpoint_run_reproduces_it(tmp_path: Path) -> None:
     out = tmp_path / "gpt2_tiny.py"
-    r = invoke("export", "gpt", "--checkpoint", TINY, "--tokens", IDS, "-o", out)
+    r = invoke("export", "gpt", "--checkpoint", TINY, "--text", TEXT, "-o", out)
     assert r.exit_code == 0, r.output
-    assert out.exists()
+    done = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("ok: ")  # its own check against the recorded values
 
 
 def test_bad_checkpoints_give_one_line(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import explain
+from explain.api import plan
 from explain.checkpoint import INSTALL, DependencyError, open_checkpoint
 from explain.errors import ConfigError, ExplainError, InputError, UsageError, WeightsError
 
@@ -64,7 +65,7 @@ def test_missing_folder_and_files(tmp_path: Path) -> None:
 def test_shapes_refuse_a_folder_without_weights_too(tmp_path: Path) -> None:
     shutil.copy(TINY / "config.json", tmp_path)
     with pytest.raises(InputError, match="has no model.safetensors"):
-        explain.api.plan("gpt", checkpoint=tmp_path, tokens="1")
+        plan("gpt", checkpoint=tmp_path, tokens="1")
 
 
 @pytest.mark.parametrize("change, needles", [
@@ -85,7 +86,7 @@ def test_configs_the_engine_cannot_run(tmp_path: Path, change: dict, needles: li
     d = _copy(tmp_path, config=change)
     _error(WeightsError, str(d / "config.json"), *needles, checkpoint=d)
     with pytest.raises(WeightsError, match="config.json"):  # refused by shapes as well: no weights read
-        explain.api.plan("gpt", checkpoint=d, tokens="1")
+        plan("gpt", checkpoint=d, tokens="1")
 
 
 def test_config_that_is_not_json(tmp_path: Path) -> None:
@@ -158,7 +159,7 @@ def test_without_safetensors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "safetensors", None)  # import safetensors now raises ImportError
     msg = _error(DependencyError, "'safetensors' package", INSTALL, checkpoint=TINY)
     assert msg.startswith("reading model.safetensors needs")
-    explain.api.plan("gpt", checkpoint=TINY, tokens="1,2")  # shapes need only config.json
+    plan("gpt", checkpoint=TINY, tokens="1,2")  # shapes need only config.json
 
 
 def test_without_tokenizers(monkeypatch: pytest.MonkeyPatch) -> None:

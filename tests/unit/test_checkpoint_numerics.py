@@ -20,6 +20,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import explain
+from explain.api import plan
 from explain.checkpoint import open_checkpoint
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
@@ -82,7 +83,7 @@ def test_params_are_float64_under_engine_names_and_loaded_once() -> None:
     ck = open_checkpoint(TINY)
     p = ck.params()
     assert ck.params() is p
-    planned = explain.api.plan("gpt", checkpoint=ck, tokens=[1])
+    planned = plan("gpt", checkpoint=ck, tokens=[1])
     assert set(p) == set(planned.specs)
     assert all(p[k].dtype == np.float64 and p[k].shape == planned.specs[k].shape for k in p)
     raw = load_file(str(TINY / "model.safetensors"))
