@@ -132,23 +132,23 @@ def token_labels(data: dict[str, Any], where: str) -> dict[int, str]:
     """A readable label per token id of a tokenizer.json document: byte-level tokens decoded to text (bytes
     that are part of a longer UTF-8 character shown as ``\\xc3``), whitespace visible, added tokens as written."""
     vocab = (data.get("model") or {}).get("vocab") if isinstance(data, dict) else None
-    if isinstance(vocab, dict):
-        pieces = {int(i): t for t, i in vocab.items()}
-    elif isinstance(vocab, list):  # Unigram: [piece, score] pairs in id order
-        pieces = {i: (v[0] if isinstance(v, list) else str(v)) for i, v in enumerate(vocab)}
-    else:
+    if not isinstance(vocab, (dict, list)):
         raise InputError(f"'{where}' has no model.vocab; it must be a tokenizer.json written by 'tokenizers'")
-    labels: dict[int, str] = {}
+    try:
+        if isinstance(vocab, dict):
+            pieces = {int(i): str(t) for t, i in vocab.items()}
+        else:  # Unigram: [piece, score] pairs in id order
+            pieces = {i: str(v[0] if isinstance(v, list) else v) for i, v in enumerate(vocab)}
+        added = {int(a["id"]): str(a["content"]) for a in data.get("added_tokens") or []}
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise InputError(f"'{where}' has a malformed vocabulary ({type(exc).__name__}: {exc}); it must be a "
+                         "tokenizer.json written by 'tokenizers'") from None
     if _is_byte_level(data.get("decoder")) or _is_byte_level(data.get("pre_tokenizer")):
         dec = _byte_decoder()
         for i, t in pieces.items():
             raw = bytes(dec[c] for c in t) if all(c in dec for c in t) else t.encode()
-            labels[i] = _visible(raw.decode("utf-8", errors="backslashreplace"))
-    else:
-        labels = {i: _visible(t) for i, t in pieces.items()}
-    for added in data.get("added_tokens") or []:
-        labels[int(added["id"])] = _visible(str(added["content"]))
-    return labels
+            pieces[i] = raw.decode("utf-8", errors="backslashreplace")
+    return {i: _visible(t) for i, t in {**pieces, **added}.items()}
 
 
 # --- weights ----------------------------------------------------------------------------------------------

@@ -113,3 +113,6 @@ def test_an_unreadable_tokenizer_names_the_file(tmp_path: Path) -> None:
     (d / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE"}}), encoding="utf-8")
     with pytest.raises(InputError, match=r"tokenizer.json' has no model.vocab"):
         explain.run("gpt", checkpoint=d, tokens="1")
+    (d / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"a": "one"}}}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"tokenizer.json' has a malformed vocabulary \(ValueError"):
+        explain.run("gpt", checkpoint=d, tokens="1")
