@@ -176,6 +176,8 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     """
     from explain.weights import check_params, init_params, load_params
 
+    if options.get("checkpoint") is not None:
+        options["checkpoint"] = _open(options["checkpoint"])  # open once: the tokenizer, then the weights
     cfg, inp = _prepare(model, **options)
     planned = _record(cfg, inp, None, shape_only=True)
     check_memory(planned)

@@ -14,7 +14,7 @@ from explain.errors import UsageError
 
 _OPTIONS = [
     click.option("--text", "text", multiple=True, metavar="TEXT",
-                 help="Input text (word-level tokenizer). Repeat for a gpt batch."),
+                 help="Input text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a gpt batch."),
     click.option("--target", metavar="TEXT", help="Target text for the decoder of 'transformer'."),
     click.option("--tokens", metavar="IDS", help="Token ids instead of text, e.g. 3,1,4."),
     click.option("--embeddings", metavar="FILE", help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model."),

@@ -32,7 +32,8 @@ def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> Non
         raise UsageError("choose one of --plain and --json")
     from explain.api import run as run_model
 
-    trace = run_model(model, **run_kwargs(model, kwargs))
+    options = run_kwargs(model, kwargs)
+    trace = run_model(model, **options)
     if as_json:
         from explain.render.plain import trace_json
 
@@ -47,7 +48,7 @@ def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> Non
         return
     from explain.tui import open_trace  # imports textual only here
 
-    open_trace(trace)
+    open_trace(trace, options=options)  # the re-run form starts from these (and keeps --checkpoint)
 
 
 @click.command(epilog=MODEL_HELP)
