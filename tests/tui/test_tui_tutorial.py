@@ -7,9 +7,11 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import drive
 
+import explain
 from explain.tui.app import ExplainApp
 from explain.tui.widgets.narration import NarrationPane
 
@@ -160,5 +162,34 @@ def test_rerun_errors_are_notifications(gpt_trace):
         assert "context" in [n for n in app._notifications if n.severity == "error"][-1].message
         await pilot.press("n")  # still alive
         assert s.view.index == 1
+
+    drive(app, script)
+
+
+def test_rerun_keeps_the_checkpoint_and_its_token_ids():
+    """A checkpoint run re-run from the form stays on the checkpoint (its weights and tokenizer), and ids given
+    with --tokens are kept while the text field is left alone."""
+    ckpt = str(Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny")
+    options = {"checkpoint": ckpt, "tokens": "262,285,274"}
+    trace = explain.run("gpt", **options)
+    app = ExplainApp(trace, options=options)
+
+    async def script(pilot):
+        s = app.screen
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("enter")  # re-run unchanged
+        await _wait_for_run(pilot, app)
+        assert s.trace is not trace
+        assert s.trace.params["W_E"].shape == (300, 16)  # the checkpoint's weights, not random ones
+        np.testing.assert_array_equal(s.trace["logits"].output, trace["logits"].output)
+        assert s.trace["tokens"].output.tolist() == [[262, 285, 274]]
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#text").value = "The cat"
+        await pilot.press("enter")  # new text: tokenized by the checkpoint's own tokenizer
+        await _wait_for_run(pilot, app)
+        assert s.trace.params["W_E"].shape == (300, 16)
+        assert s.trace.labels["pos"] == ["The", "␣cat"]
 
     drive(app, script)

@@ -23,6 +23,9 @@ NUMBERS: list[tuple[str, str]] = [
 ]
 SHOWN = {"d_model", "n_heads", "n_layers", "seed"}  # filled in from the run; the others show it as a hint
 BATCH_SEPARATOR = " | "
+# Options with no field in the form; kept for the re-run. Token ids and embeddings are inputs too: typing new
+# text replaces them.
+CARRIED = ("checkpoint", "tokens", "embeddings", "weights", "target", "normalize")
 
 
 def defaults_from(trace: Trace, options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -35,6 +38,9 @@ def defaults_from(trace: Trace, options: dict[str, Any] | None = None) -> dict[s
     out["text"] = text if text is not None else " ".join(trace.labels.get("pos") or [])
     for key, _ in NUMBERS:
         out[key] = cfg.get(key)
+    # What the form has no field for is carried over unchanged (a re-run of a checkpoint stays on it).
+    out["carry"] = {k: v for k, v in (options or {}).items() if k in CARRIED and v is not None}
+    out["initial_text"] = out["text"]
     return out
 
 
@@ -80,9 +86,17 @@ class RerunScreen(ModalScreen[dict[str, Any] | None]):
                     field.value, field.placeholder = "", "default"
 
     def options(self) -> dict[str, Any]:
-        """The form as keyword arguments of :func:`explain.run` (blank fields left out)."""
+        """The form as keyword arguments of :func:`explain.run` (blank fields left out), with the options the
+        form has no field for carried over while the model stays the same."""
         out: dict[str, Any] = {"model": self.query_one("#model", Select).value}
+        carry = dict(self.values.get("carry") or {}) if out["model"] == self.values["model"] else {}
         text = self.query_one("#text", Input).value.strip()
+        if text != (self.values.get("initial_text") or "").strip():
+            carry.pop("tokens", None)
+            carry.pop("embeddings", None)
+        elif "tokens" in carry or "embeddings" in carry:
+            text = ""  # the text field showed the labels of given ids or embeddings, not text to tokenize
+        out.update(carry)
         if text:
             texts = [t.strip() for t in text.split(BATCH_SEPARATOR.strip()) if t.strip()]
             out["text"] = texts if len(texts) > 1 else texts[0]
