@@ -239,11 +239,11 @@ class MergeHeads(Op):
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         z = inputs[0]
         *lead, t, c = index
-        l = z.shape[-1]
-        h, j = divmod(c, l)
+        width = z.shape[-1]  # d_head: head h holds columns h·width … h·width + width − 1
+        h, j = divmod(c, width)
         return CellExplanation(index, float(output[index]),
                                f"{syms.out}{idx(index)} is column {j} of head {h}",
-                               lines=[f"column {c} = head {c} // {l} = {h}, column {c} % {l} = {j}",
+                               lines=[f"column {c}: head {c} // {width} = {h}, column {c} % {width} = {j}",
                                       f"{syms.ins[0]}{idx(tuple(lead) + (h, t, j))} = {num(output[index])}"])
 
 

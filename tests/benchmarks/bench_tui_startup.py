@@ -27,9 +27,9 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
-import tempfile
 import time
 from pathlib import Path
 
