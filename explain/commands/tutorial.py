@@ -165,7 +165,9 @@ def print_walkthrough(console: Any, tut: Any, trace: Any, answers: bool = False,
                            align="left"))
         console.print(Markdown(stop.narration.strip()))
         console.print()
-        print_step(console, trace, step, precision)
+        # show the slice (head, batch) that holds the focused cell
+        lead = tuple(stop.cell[:-2]) if stop.cell is not None and len(stop.cell) > 2 else None
+        print_step(console, trace, step, precision, lead=lead)
         if stop.cell is not None:
             console.print(explanation_view(trace.explain(step, stop.cell), precision))
             console.print()

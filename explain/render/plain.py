@@ -15,13 +15,15 @@ from explain.render.step import step_header, step_output
 from explain.trace import Step, Trace
 
 
-def print_step(console: Console, trace: Trace, step: Step, precision: int = 4) -> None:
-    """One step: a rule with its index and name, the header, then its output."""
+def print_step(console: Console, trace: Trace, step: Step, precision: int = 4,
+               lead: tuple[int, ...] | None = None) -> None:
+    """One step: a rule with its index and name, the header, then its output (the slice ``lead`` of a 3- or 4-D
+    output; the first by default)."""
     console.print(Rule(Text(f"{step.index + 1}/{len(trace)}  {step.name}", style="bold"), align="left"))
     console.print(step_header(step))
     if step.inputs:
         console.print(Text("inputs: " + ", ".join(step.inputs), style="dim"))
-    console.print(step_output(trace, step, precision=precision, heat=console.color_system is not None))
+    console.print(step_output(trace, step, precision=precision, heat=console.color_system is not None, lead=lead))
     console.print()
 
 

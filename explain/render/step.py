@@ -58,11 +58,12 @@ def as_matrix(step: Step, value: Any, lead: tuple[int, ...]) -> tuple[Any, int, 
 
 
 def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8, max_cols: int = 8,
-                values: bool = True, heat: bool = True) -> Group:
-    """The step's output: the first 2-D slice (named), windowed numpy-style, with rulers and the scale legend."""
+                values: bool = True, heat: bool = True, lead: tuple[int, ...] | None = None) -> Group:
+    """The step's output: one 2-D slice (``lead`` picks it, the first by default; always named), windowed
+    numpy-style, with rulers and the scale legend."""
     if step.output is None:
         return Group(Text("(shape only: no values)", style="dim"))
-    lead = tuple(0 for _ in step.shape[:-2])
+    lead = tuple(lead) if lead is not None else tuple(0 for _ in step.shape[:-2])
     mat, n_rows, n_cols = as_matrix(step, step.output, lead)
     rows, cols = head_tail(n_rows, max_rows), head_tail(n_cols, max_cols)
     nd = len(step.shape)

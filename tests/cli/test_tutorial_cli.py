@@ -167,3 +167,16 @@ def test_help_shows_the_forms_and_examples() -> None:
     for sub in ("list", "check", "open"):
         sub_help = run(sub, "--help").stdout
         assert "Example" in sub_help, sub
+
+
+def test_plain_walkthrough_shows_the_slice_of_the_focused_cell() -> None:
+    """A stop focused on head 3 prints head 3's matrix, not head 0's."""
+    from click.testing import CliRunner
+
+    from explain.cli import main
+    from explain.tutorial import load_tutorial
+
+    tut = load_tutorial("multi-head-attention")
+    stop = next(s for s in tut.stops if s.cell is not None and len(s.cell) == 3 and s.cell[0] > 0)
+    out = CliRunner().invoke(main, ["tutorial", "multi-head-attention", "--plain"]).output
+    assert f"slice: head {stop.cell[0]} of" in out
