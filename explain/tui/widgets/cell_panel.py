@@ -11,26 +11,21 @@ from typing import Any
 
 from rich.console import Group
 from rich.text import Text
-from textual.reactive import reactive
-from textual.widget import Widget
 
 from explain.errors import ExplainError
 from explain.ops.base import CellExplanation, idx
 from explain.render.step import explanation_view
-from explain.tui.state import View, changed
+from explain.tui.state import View
+from explain.tui.widgets.view_widget import ViewWidget
 
 CACHE_SIZE = 256
 
 
-class CellPanel(Widget):
+class CellPanel(ViewWidget):
     """How the cell under the cursor was computed."""
 
-    view: reactive[View | None] = reactive(None, repaint=False)
-    DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')  # the parts of the View this widget draws; other changes do not repaint it
-
-    def watch_view(self, old: View | None, new: View | None) -> None:
-        if changed(old, new, self.DEPENDS):
-            self.refresh(layout=False)
+    DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
+    RELAYOUT = ()  # the panel's size does not follow its content
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

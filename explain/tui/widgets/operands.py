@@ -12,12 +12,11 @@ from typing import Any
 
 from rich.table import Table
 from rich.text import Text
-from textual.reactive import reactive
-from textual.widget import Widget
 
 from explain.render.grid import draw_window, fit_window, window_scale
 from explain.shape_rules import fmt_shape
-from explain.tui.state import View, changed
+from explain.tui.state import View
+from explain.tui.widgets.view_widget import ViewWidget
 
 MAX_ROWS = 6
 MIN_WIDTH = 14
@@ -64,15 +63,10 @@ def operand_view(view: View, name: str, sym: str, width: int) -> Text:
                                                scale=scale)])
 
 
-class Operands(Widget):
+class Operands(ViewWidget):
     """The step's inputs, side by side."""
 
-    view: reactive[View | None] = reactive(None, repaint=False)
-    DEPENDS = ('trace', 'index', 'lead', 'show', 'precision')  # the parts of the View this widget draws; other changes do not repaint it
-
-    def watch_view(self, old: View | None, new: View | None) -> None:
-        if changed(old, new, self.DEPENDS):
-            self.refresh(layout=changed(old, new, ("trace", "index")))
+    DEPENDS = ('trace', 'index', 'lead', 'show', 'precision')
 
     def render(self) -> Any:
         view = self.view

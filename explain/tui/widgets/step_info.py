@@ -6,22 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.reactive import reactive
-from textual.widget import Widget
-
 from explain.render.step import step_header
-from explain.tui.state import View, changed
+from explain.tui.widgets.view_widget import ViewWidget
 
 
-class StepInfo(Widget):
+class StepInfo(ViewWidget):
     """Name [op] and step n of N, formula, signature, note."""
 
-    view: reactive[View | None] = reactive(None, repaint=False)
-    DEPENDS = ('trace', 'index')  # the parts of the View this widget draws; other changes do not repaint it
-
-    def watch_view(self, old: View | None, new: View | None) -> None:
-        if changed(old, new, self.DEPENDS):
-            self.refresh(layout=changed(old, new, ("trace", "index")))
+    DEPENDS = ('trace', 'index')
 
     def render(self) -> Any:
         view = self.view
