@@ -8,22 +8,9 @@ import pickle
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from clitools import invoke, one_line_error
 
 from explain.cli import main
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def one_line_error(result, code: int, *needles: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert "Traceback" not in result.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 def test_plain_prints_every_step() -> None:

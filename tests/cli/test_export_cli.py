@@ -8,22 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from explain.cli import main
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def one_line_error(result, code: int, *needles: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert "Traceback" not in result.output
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
+from clitools import invoke, one_line_error
 
 
 def run_python(path: Path) -> subprocess.CompletedProcess:

@@ -6,25 +6,8 @@ Each case runs the real CLI in a fresh interpreter and looks at ``sys.modules`` 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-
-HEAVY = ("numpy", "textual", "rich")
-
-# Runs the CLI like the console script does, then reports which heavy packages got imported (on stderr,
-# after the command's own output).
-WRAPPER = """
-import sys
-from explain.cli import main
-try:
-    main(sys.argv[1:], prog_name="explain")
-except SystemExit:
-    pass
-heavy = sorted({m.split(".")[0] for m in sys.modules} & {"numpy", "textual", "rich"})
-sys.stderr.write("\\nHEAVY=" + ",".join(heavy) + "\\n")
-"""
+from clitools import HEAVY, heavy_imports, importtime_packages
 
 CASES = {
     "default": ["gpt"],
@@ -39,20 +22,14 @@ CASES = {
 
 @pytest.mark.parametrize("args", list(CASES.values()), ids=list(CASES))
 def test_shapes_imports_no_heavy_packages(args: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-c", WRAPPER, "shapes", *args], capture_output=True, text=True,
-                          timeout=60)
-    marker = [line for line in proc.stderr.splitlines() if line.startswith("HEAVY=")]
-    assert marker, proc.stderr
-    assert marker[-1] == "HEAVY=", f"explain shapes imported {marker[-1][6:]}"
+    heavy, proc = heavy_imports("shapes", *args)
+    assert heavy == [], f"explain shapes imported {heavy}"
     assert "Traceback" not in proc.stderr
 
 
 def test_importtime_shows_no_numpy_or_textual() -> None:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "explain", "shapes", "gpt"],
-                          capture_output=True, text=True, timeout=60)
+    imported, proc = importtime_packages("shapes", "gpt")
     assert proc.returncode == 0, proc.stderr
     assert "total: 2,376 parameters" in proc.stdout
-    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0]
-                for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "click" in imported and "explain" in imported  # the measurement did see the imports
     assert not imported & set(HEAVY)
