@@ -163,7 +163,8 @@ def load_embeddings(path: str) -> Any:
                 rows = [[float(c) for c in row] for row in csv.reader(f) if row]
             arr = np.asarray(rows, dtype=float)
         else:
-            raise InputError(f"cannot read embeddings from '{p.suffix}' files; use .npy, .npz, .json or .csv")
+            kind = f"'{p.suffix}' files" if p.suffix else f"'{path}', which has no file extension"
+            raise InputError(f"cannot read embeddings from {kind}; use a .npy, .npz, .json or .csv file")
     except InputError:
         raise
     except ValueError as exc:

@@ -98,6 +98,9 @@ def test_bad_embeddings_and_weights(tmp_path) -> None:
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     one_line_error(invoke("run", "attention", "--weights", str(tmp_path / "junk.npz"), "--plain"), 1, "cannot read weights")
     one_line_error(invoke("run", "simple", "--embeddings", str(tmp_path / "missing.npy"), "--plain"), 1, "does not exist")
+    (tmp_path / "noext").write_text("1,2\n3,4\n")
+    one_line_error(invoke("run", "simple", "--embeddings", str(tmp_path / "noext"), "--plain"), 1,
+                   "no file extension", ".npy, .npz, .json or .csv")
     (tmp_path / "p.npz").write_bytes(pickle.dumps({"x": 1}))
     one_line_error(invoke("run", "attention", "--weights", str(tmp_path / "p.npz"), "--plain"), 1, "p.npz", "pickled")
 
