@@ -194,9 +194,4 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     return trace
 
 
-def config_of(model: str, **options: Any) -> Config:
-    """The validated config a run with these options would use."""
-    return _prepare(model, **options)[0]
-
-
-__all__ = ["run", "plan", "config_of", "check_memory", "DEFAULT_TEXT"]
+__all__ = ["run", "plan", "check_memory", "DEFAULT_TEXT"]

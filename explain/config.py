@@ -6,7 +6,7 @@ Nothing here imports numpy, so the shape CLI can build and validate configs at c
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from explain.errors import ConfigError, UsageError
@@ -54,7 +54,6 @@ class Config:
     seed: int = 0
     normalize: str = "softmax"  # `simple` only: softmax, or divide by the row sum
     ln_eps: float = 1e-5
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def head_dim(self) -> int:
@@ -68,7 +67,6 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.pop("extra")
         d["d_head"], d["d_ff"] = self.head_dim, self.ff_dim
         return d
 
@@ -95,7 +93,7 @@ def make_config(model: str, **options: Any) -> Config:
     model = check_model_name(model)
     values: dict[str, Any] = dict(_DEFAULTS[model])
     values.update({k: v for k, v in options.items() if v is not None})
-    known = set(Config.__dataclass_fields__) - {"model", "extra"}
+    known = set(Config.__dataclass_fields__) - {"model"}
     unknown = set(values) - known
     if unknown:
         raise UsageError(f"unknown option(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")

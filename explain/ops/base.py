@@ -24,16 +24,23 @@ from explain.shape_rules import Shape, fmt_shape
 Axes = tuple[str, ...]
 
 
-def num(x: Any) -> str:
-    """A number as the explanations print it: six significant digits, −inf spelled out, integers bare."""
-    x = float(x)
+def exact_text(x: float) -> str | None:
+    """The text of a value that needs no rounding: ±inf spelled out, nan, an integer bare (112, not
+    112.0000); None for any other value. Shared by explanations (:func:`num`) and matrix cells."""
     if math.isinf(x):
         return "−inf" if x < 0 else "inf"
     if math.isnan(x):
         return "nan"
     if x == int(x) and abs(x) < 1e15:
         return str(int(x))
-    return f"{x:.6g}"
+    return None
+
+
+def num(x: Any) -> str:
+    """A number as the explanations print it: six significant digits, −inf spelled out, integers bare."""
+    x = float(x)
+    special = exact_text(x)
+    return special if special is not None else f"{x:.6g}"
 
 
 def idx(index: tuple[int, ...]) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from explain.ops.base import exact_text
+
 NEG_INF_STYLE = "bold magenta"
 
 
@@ -49,12 +51,9 @@ class Scale:
 def fmt(v: Any, precision: int = 4) -> str:
     """A value as shown in a cell: fixed precision, −inf spelled out, integers bare."""
     v = float(v)
-    if math.isinf(v):
-        return "−inf" if v < 0 else "inf"
-    if math.isnan(v):
-        return "nan"
-    if v == int(v) and abs(v) < 1e9:
-        return str(int(v))
+    special = exact_text(v)
+    if special is not None:
+        return special
     if v != 0 and (abs(v) >= 10 ** (precision + 2) or abs(v) < 10 ** (-precision)):
         return f"{v:.{max(precision - 1, 1)}e}"
     return f"{v:.{precision}f}"
@@ -88,19 +87,6 @@ def scale_for(sample: Any, probability: bool = False) -> Scale:
         return Scale(0.0, 1.0, False)
     return Scale(lo, hi, lo < 0 < hi or lo == hi)
 
-
-def spans(n: int, start: int, count: int) -> list[int | None]:
-    """Indices to show of an axis of length n: a window of ``count`` from ``start``, with None where ``…``
-    stands for elided indices (before and/or after the window)."""
-    count = max(1, min(count, n))
-    start = max(0, min(start, n - count))
-    out: list[int | None] = []
-    if start > 0:
-        out.append(None)
-    out.extend(range(start, start + count))
-    if start + count < n:
-        out.append(None)
-    return out
 
 
 def head_tail(n: int, count: int) -> list[int | None]:
