@@ -112,16 +112,14 @@ def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: s
 
 def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
     vocab = list(inp.vocab) + [f"#{i}" for i in range(len(inp.vocab), cfg.d_vocab or 0)]
-    labels = {"pos": inp.tokens, "vocab": vocab[: cfg.d_vocab]}
-    if cfg.model == "transformer":
-        labels.update(src=inp.tokens, tgt=inp.target_tokens)
-    return labels
+    return {"pos": inp.tokens, "vocab": vocab[: cfg.d_vocab]}
 
 
 def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool) -> Trace:
     from explain.models import MODEL_FUNCS
+    from explain.models.notation import notation
 
-    rec = Recorder(cfg, params, shape_only)
+    rec = Recorder(cfg, params, shape_only, notation(cfg))
     rec.labels.update(_labels(cfg, inp))
     MODEL_FUNCS[cfg.model](rec, cfg, inp)
     return rec.trace()

@@ -4,8 +4,10 @@ A :class:`Trace` is a sequence of :class:`Step` s (name, op kind, input names, o
 shape signature, note, group path), plus the parameters, the config and the token labels. It is data: the
 TUI, the plain printer, the exporter and the tutorials read it and never reach into a model.
 
-The :class:`Recorder` is what model code calls for every operation (``rec.op("matmul", "attn.scores", q, k,
-transpose_b=True, sym="S")``). With ``shape_only=True`` the same model code runs on shapes alone (tuples, no
+The :class:`Recorder` is what model code calls for every operation (``rec.op("matmul", "scores", q, k,
+transpose_b=True)`` inside ``with rec.scope("attn"):`` records the step ``attn.scores``). A step's math symbol
+and its narration come from the model's notation table (:mod:`explain.models.notation`), looked up by step
+name and op kind, so model code holds only the math. With ``shape_only=True`` the same model code runs on shapes alone (tuples, no
 numpy), which is how ``explain shapes`` and the memory estimate get every step's shape from each op's own
 shape rule. This module imports numpy only when values are computed.
 """
@@ -13,7 +15,8 @@ shape rule. This module imports numpy only when values are computed.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
@@ -169,21 +172,46 @@ class Trace(Sequence[Step]):
         return sum(spec.size for spec in self.specs.values())
 
 
-class Recorder:
-    """What model code calls for every parameter and operation; builds the :class:`Trace`."""
+Notation = Callable[[str, str, dict[str, Any]], tuple[str, str | None]]
+"""``(step name, op kind, attrs) -> (symbol, note or None)``: a model's table of symbols and narration."""
 
-    def __init__(self, config: Config, params: dict[str, Any] | None = None, shape_only: bool = False) -> None:
+
+def _no_notation(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
+    return name.rsplit(".", 1)[-1], None
+
+
+class Recorder:
+    """What model code calls for every parameter and operation; builds the :class:`Trace`.
+
+    Names are relative to the current :meth:`scope`: ``with rec.scope("blocks.0"):`` then
+    ``rec.op("add", "resid_mid", …)`` records ``blocks.0.resid_mid``."""
+
+    def __init__(self, config: Config, params: dict[str, Any] | None = None, shape_only: bool = False,
+                 notation: Notation | None = None) -> None:
         self.config = config
         self.shape_only = shape_only
         self.params: dict[str, Any] = params if params is not None else {}
         self.specs: dict[str, ParamSpec] = {}
         self.steps: list[Step] = []
         self.labels: dict[str, list[str]] = {}
+        self.notation = notation or _no_notation
         self._names: set[str] = set()
+        self._prefix = ""  # the current scope, "blocks.0.attn." (empty at the top)
+
+    @contextmanager
+    def scope(self, name: str) -> Iterator[None]:
+        """Name everything recorded inside ``name.…`` (scopes nest: blocks.0 then attn gives blocks.0.attn.)."""
+        outer = self._prefix
+        self._prefix = f"{outer}{name}."
+        try:
+            yield
+        finally:
+            self._prefix = outer
 
     def param(self, name: str, shape: Shape, axes: tuple[str, ...], init: str = "uniform", fan_in: int = 1,
               sym: str | None = None) -> Ref:
         """Declare a parameter; in a numeric run its array comes from ``params`` (loaded or initialised)."""
+        name = self._prefix + name
         shape = tuple(shape)
         sym = sym or name.rsplit(".", 1)[-1]
         self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym)
@@ -191,24 +219,24 @@ class Recorder:
         return Ref(name, sym, value, tuple(axes), shape)
 
     def reuse(self, name: str) -> Ref:
-        """A parameter declared earlier, used again (a tied unembedding reuses W_E)."""
+        """A parameter declared earlier (by its full name), used again (a tied unembedding reuses W_E)."""
         spec = self.specs[name]
         return Ref(name, spec.sym, spec.shape if self.shape_only else self.params[name], spec.axes, spec.shape)
 
-    def input(self, name: str, value: Any, axes: tuple[str, ...], sym: str, note: str,
-              shape: Shape | None = None) -> Ref:
+    def input(self, name: str, value: Any, axes: tuple[str, ...], shape: Shape | None = None) -> Ref:
         """Record a given value (token ids, embeddings, targets) as a step of its own."""
         shape = tuple(shape if shape is not None else value.shape)
         if not self.shape_only and isinstance(value, list):
             import numpy as np
 
             value = np.asarray(value, dtype=np.int64)
-        return self.op("input", name, sym=sym, note=note, value=None if self.shape_only else value,
-                       shape=shape, axes=tuple(axes))
+        return self.op("input", name, value=None if self.shape_only else value, shape=shape, axes=tuple(axes))
 
-    def op(self, kind: str, name: str, *inputs: Ref, sym: str, note: str | None = None, formula: str | None = None,
+    def op(self, kind: str, name: str, *inputs: Ref, sym: str | None = None, note: str | None = None,
            **attrs: Any) -> Ref:
-        """Run one operation and record it as a step named ``name``."""
+        """Run one operation and record it as a step named ``name`` (in the current scope). Its symbol and
+        note come from the notation table unless given."""
+        name = self._prefix + name
         if name in self._names:
             raise ValueError(f"step name {name!r} recorded twice")  # a bug in model code, not user input
         self._names.add(name)
@@ -222,9 +250,12 @@ class Recorder:
             if tuple(output.shape) != shape:  # the rule and the computation must agree
                 raise AssertionError(f"{name}: shape rule says {shape}, compute gave {output.shape}")
         stored = {k: v for k, v in attrs.items() if k != "value"}
+        if sym is None or note is None:
+            table_sym, table_note = self.notation(name, kind, stored)
+            sym, note = sym or table_sym, note or table_note
         syms = Syms(sym, tuple(r.sym for r in inputs))
         step = Step(len(self.steps), name, kind, tuple(r.name for r in inputs), output, shape, out_axes,
-                    formula or op.formula(syms, **stored), op.signature(shapes, shape, **stored),
+                    op.formula(syms, **stored), op.signature(shapes, shape, **stored),
                     note or op.default_note, group_of(name), syms, stored)
         self.steps.append(step)
         return Ref(name, sym, shape if self.shape_only else output, out_axes, shape)

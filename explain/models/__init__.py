@@ -1,19 +1,12 @@
-"""The model zoo: each model is a function ``(recorder, config, inputs) -> None`` that records its steps.
-
-| name | function |
-| --- | --- |
-| simple, attention, causal, multihead, synthesizer | :mod:`explain.models.attention` |
-| encoder, transformer | :mod:`explain.models.blocks` |
-| gpt | :mod:`explain.models.gpt` |
-"""
+"""The model zoo: each model is a function ``(recorder, config, inputs) -> None`` that records its steps
+(:mod:`explain.models.zoo`), built from the layers of :mod:`explain.models.layers`, with the symbols and
+narration of :mod:`explain.models.notation`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from explain.models.attention import attention, causal, multihead, simple, synthesizer
-from explain.models.blocks import encoder, transformer
-from explain.models.gpt import gpt
+from explain.models.zoo import attention, causal, encoder, gpt, multihead, simple, synthesizer, transformer
 
 MODEL_FUNCS: dict[str, Callable] = {
     "simple": simple,

@@ -42,33 +42,30 @@ class Add(Op):
 
 @register
 class Scale(Op):
-    """``a / divisor`` or ``a · factor`` by a constant; ``label`` names the constant (``√d_k``)."""
+    """``a / √n`` or ``a · √n``, the constant named after the dimension it is the root of: ``√d_k`` in
+    attention, ``√d_model`` on the original transformer's embeddings (attrs ``root="d_k", n=4``)."""
 
     kind = "scale"
     default_note = "Every entry is scaled by the same constant."
 
-    def compute(self, a, divisor: float = 1.0, multiply: bool = False, **attrs):
-        return a * divisor if multiply else a / divisor
+    def compute(self, a, root: str = "", n: int = 1, multiply: bool = False, **attrs):
+        return a * math.sqrt(n) if multiply else a / math.sqrt(n)
 
-    def formula(self, syms: Syms, divisor: float = 1.0, multiply: bool = False, label: str = "", **attrs) -> str:
-        c = label or num(divisor)
-        return f"{syms.out} = {syms.ins[0]} · {c}" if multiply else f"{syms.out} = {syms.ins[0]} / {c}"
+    def formula(self, syms: Syms, root: str = "", multiply: bool = False, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]} · √{root}" if multiply else f"{syms.out} = {syms.ins[0]} / √{root}"
 
-    def signature(self, shapes, out, divisor: float = 1.0, multiply: bool = False, label: str = "", **attrs):
-        return f"{sr.fmt_shape(shapes[0])} {'·' if multiply else '/'} {label or num(divisor)} → {sr.fmt_shape(out)}"
+    def signature(self, shapes, out, root: str = "", multiply: bool = False, **attrs):
+        return f"{sr.fmt_shape(shapes[0])} {'·' if multiply else '/'} √{root} → {sr.fmt_shape(out)}"
 
-    def source(self, out, ins, divisor: float = 1.0, multiply: bool = False, source: str = "", **attrs) -> str:
-        c = source or repr(float(divisor))
-        return f"{ins[0]} * {c}" if multiply else f"{ins[0]} / {c}"
+    def source(self, out, ins, n: int = 1, multiply: bool = False, **attrs) -> str:
+        return f"{ins[0]} * np.sqrt({n})" if multiply else f"{ins[0]} / np.sqrt({n})"
 
-    def explain(self, index, inputs, output, syms: Syms, divisor: float = 1.0, multiply: bool = False,
-                label: str = "", **attrs) -> CellExplanation:
-        a = float(inputs[0][index])
+    def explain(self, index, inputs, output, syms: Syms, root: str = "", n: int = 1, multiply: bool = False,
+                **attrs) -> CellExplanation:
+        a, c = float(inputs[0][index]), math.sqrt(n)
         op = "×" if multiply else "/"
-        named = f"{label} = {num(divisor)}" if label else num(divisor)
-        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} {op} {label or num(divisor)}",
-                               lines=[named if label else f"constant = {num(divisor)}",
-                                      f"{num(a)} {op} {num(divisor)} = {num(output[index])}"])
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} {op} √{root}",
+                               lines=[f"√{root} = {num(c)}", f"{num(a)} {op} {num(c)} = {num(output[index])}"])
 
 
 @register

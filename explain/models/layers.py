@@ -1,0 +1,87 @@
+"""The layers the models are built from, as in nanoGPT's ``model.py``: linear, layer norm, embeddings,
+scaled dot-product attention, multi-head attention, the MLP and the next-token loss.
+
+Every operation goes through the recorder (``rec.op``), so the same code runs on arrays or on shapes alone.
+Names are relative to the recorder's scope; symbols and narration come from :mod:`explain.models.notation`.
+Shapes at line end are for one sequence of T tokens; a batch adds a leading axis.
+"""
+
+from __future__ import annotations
+
+from explain.config import Config
+from explain.inputs import Inputs
+from explain.trace import Recorder, Ref
+
+
+def linear_params(rec: Recorder, d_in: int, d_out: int, w: str = "W", b: str = "b",
+                  axes: tuple[str, str] = ("d_in", "d_out")) -> tuple[Ref, Ref]:
+    """A weight (d_in, d_out) and bias (d_out,), initialised like nn.Linear (uniform ±1/√d_in)."""
+    return (rec.param(w, (d_in, d_out), axes, "uniform", d_in),
+            rec.param(b, (d_out,), axes[1:], "uniform", d_in))
+
+
+def head_params(rec: Recorder, cfg: Config, w: str, b: str, d_out: int | None = None) -> tuple[Ref, Ref]:
+    """Per-head weights (h, d_model, d_head) and biases (h, d_head), uniform ±1/√d_model."""
+    h, d, m = cfg.n_heads, cfg.d_model, d_out or cfg.head_dim
+    return (rec.param(w, (h, d, m), ("head", "d_model", "d_head"), "uniform", d),
+            rec.param(b, (h, m), ("head", "d_head"), "uniform", d))
+
+
+def layer_norm(rec: Recorder, cfg: Config, name: str, x: Ref) -> Ref:
+    """LayerNorm over d_model with learned γ (w, ones) and β (b, zeros)."""
+    with rec.scope(name):
+        w = rec.param("w", (cfg.d_model,), ("d_model",), "ones", sym="γ")
+        b = rec.param("b", (cfg.d_model,), ("d_model",), "zeros", sym="β")
+    return rec.op("layer_norm", name, x, w, b, eps=cfg.ln_eps)
+
+
+def embed(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos", batched: bool = False) -> Ref:
+    """X: the given embeddings, or the token ids looked up in W_E."""
+    if inp.embeddings is not None:
+        return rec.input("embed", inp.embeddings, (axis, "d_model"))  # (T, d)
+    ids, shape = (inp.ids, (inp.batch, inp.seq_len)) if batched else (inp.ids[0], (inp.seq_len,))
+    tokens = rec.input("tokens", ids, ("batch", axis) if batched else (axis,), shape=shape)
+    W_E = rec.param("W_E", (cfg.d_vocab, cfg.d_model), ("vocab", "d_model"), "normal", sym="W_E")
+    return rec.op("embed", "embed", tokens, W_E)  # (T, d)
+
+
+def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool) -> Ref:
+    """Scaled dot-product attention, softmax(Q·Kᵀ/√d_k [+ mask])·V, one recorded step per operation."""
+    s = rec.op("matmul", "scores", q, k, transpose_b=True)  # (T, T)
+    s = rec.op("scale", "scaled", s, root="d_k", n=d_k)
+    if causal:
+        s = rec.op("mask", "masked", s)
+    a = rec.op("softmax", "pattern", s)  # (T, T), rows sum to 1
+    return rec.op("weighted_sum", "z", a, v)  # (T, d_k)
+
+
+def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False) -> Ref:
+    """Multi-head attention: h heads, each with its own W_Q, W_K, W_V (d × m); concatenate; project with W_O.
+    Queries come from ``x``; keys and values from ``memory`` (the encoder's output) or, by default, ``x``."""
+    h, m = cfg.n_heads, cfg.head_dim
+    x_kv = x if memory is None else memory
+    with rec.scope(name):
+        q = rec.op("linear_heads", "q", x, *head_params(rec, cfg, "W_Q", "b_Q"))  # (h, T, m)
+        k = rec.op("linear_heads", "k", x_kv, *head_params(rec, cfg, "W_K", "b_K"))  # (h, S, m)
+        v = rec.op("linear_heads", "v", x_kv, *head_params(rec, cfg, "W_V", "b_V"))  # (h, S, m)
+        z = sdpa(rec, q, k, v, m, causal)  # (h, T, m)
+        z = rec.op("merge_heads", "concat", z)  # (T, h·m)
+        W_O, b_O = linear_params(rec, h * m, cfg.d_model, "W_O", "b_O", ("concat", "d_model"))
+    return rec.op("linear", f"{name}_out", z, W_O, b_O)  # (T, d)
+
+
+def mlp(rec: Recorder, cfg: Config, x: Ref, act: str) -> Ref:
+    """Position-wise feed-forward: act(x·W_in + b_in)·W_out + b_out, d_model → d_ff → d_model."""
+    with rec.scope("mlp"):
+        x = rec.op("linear", "pre", x, *linear_params(rec, cfg.d_model, cfg.ff_dim, "W_in", "b_in",
+                                                      ("d_model", "d_ff")))  # (T, d_ff)
+        x = rec.op(act, "post", x)  # (T, d_ff)
+        W_out, b_out = linear_params(rec, cfg.ff_dim, cfg.d_model, "W_out", "b_out", ("d_ff", "d_model"))
+    return rec.op("linear", "mlp_out", x, W_out, b_out)  # (T, d)
+
+
+def next_token_loss(rec: Recorder, log_probs: Ref, labels: list, shape: tuple, axes: tuple) -> Ref:
+    """Cross-entropy: pick the log-probability of each correct next token, negate, average."""
+    y = rec.input("targets", labels, axes, shape=shape)
+    picked = rec.op("pick", "correct_log_probs", log_probs, y)
+    return rec.op("mean", "loss", rec.op("neg", "token_loss", picked))

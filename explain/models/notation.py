@@ -1,0 +1,137 @@
+"""The notation of every step: its math symbol and its narration, in one table apart from the model code.
+
+A row is ``(step name glob, op kind, symbol, note)``; the first row matching a step's full name and kind
+wins (``*`` in a glob also matches dots). A model's own rows come before the shared ones. A note of
+``None`` leaves the op kind's default note. Notes may name the config (``{d_model}``, ``{d_ff}``,
+``{n_heads}``, ``{d_head}``, ``{n_ctx}``, ``{d_concat}`` = heads × d_head) and the step's attributes
+(``{n}``, ``{stop}``; ``{sqrt_n}`` = √n).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fnmatch import translate
+from typing import Any
+
+from explain.config import Config
+from explain.trace import Notation
+
+Row = tuple[str, str, str, str | None]
+
+SHARED: list[Row] = [
+    # inputs and embeddings
+    ("*embed", "input", "X", "The input embeddings, one row per token, given to the run."),
+    ("*tokens", "input", "ids", "The token ids of the input text."),
+    ("*embed", "embed", "X", "Each token id picks its row of W_E: the token's learned vector."),
+    ("*embed_scaled", "scale", "X'", "The paper multiplies the embeddings by √d_model = {sqrt_n:.4g} (§3.4)."),
+    ("*pos_embed", "sinusoid", "PE", None),
+    ("*blocks.0.resid_pre", "add", "X₀",
+     "Add the positional encoding, so the same word at two positions gives two different vectors."),
+    # attention
+    ("*attn.q", "linear_heads", "Q", "Q for every head: X·W_Q + b_Q, a different projection per head."),
+    ("*attn.k", "linear_heads", "K", "K for every head: X·W_K + b_K, a different projection per head."),
+    ("*attn.v", "linear_heads", "V", "V for every head: X·W_V + b_V, a different projection per head."),
+    ("*attn.q", "linear", "Q", "Queries: X·W_Q + b_Q."),
+    ("*attn.k", "linear", "K", "Keys: X·W_K + b_K."),
+    ("*attn.v", "linear", "V", "Values: X·W_V + b_V."),
+    ("*attn.scores", "*", "S", "Scores: how well each query matches each key, as a dot product. Row i is query i."),
+    ("*attn.scaled", "*", "S'", "Divide by √d_k = √{n} = {sqrt_n:g}: dot products grow with d_k, and scaling "
+                                "keeps softmax out of its flat, saturated regions."),
+    ("*attn.masked", "*", "Sₘ", None),
+    ("*attn.pattern", "*", "A", "Attention weights: softmax of each row of scores. Row i says how much query i "
+                                "takes from each position."),
+    ("*attn.z", "*", "Z", "Each output is the sum of the value vectors weighted by the attention weights."),
+    ("*attn.concat", "*", "Z_cat",
+     "Concatenate the {n_heads} heads' outputs side by side: {n_heads} × {d_head} = {d_concat} columns."),
+    ("*attn_out", "*", "O", "Project the concatenated heads back to d_model with W_O."),
+    # feed-forward
+    ("*mlp.pre", "*", "H", "Feed-forward, first layer: widen each position from {d_model} to {d_ff} features."),
+    ("*mlp.post", "*", "H'", None),
+    ("*mlp_out", "*", "F", "Feed-forward, second layer: back to d_model. Each position is transformed on its own."),
+    # the original transformer's residual adds and post-LN norms
+    ("decoder.blocks.*.add1", "*", "x + sub", "Residual connection: add the masked self-attention output to its input."),
+    ("decoder.blocks.*.add2", "*", "x + sub",
+     "Residual connection: add the encoder-decoder attention output to its input."),
+    ("*blocks.*.add1", "*", "x + sub", "Residual connection: add the self-attention output to its input."),
+    ("*blocks.*.add[23]", "*", "x + sub", "Residual connection: add the feed-forward output to its input."),
+    ("*blocks.*.ln[123]", "*", "N", "Layer norm after the residual add (post-LN)."),
+    # output and loss
+    ("logits", "*", "logits", "The final linear layer: one score per vocabulary word at each decoder position."),
+    ("probs", "*", "P", "Softmax over the vocabulary: the next-word probabilities."),
+    ("log_probs", "*", "log P", None),
+    ("targets", "*", "y", "The correct next token at each position."),
+    ("correct_log_probs", "*", "log p(y)", None),
+    ("token_loss", "*", "ℓ", "Cross-entropy at each position: −log p(correct next token). p = 1 costs 0; p → 0 costs ∞."),
+    ("loss", "*", "L", "The loss: the mean of −log p(correct next token) over positions."),
+]
+
+OWN: dict[str, list[Row]] = {
+    "simple": [
+        ("attn.scores", "*", "S",
+         "Attention scores: the dot product of every input with every other; similar vectors score high."),
+        ("attn.pattern", "softmax", "A", "Attention weights: softmax of each row, so weights are positive and sum to 1."),
+        ("attn.pattern", "*", "A", None),
+        ("attn.z", "*", "Z", "Context vectors: each is the attention-weighted sum of all the input vectors."),
+    ],
+    "synthesizer": [
+        ("attn.hidden", "*", "H", "Each head maps every token through its own W₁ (no keys are involved)."),
+        ("attn.relu", "*", "R", None),
+        ("attn.W_2_used", "*", "W₂[:, :T]",
+         "W₂ has a column per context position ({n_ctx}); a sequence of {stop} uses the first {stop}."),
+        ("attn.b_2_used", "*", "b₂[:T]", None),
+        ("attn.scores", "*", "S", "Synthesized scores: ReLU(X·W₁ + b₁)·W₂ + b₂. Row i comes from token i alone."),
+        ("attn.pattern", "*", "A", None),
+        ("attn.v", "*", "V", None),
+        ("attn.z", "*", "Z", None),
+        ("attn.concat", "*", "Z_cat", None),
+        ("attn_out", "*", "O", "Project the concatenated heads with W_O."),
+    ],
+    "gpt": [
+        ("pos_embed", "*", "P", "Learned positional embedding: row p of W_pos is added at position p."),
+        ("blocks.0.resid_pre", "*", "x",
+         "The residual stream starts as token embedding + position embedding (broadcast over the batch)."),
+        ("blocks.*.ln1", "*", "x̂", "Pre-LN: normalise before attention (GPT-2)."),
+        ("blocks.*.resid_mid", "*", "x", "Add the attention output to the residual stream."),
+        ("blocks.*.ln2", "*", "x̂", "Pre-LN: normalise before the MLP."),
+        ("blocks.*.resid_post", "*", "x", "Add the MLP output to the residual stream."),
+        ("ln_final", "*", "x̂", "A last layer norm before the unembedding."),
+        ("logits", "*", "logits", "Logits: the residual stream times W_Eᵀ (the unembedding is tied to the "
+                                  "embedding), one score per vocabulary word at each position."),
+        ("probs", "*", "P", "Softmax over the vocabulary: the next-token probabilities."),
+        ("log_probs_pred", "*", "log P[:, :-1]",
+         "Position t predicts token t+1; the last position has nothing after it to check against."),
+    ],
+}
+
+_compiled: dict[str, list[tuple[re.Pattern, str, str, str | None]]] = {}
+
+
+def _rows(model: str) -> list[tuple[re.Pattern, str, str, str | None]]:
+    if model not in _compiled:
+        _compiled[model] = [(re.compile(translate(glob)), kind, sym, note)
+                            for glob, kind, sym, note in OWN.get(model, []) + SHARED]
+    return _compiled[model]
+
+
+def notation(cfg: Config) -> Notation:
+    """The lookup the recorder calls for each step of a ``cfg.model`` run: (name, kind, attrs) → (sym, note)."""
+    rows = _rows(cfg.model)
+    context = dict(d_model=cfg.d_model, d_ff=cfg.ff_dim, n_heads=cfg.n_heads, d_head=cfg.head_dim, n_ctx=cfg.n_ctx,
+                   d_concat=cfg.n_heads * cfg.head_dim)
+    found: dict[tuple[str, str], tuple[str, str | None]] = {}
+
+    def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
+        key = (name, kind)
+        if key not in found:
+            found[key] = next(((sym, note) for pattern, k, sym, note in rows
+                               if k in ("*", kind) and pattern.match(name)), (name.rsplit(".", 1)[-1], None))
+        sym, note = found[key]
+        if note and "{" in note:
+            values = dict(context, **attrs)
+            if "n" in attrs:
+                values["sqrt_n"] = math.sqrt(attrs["n"])
+            note = note.format(**values)
+        return sym, note
+
+    return lookup

@@ -1,0 +1,145 @@
+"""The eight models, in the order a course meets them: ``simple``, ``attention``, ``causal``, ``multihead``,
+``synthesizer`` (attention alone), ``encoder`` and ``transformer`` (Vaswani et al. 2017, post-LN), and ``gpt``
+(Radford et al. 2019, pre-LN, batched). Each is a function ``(rec, cfg, inputs)`` that records its steps;
+the layers are in :mod:`explain.models.layers`, the symbols and narration in :mod:`explain.models.notation`.
+"""
+
+from __future__ import annotations
+
+from explain.config import Config
+from explain.inputs import Inputs
+from explain.models.layers import attention as mha
+from explain.models.layers import embed, head_params, layer_norm, linear_params, mlp, next_token_loss, sdpa
+from explain.trace import Recorder, Ref
+
+
+def simple(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """Self-attention with no trainable weights (Build an LLM from Scratch, §3.3): X·Xᵀ, normalise, ·X."""
+    x = embed(rec, cfg, inp)  # (T, d)
+    with rec.scope("attn"):
+        s = rec.op("matmul", "scores", x, x, transpose_b=True)  # (T, T)
+        a = rec.op("sum_normalize" if cfg.normalize == "sum" else "softmax", "pattern", s)  # (T, T)
+        rec.op("weighted_sum", "z", a, x)  # (T, d)
+
+
+def single_head(rec: Recorder, cfg: Config, inp: Inputs, causal: bool) -> None:
+    """Scaled dot-product attention with one head: Q, K, V projections, softmax(Q·Kᵀ/√d_k)·V."""
+    x = embed(rec, cfg, inp)  # (T, d)
+    d, m, axes = cfg.d_model, cfg.head_dim, ("d_model", "d_head")
+    with rec.scope("attn"):
+        q = rec.op("linear", "q", x, *linear_params(rec, d, m, "W_Q", "b_Q", axes))  # (T, m)
+        k = rec.op("linear", "k", x, *linear_params(rec, d, m, "W_K", "b_K", axes))  # (T, m)
+        v = rec.op("linear", "v", x, *linear_params(rec, d, m, "W_V", "b_V", axes))  # (T, m)
+        sdpa(rec, q, k, v, m, causal)  # (T, m)
+
+
+def attention(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    single_head(rec, cfg, inp, causal=False)
+
+
+def causal(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    single_head(rec, cfg, inp, causal=True)
+
+
+def multihead(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """Multi-head self-attention over the inputs."""
+    mha(rec, cfg, "attn", embed(rec, cfg, inp))  # (T, d)
+
+
+def synthesizer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """Dense synthesizer attention (Tay et al. 2020; CS224N a5): the attention logits come from X alone,
+    ReLU(X·W₁ + b₁)·W₂ + b₂ per head, with a causal mask; there is no Q·Kᵀ and no √d scaling."""
+    x = embed(rec, cfg, inp)  # (T, d)
+    h, m, T = cfg.n_heads, cfg.head_dim, inp.seq_len
+    with rec.scope("attn"):
+        hid = rec.op("relu", "relu", rec.op("linear_heads", "hidden", x, *head_params(rec, cfg, "W_1", "b_1")))
+        W2 = rec.param("W_2", (m, cfg.n_ctx), ("d_head", "pos"), "uniform", m)  # a column per context position
+        b2 = rec.param("b_2", (cfg.n_ctx,), ("pos",), "uniform", m)
+        W2 = rec.op("slice", "W_2_used", W2, axis=-1, stop=T)  # (m, T)
+        b2 = rec.op("slice", "b_2_used", b2, axis=-1, stop=T)  # (T,)
+        s = rec.op("mask", "masked", rec.op("linear", "scores", hid, W2, b2))  # (h, T, T)
+        a = rec.op("softmax", "pattern", s)  # (h, T, T)
+        v = rec.op("linear_heads", "v", x, *head_params(rec, cfg, "W_V", "b_V"))  # (h, T, m)
+        z = rec.op("merge_heads", "concat", rec.op("weighted_sum", "z", a, v))  # (T, h·m)
+        W_O, b_O = linear_params(rec, h * m, cfg.d_model, "W_O", "b_O", ("concat", "d_model"))
+    rec.op("linear", "attn_out", z, W_O, b_O)  # (T, d)
+
+
+def embed_positions(rec: Recorder, cfg: Config, inp: Inputs, axis: str) -> Ref:
+    """Token embedding ×√d_model plus the sinusoidal positional encoding (§3.4 and §3.5 of the paper)."""
+    x = embed(rec, cfg, inp, axis)  # (T, d)
+    if inp.embeddings is None:  # given embeddings are used as they are
+        x = rec.op("scale", "embed_scaled", x, root="d_model", n=cfg.d_model, multiply=True)
+    pe = rec.op("sinusoid", "pos_embed", n=x.shape[-2], d=cfg.d_model)  # (T, d)
+    return rec.op("add", "blocks.0.resid_pre", x, pe)  # (T, d)
+
+
+def encoder_block(rec: Recorder, cfg: Config, x: Ref) -> Ref:
+    """Post-LN: x = LayerNorm(x + Sublayer(x)) after self-attention, then after the feed-forward."""
+    x = layer_norm(rec, cfg, "ln1", rec.op("add", "add1", x, mha(rec, cfg, "attn", x)))  # (T, d)
+    return layer_norm(rec, cfg, "ln2", rec.op("add", "add2", x, mlp(rec, cfg, x, "relu")))  # (T, d)
+
+
+def decoder_block(rec: Recorder, cfg: Config, y: Ref, memory: Ref) -> Ref:
+    """Masked self-attention, attention over the encoder's output (K, V from memory), feed-forward."""
+    y = layer_norm(rec, cfg, "ln1", rec.op("add", "add1", y, mha(rec, cfg, "self_attn", y, causal=True)))
+    y = layer_norm(rec, cfg, "ln2", rec.op("add", "add2", y, mha(rec, cfg, "cross_attn", y, memory)))
+    return layer_norm(rec, cfg, "ln3", rec.op("add", "add3", y, mlp(rec, cfg, y, "relu")))  # (T, d)
+
+
+def encode(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos") -> Ref:
+    x = embed_positions(rec, cfg, inp, axis)  # (S, d)
+    for i in range(cfg.n_layers):
+        with rec.scope(f"blocks.{i}"):
+            x = encoder_block(rec, cfg, x)
+    return x
+
+
+def encoder(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """A stack of post-LN encoder blocks over the input."""
+    encode(rec, cfg, inp)
+
+
+def transformer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """The encoder-decoder: encode the source; decode the target (shifted right, <bos> first) with masked
+    self-attention and attention over the encoder's output; a linear layer to the vocabulary; softmax."""
+    rec.labels.update(src=inp.tokens, tgt=inp.target_tokens)
+    with rec.scope("encoder"):
+        memory = encode(rec, cfg, inp, "src")  # (S, d)
+    with rec.scope("decoder"):
+        y = embed_positions(rec, cfg, Inputs(ids=[inp.target_ids], tokens=inp.target_tokens), "tgt")  # (T, d)
+        for i in range(cfg.n_layers):
+            with rec.scope(f"blocks.{i}"):
+                y = decoder_block(rec, cfg, y, memory)  # (T, d)
+    with rec.scope("unembed"):
+        W_U, b_U = linear_params(rec, cfg.d_model, cfg.d_vocab, "W_U", "b_U", ("d_model", "vocab"))
+    logits = rec.op("linear", "logits", y, W_U, b_U)  # (T, d_vocab)
+    rec.op("softmax", "probs", logits)
+    log_probs = rec.op("log_softmax", "log_probs", logits)
+    next_token_loss(rec, log_probs, inp.label_ids, (len(inp.label_ids),), ("tgt",))
+
+
+def gpt_block(rec: Recorder, cfg: Config, x: Ref) -> Ref:
+    """Pre-LN: the residual stream passes through; attention and the MLP read a normalised copy and add to it."""
+    x = rec.op("add", "resid_mid", x, mha(rec, cfg, "attn", layer_norm(rec, cfg, "ln1", x), causal=True))
+    return rec.op("add", "resid_post", x, mlp(rec, cfg, layer_norm(rec, cfg, "ln2", x), "gelu"))  # (B, T, d)
+
+
+def gpt(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """Embed tokens and positions, run the blocks, a final layer norm, logits through the tied embedding
+    matrix, and the next-token cross-entropy."""
+    B, T = inp.batch, inp.seq_len
+    tok = embed(rec, cfg, inp, batched=True)  # (B, T, d)
+    W_pos = rec.param("W_pos", (cfg.n_ctx, cfg.d_model), ("pos", "d_model"), "normal")
+    x = rec.op("add", "blocks.0.resid_pre", tok, rec.op("pos_embed", "pos_embed", W_pos, n=T))  # (B, T, d)
+    for i in range(cfg.n_layers):
+        with rec.scope(f"blocks.{i}"):
+            x = gpt_block(rec, cfg, x)  # (B, T, d)
+    x = layer_norm(rec, cfg, "ln_final", x)
+    logits = rec.op("linear", "logits", x, rec.reuse("W_E"), transpose_w=True)  # (B, T, d_vocab): tied W_Eᵀ
+    rec.op("softmax", "probs", logits)
+    log_probs = rec.op("log_softmax", "log_probs", logits)
+    if T < 2:
+        return  # one token predicts nothing that the input contains: no loss
+    log_probs = rec.op("slice", "log_probs_pred", log_probs, axis=-2, stop=T - 1)  # (B, T-1, d_vocab)
+    next_token_loss(rec, log_probs, [ids[1:] for ids in inp.ids], (B, T - 1), ("batch", "pos"))
