@@ -13,19 +13,9 @@ from typing import Any
 from explain.config import Config, make_config, with_vocab
 from explain.errors import InputError, ResourceError
 from explain.inputs import Inputs, prepare
+from explain.models import MODELS
+from explain.options import flag
 from explain.trace import BYTES_PER_VALUE, Recorder, Trace
-
-DEFAULT_TEXT: dict[str, str] = {
-    "simple": "Your journey starts with one step",
-    "attention": "Thinking Machines",
-    "causal": "Your journey starts with one step",
-    "multihead": "The cat sat on the mat",
-    "synthesizer": "The cat sat on the mat",
-    "encoder": "Thinking Machines",
-    "transformer": "Thinking Machines",
-    "gpt": "The cat is happy",
-}
-DEFAULT_TARGET = "Denkende Maschinen"
 
 
 def _prepare(model: str, text: str | list[str] | None = None, target: str | None = None,
@@ -38,16 +28,16 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     if checkpoint is not None:
         return _prepare_checkpoint(model, checkpoint, texts, tokens, embeddings, target, options)
     if not texts and not tokens and embeddings is None:
-        texts = [DEFAULT_TEXT.get(model, "The cat is happy")]
-    if model == "transformer" and target is None:
-        target = DEFAULT_TARGET
+        texts = [MODELS[model].text]
+    if target is None:
+        target = MODELS[model].target
     inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings)
     if inp.embeddings is not None:
         width = int(inp.embeddings.shape[1])
         if options.get("d_model") is None:
             options["d_model"] = width
-            if options.get("n_heads") is None and model in ("simple", "attention", "causal"):
-                options["n_heads"] = 1
+            if options.get("n_heads") is None and MODELS[model].heads is not None:
+                options["n_heads"] = MODELS[model].heads
         elif options["d_model"] != width:
             raise InputError(f"the embeddings are {width} wide but --d-model is {options['d_model']}; "
                              f"drop --d-model or give embeddings with {options['d_model']} columns")
@@ -75,7 +65,7 @@ def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: s
     from explain.errors import ConfigError, UsageError
     from explain.inputs import parse_token_ids
 
-    if model != "gpt":
+    if not MODELS[model].uses("checkpoint"):
         raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
     if embeddings is not None or target is not None:
         raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
@@ -83,8 +73,7 @@ def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: s
     for key, value in ck.options.items():
         given = options.get(key)
         if given is not None and given != value:
-            flag = {"n_heads": "heads", "n_layers": "layers", "d_vocab": "vocab", "n_ctx": "context"}.get(key, key)
-            raise ConfigError(f"--{flag.replace('_', '-')} {given} conflicts with the checkpoint's {key} = {value}; "
+            raise ConfigError(f"{flag(key)} {given} conflicts with the checkpoint's {key} = {value}; "
                               "drop the option (the checkpoint's config.json sets it)")
     options = {**options, **ck.options}
     if tokens and texts:
@@ -92,7 +81,7 @@ def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: s
     if tokens:
         batch = [parse_token_ids(tokens)]
     else:
-        batch = [ck.encode(t) for t in (texts or [DEFAULT_TEXT["gpt"]])]
+        batch = [ck.encode(t) for t in (texts or [MODELS[model].text])]
         if len({len(b) for b in batch}) > 1:
             raise InputError(f"the texts of a batch must have the same number of tokens, got {[len(b) for b in batch]}")
         if not batch[0]:
@@ -116,12 +105,12 @@ def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
 
 
 def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool) -> Trace:
-    from explain.models import MODEL_FUNCS
+    from explain.models import zoo
     from explain.models.notation import notation
 
     rec = Recorder(cfg, params, shape_only, notation(cfg))
     rec.labels.update(_labels(cfg, inp))
-    MODEL_FUNCS[cfg.model](rec, cfg, inp)
+    getattr(zoo, MODELS[cfg.model].function)(rec, cfg, inp)
     return rec.trace()
 
 
@@ -167,10 +156,9 @@ def check_memory(planned: Trace) -> None:
 def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Trace:
     """Run ``model`` one operation at a time and return its :class:`Trace`.
 
-    Options are the CLI's, in Python spelling: ``text`` (a string, or a list for a gpt batch), ``target``,
-    ``tokens`` ("3,1,4" or a list), ``embeddings`` (a file path or a (T, d) array), ``weights`` (an .npz path or a dict of
-    arrays), ``seed``, ``d_model``, ``n_heads``, ``d_head``, ``d_ff``, ``n_layers``, ``d_vocab``, ``n_ctx``,
-    ``normalize``, ``checkpoint`` (a GPT-2 folder, see :mod:`explain.checkpoint`).
+    Options are the CLI's, named as in :data:`explain.options.OPTIONS` (``n_heads`` for ``--heads``). From
+    Python, ``text`` may also be a list (a gpt batch), ``tokens`` a list of ids, ``embeddings`` a (T, d) array,
+    ``weights`` a dict of arrays, and ``checkpoint`` an opened checkpoint.
     """
     from explain.weights import check_params, init_params, load_params
 
@@ -192,4 +180,4 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     return trace
 
 
-__all__ = ["run", "plan", "check_memory", "DEFAULT_TEXT"]
+__all__ = ["run", "plan", "check_memory"]

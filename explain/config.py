@@ -1,6 +1,8 @@
-"""Model configuration: one dataclass, per-model defaults, and the checks that refuse a config early.
+"""Model configuration: one dataclass and the checks that refuse a config early.
 
-Nothing here imports numpy, so the shape CLI can build and validate configs at click's speed.
+The fields' defaults and ranges come from the option definitions (:mod:`explain.options`), the per-model
+defaults from the model registry (:mod:`explain.models`). Nothing here imports numpy, so the shape CLI can
+build and validate configs at click's speed.
 """
 
 from __future__ import annotations
@@ -10,32 +12,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from explain.errors import ConfigError, UsageError
-
-# The model zoo, in the order a course meets them. Each name is a CLI argument.
-MODELS: dict[str, str] = {
-    "simple": "self-attention with no trainable weights: softmax(X·Xᵀ)·X",
-    "attention": "single-head scaled dot-product self-attention",
-    "causal": "single-head attention with the causal mask",
-    "multihead": "multi-head self-attention with an output projection",
-    "synthesizer": "dense synthesizer attention (CS224N a5): logits from X alone",
-    "encoder": "a stack of original-transformer encoder blocks (post-LN)",
-    "transformer": "the full encoder-decoder of Attention Is All You Need",
-    "gpt": "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss",
-}
-
-# Readable defaults per model: small enough to print, big enough to be interesting.
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "simple": dict(d_model=4, n_heads=1, n_layers=1),
-    "attention": dict(d_model=4, n_heads=1, n_layers=1),
-    "causal": dict(d_model=4, n_heads=1, n_layers=1),
-    "multihead": dict(d_model=8, n_heads=2, n_layers=1),
-    "synthesizer": dict(d_model=8, n_heads=2, n_layers=1),
-    "encoder": dict(d_model=8, n_heads=2, n_layers=2),
-    "transformer": dict(d_model=8, n_heads=2, n_layers=2),
-    "gpt": dict(d_model=8, n_heads=2, n_layers=2),
-}
-
-NORMALIZATIONS = ("softmax", "sum")
+from explain.models import MODELS
+from explain.options import OPTION, default, flag
 
 
 @dataclass(frozen=True)
@@ -44,16 +22,16 @@ class Config:
     d_vocab = the tokenizer's vocabulary size."""
 
     model: str = "gpt"
-    d_model: int = 8
-    n_heads: int = 2
-    d_head: int | None = None
-    d_ff: int | None = None
-    n_layers: int = 2
-    d_vocab: int | None = None
-    n_ctx: int = 32
-    seed: int = 0
-    normalize: str = "softmax"  # `simple` only: softmax, or divide by the row sum
-    ln_eps: float = 1e-5
+    d_model: int = default("d_model")
+    n_heads: int = default("n_heads")
+    d_head: int | None = default("d_head")
+    d_ff: int | None = default("d_ff")
+    n_layers: int = default("n_layers")
+    d_vocab: int | None = default("d_vocab")
+    n_ctx: int = default("n_ctx")
+    seed: int = default("seed")
+    normalize: str = default("normalize")
+    ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
 
     @property
     def head_dim(self) -> int:
@@ -91,7 +69,7 @@ def make_config(model: str, **options: Any) -> Config:
     """A validated Config for ``model`` with the per-model defaults, overridden by the given options
     (options that are None are left at their defaults)."""
     model = check_model_name(model)
-    values: dict[str, Any] = dict(_DEFAULTS[model])
+    values: dict[str, Any] = dict(MODELS[model].defaults)
     values.update({k: v for k, v in options.items() if v is not None})
     known = set(Config.__dataclass_fields__) - {"model"}
     unknown = set(values) - known
@@ -104,24 +82,27 @@ def make_config(model: str, **options: Any) -> Config:
 
 def validate(cfg: Config) -> None:
     """Refuse a config that cannot be built, naming the value and a fix."""
-    for name in ("d_model", "n_heads", "n_layers", "n_ctx"):
-        v = getattr(cfg, name)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(f"{name} must be a positive whole number, got {v!r}")
-    for name in ("d_head", "d_ff", "d_vocab"):
-        v = getattr(cfg, name)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise ConfigError(f"{name} must be a positive whole number, got {v!r}")
-    if cfg.normalize not in NORMALIZATIONS:
-        raise ConfigError(f"normalize must be one of {', '.join(NORMALIZATIONS)}, got {cfg.normalize!r}")
-    if cfg.normalize != "softmax" and cfg.model != "simple":
-        raise ConfigError("--normalize sum applies to the 'simple' model only; drop it or use 'explain run simple'")
-    if cfg.model in ("attention", "causal", "simple") and cfg.n_heads != 1:
-        raise ConfigError(f"the '{cfg.model}' model has one head; drop --heads or use 'multihead'")
+    model = MODELS[cfg.model]
+    sizes = [o for o in OPTION.values() if o.group == "config" and o.type == "int" and o.name != "seed"]
+    for o in sorted(sizes, key=lambda o: o.default is None):  # the always-set sizes first
+        v = getattr(cfg, o.name)
+        if (v is not None or o.default is not None) and (not isinstance(v, int) or isinstance(v, bool) or v < o.min):
+            raise ConfigError(f"{o.name} must be a positive whole number, got {v!r}")
+    normalize = OPTION["normalize"]
+    if cfg.normalize not in normalize.choices:
+        raise ConfigError(f"normalize must be one of {', '.join(normalize.choices)}, got {cfg.normalize!r}")
+    for o in OPTION.values():  # a config option changed from its default on a model that does not use it
+        if o.group == "config" and not o.used_by(cfg.model) and getattr(cfg, o.name) != o.default:
+            users = " or ".join(f"'{m}'" for m in o.models)
+            raise ConfigError(f"{o.flag} {getattr(cfg, o.name)} applies to the {users} model only; drop it or use "
+                              f"'explain run {o.models[0]}'")
+    if model.heads is not None and cfg.n_heads != model.heads:
+        raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use 'multihead'")
     if cfg.d_head is None and cfg.d_model % cfg.n_heads:
         raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
                           + _divisor_hint(cfg.d_model, cfg.n_heads))
-    if not (cfg.seed >= 0 and cfg.seed < 2**63):
+    seed = OPTION["seed"]
+    if not (cfg.seed >= seed.min and cfg.seed <= seed.max):
         raise ConfigError(f"seed must be between 0 and 2**63-1, got {cfg.seed}")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from explain.errors import InputError, UsageError
+from explain.models import MODELS
 
 SPECIALS = ["<bos>", "<eos>", "<unk>"]
 BOS, EOS, UNK = 0, 1, 2
@@ -183,9 +184,10 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
     """Tokenize or load the inputs of a run (before the config knows d_vocab)."""
     if tokens and texts:
         raise UsageError("give either --text or --tokens, not both")
-    if target is not None and model != "transformer":
+    entry = MODELS[model]
+    if target is not None and not entry.uses("target"):
         raise UsageError(f"--target is for the 'transformer' model (the decoder's text); '{model}' has no decoder")
-    if len(texts) > 1 and model != "gpt":
+    if len(texts) > 1 and not entry.batched:
         raise UsageError(f"several --text values make a batch, which only 'gpt' takes; give '{model}' one --text")
     inp = Inputs()
     tok = Tokenizer(list(texts) + ([target] if target else []))
@@ -199,7 +201,7 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
             raise InputError(f"--text has {len(words)} words but the embeddings have {n} rows; "
                              "give one word per row (the words only label the rows)")
         inp.tokens = words or [f"x{i + 1}" for i in range(n)]
-        if model == "gpt":
+        if not entry.uses("embeddings"):
             raise UsageError("'gpt' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
     elif tokens:
         ids = parse_token_ids(tokens)
@@ -215,7 +217,7 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
                              f"{[len(b) for b in batch]}; pad or shorten them")
         inp.ids = batch
         inp.tokens = split_words(texts[0])
-    if model == "transformer":
+    if entry.uses("target"):
         tgt = target if target is not None else ""
         tgt_ids = tok.encode(tgt)
         inp.target_ids = [BOS] + tgt_ids

@@ -13,16 +13,15 @@ import click
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import InputError, UsageError
 from explain.inputs import UNK
-
-# The run options that set the config (the rest pick the input).
-_CONFIG_KEYS = ("seed", "d_model", "n_heads", "d_head", "d_ff", "n_layers", "d_vocab", "n_ctx", "normalize")
+from explain.models import MODELS
+from explain.options import names
 
 
 def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
     """Token ids for ``--seq N``. The ids never change a shape, so N copies of ``<unk>`` (an id every
     vocabulary has) stand for any N tokens and leave d_vocab at the tokenizer's size, as the default text does."""
     if seq < 1:
-        loss = " (and 2 for a loss)" if model in ("gpt", "transformer") else ""
+        loss = " (and 2 for a loss)" if MODELS[model].loss else ""
         raise UsageError(f"--seq {seq}: a sequence needs at least 1 token{loss}; give --seq 1 or more")
     given = [f"--{name}" for name in ("text", "tokens", "embeddings") if name in kw]
     if given:
@@ -30,7 +29,7 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
     if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
         from explain.config import make_config
 
-        n_ctx = make_config(model, **{k: v for k, v in kw.items() if k in _CONFIG_KEYS}).n_ctx
+        n_ctx = make_config(model, **{k: v for k, v in kw.items() if k in names("config")}).n_ctx
         if seq > n_ctx:
             raise InputError(f"--seq {seq} is longer than the context of {n_ctx} positions; "
                              f"use --seq {n_ctx} or less, or --context {seq}")

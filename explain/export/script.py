@@ -15,6 +15,7 @@ from explain import __version__
 from explain.export.layout import comment, statement
 from explain.export.plan import ATOL, RTOL, Export, Given, StepCode
 from explain.export.values import INDENT, WIDTH, literal
+from explain.options import OPTIONS
 from explain.shape_rules import fmt_shape
 
 SIDECAR_LOAD = 'data = np.load(Path(__file__).with_suffix(".npz"), allow_pickle=False)'
@@ -35,8 +36,7 @@ def run_summary(export: Export) -> list[str]:
     """What run the values come from: the model, its dimensions and its tokens."""
     trace = export.trace
     cfg = trace.config.to_dict()
-    keys = ["d_model", "n_heads", "d_head", "d_ff", "n_layers", "d_vocab", "n_ctx", "seed"]
-    dims = ", ".join(f"{k}={cfg[k]}" for k in keys if cfg.get(k) is not None)
+    dims = ", ".join(f"{o.name}={cfg[o.name]}" for o in OPTIONS if o.summary and cfg.get(o.name) is not None)
     lines = [f"Model: {export.model} ({dims})."]
     labels = trace.labels
     batch = trace["tokens"].shape[0] if "tokens" in trace and len(trace["tokens"].shape) == 2 else 1

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explain.errors import ExplainError
+from explain.options import OPTIONS
 from explain.shape_rules import fmt_shape
 from explain.trace import Step, Trace
 from explain.tutorial.checks import Check, check_stop
@@ -17,10 +18,7 @@ from explain.tutorial.errors import Source, TutorialError
 from explain.tutorial.schema import Stop, Tutorial
 
 # CLI flags in engine messages, as the [options] keys a tutorial writes
-_FLAGS = {"--d-model": "d_model", "--heads": "n_heads", "--d-head": "d_head", "--d-ff": "d_ff",
-          "--layers": "n_layers", "--vocab": "d_vocab", "--context": "n_ctx", "--text": "text", "--tokens": "tokens",
-          "--embeddings": "embeddings", "--weights": "weights", "--normalize": "normalize", "--seed": "seed",
-          "--target": "target"}
+_FLAGS = {o.flag: o.name for o in OPTIONS}
 
 
 @dataclass

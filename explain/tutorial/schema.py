@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explain.models import MODELS
+from explain.options import OPTION, OPTIONS
 from explain.tutorial.arrays import to_array
 from explain.tutorial.errors import Source
 
@@ -25,9 +27,7 @@ DEFAULT_TOL = 1e-6  # absolute; book numbers printed to 4 decimals need tol = 5e
 
 TOP_KEYS = ("title", "summary", "model", "tol", "options", "weights", "stops")
 STOP_KEYS = ("step", "title", "narration", "cell", "question", "answer", "expect")
-OPTION_KEYS = ("text", "target", "tokens", "embeddings", "seed", "d_model", "n_heads", "d_head", "d_ff",
-               "n_layers", "d_vocab", "n_ctx", "normalize")
-COUNT_OPTIONS = ("d_model", "n_heads", "d_head", "d_ff", "n_layers", "d_vocab", "n_ctx")
+OPTION_KEYS = tuple(o.name for o in OPTIONS if o.tutorial)
 NUMBER_EXPECTS = ("value", "row_sums", "row_means", "row_vars", "min", "max", "above_diagonal")
 EXPECT_KEYS = ("shape", "values", "index", "tol", *NUMBER_EXPECTS, "equal_slices", "unequal_slices", "inputs",
                "n_params", "param_count")
@@ -158,8 +158,6 @@ class _Parser:
         title = self.text(data, "title", required=True, example="Attention without weights")
         summary = self.text(data, "summary", required=True, example="one sentence: what the student learns")
         model = self.text(data, "model", required=True, example="attention")
-        from explain.config import MODELS
-
         if model not in MODELS:
             near = difflib.get_close_matches(model, MODELS, n=1)
             hint = f"did you mean '{near[0]}'? " if near else ""
@@ -183,12 +181,11 @@ class _Parser:
         embeddings = None
         for key, v in d.items():
             f = f"options.{key}"
-            if key in COUNT_OPTIONS:
-                out[key] = self.count(v, f)
-            elif key == "seed":
-                out[key] = self.count(v, f, minimum=0)
-            elif key in ("target", "normalize"):
-                out[key] = self.text(d, key, required=True, field=f, example="softmax" if key == "normalize" else "…")
+            o = OPTION[key]
+            if o.type == "int":
+                out[key] = self.count(v, f, minimum=o.min)
+            elif o.type == "choice" or key == "target":
+                out[key] = self.text(d, key, required=True, field=f, example=o.choices[0] if o.choices else "…")
             elif key == "text":
                 if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
                     out[key] = list(v)

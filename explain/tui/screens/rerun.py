@@ -13,19 +13,17 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from explain.config import MODELS
+from explain.models import MODELS
+from explain.options import OPTIONS
 from explain.trace import Trace
 
 # (option name, label); integers, blank = the model's default
-NUMBERS: list[tuple[str, str]] = [
-    ("d_model", "d_model"), ("n_heads", "heads"), ("d_head", "d_head"), ("d_ff", "d_ff"),
-    ("n_layers", "layers"), ("d_vocab", "vocab"), ("n_ctx", "context"), ("seed", "seed"),
-]
-SHOWN = {"d_model", "n_heads", "n_layers", "seed"}  # filled in from the run; the others show it as a hint
+NUMBERS: list[tuple[str, str]] = [(o.name, o.form_label) for o in OPTIONS if o.type == "int"]
+SHOWN = {o.name for o in OPTIONS if o.shown}  # filled in from the run; the others show it as a hint
 BATCH_SEPARATOR = " | "
 # Options with no field in the form; kept for the re-run. Token ids and embeddings are inputs too: typing new
 # text replaces them.
-CARRIED = ("checkpoint", "tokens", "embeddings", "weights", "target", "normalize")
+CARRIED = tuple(o.name for o in OPTIONS if o.name != "text" and o.type != "int")
 
 
 def defaults_from(trace: Trace, options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -60,7 +58,7 @@ class RerunScreen(ModalScreen[dict[str, Any] | None]):
                          "For a gpt batch, separate texts with ' | '.", id="hint")
             with Grid(id="form"):
                 yield Label("model")
-                yield Select([(f"{m}: {d}", m) for m, d in MODELS.items()], value=v["model"], allow_blank=False,
+                yield Select([(f"{m}: {d.summary}", m) for m, d in MODELS.items()], value=v["model"], allow_blank=False,
                              id="model", compact=True)
                 yield Label("text")
                 yield Input(v.get("text") or "", id="text", compact=True)

@@ -1,0 +1,117 @@
+"""The run options, each defined once: its name, flag, type, range, default, help, form label and the models
+that use it.
+
+Everything that lists options is generated from :data:`OPTIONS`: the click options of every model-taking
+command (:mod:`explain.commands.options`), the re-run form's fields, the keys a tutorial's ``[options]`` may
+hold, the dimensions the export summary prints, :class:`explain.config.Config`'s defaults and its range checks,
+and the flags named in error messages. This module imports nothing, so every layer may read it.
+
+``group`` says what an option sets: ``"input"`` (what the model reads), ``"weights"`` (where the parameters come
+from) or ``"config"`` (a field of :class:`~explain.config.Config`). ``models`` names the models that use it
+(``None``: every model). ``default`` is the value when the option is not given; ``None`` means "derived" and
+``derived`` says from what (the per-model defaults of :mod:`explain.models` override ``default``). ``affects``
+narrows ``models`` to the models whose steps the option changes (``--d-ff`` is accepted by every model, but only
+the models with a feed-forward layer read it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Option:
+    """One run option."""
+
+    name: str  # keyword of explain.run and field of Config (config options)
+    flag: str  # the CLI flag, "--heads"
+    type: str  # "int", "choice", "text", "path", "ids"
+    help: str
+    group: str = "config"  # "input", "weights" or "config"
+    default: object = None
+    derived: str = ""  # what a default of None means: "d_model / heads"
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[str, ...] = ()
+    models: tuple[str, ...] | None = None  # the models that accept it (others refuse it); None = every model
+    affects: tuple[str, ...] | None = None  # the models whose steps it changes; None = every model that accepts it
+    label: str = ""  # the re-run form's label (default: the flag without dashes)
+    metavar: str = ""
+    multiple: bool = False  # may be given several times (a gpt batch of texts)
+    tutorial: bool = True  # may be set in a tutorial's [options]
+    summary: bool = False  # printed in the export's run summary (the dimensions)
+    shown: bool = False  # the re-run form fills it in from the run; others show the run's value as a hint
+
+    @property
+    def form_label(self) -> str:
+        return self.label or self.flag.lstrip("-")
+
+    def used_by(self, model: str) -> bool:
+        """The model accepts this option."""
+        return self.models is None or model in self.models
+
+    def changes(self, model: str) -> bool:
+        """The option changes this model's steps (a form may grey it out for the others)."""
+        return self.used_by(model) and (self.affects is None or model in self.affects)
+
+
+MODEL_SIZE_MIN = 1
+_HEADS = ("multihead", "synthesizer", "encoder", "transformer", "gpt")
+_BLOCKS = ("encoder", "transformer", "gpt")
+_WEIGHTED = ("attention", "causal", *_HEADS)  # every model but 'simple', which has no weights
+SEED_MAX = 2**63 - 1
+
+OPTIONS: tuple[Option, ...] = (
+    Option("text", "--text", "text", group="input", multiple=True, metavar="TEXT",
+           help="Input text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a gpt batch."),
+    Option("target", "--target", "text", group="input", metavar="TEXT", models=("transformer",),
+           help="Target text for the decoder of 'transformer'."),
+    Option("tokens", "--tokens", "ids", group="input", metavar="IDS", help="Token ids instead of text, e.g. 3,1,4."),
+    Option("embeddings", "--embeddings", "path", group="input", metavar="FILE",
+           models=("simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer"),
+           help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model."),
+    Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
+           help="Parameters from an .npz (see 'explain params')."),
+    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", models=("gpt",), tutorial=False,
+           help="A Hugging Face GPT-2 folder (config.json, model.safetensors)."),
+    Option("d_model", "--d-model", "int", default=8, min=MODEL_SIZE_MIN, summary=True, shown=True,
+           label="d_model", help="Width of the residual stream / embeddings."),
+    Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, summary=True, shown=True, affects=_HEADS,
+           help="Number of attention heads."),
+    Option("d_head", "--d-head", "int", derived="d_model / heads", min=MODEL_SIZE_MIN, summary=True,
+           affects=("attention", "causal", *_HEADS),
+           label="d_head", help="Width of each head (default d_model / heads)."),
+    Option("d_ff", "--d-ff", "int", derived="4·d_model", min=MODEL_SIZE_MIN, summary=True, label="d_ff", affects=_BLOCKS,
+           help="Width of the feed-forward layer (default 4·d_model)."),
+    Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, summary=True, shown=True, affects=_BLOCKS,
+           help="Number of blocks."),
+    Option("d_vocab", "--vocab", "int", derived="what the input needs", min=MODEL_SIZE_MIN, summary=True,
+           help="Vocabulary size (default: what the input needs)."),
+    Option("n_ctx", "--context", "int", default=32, min=MODEL_SIZE_MIN, summary=True,
+           help="Context length (default 32)."),
+    Option("seed", "--seed", "int", default=0, min=0, max=SEED_MAX, summary=True, shown=True, affects=_WEIGHTED,
+           help="Seed of the initial weights (default 0)."),
+    Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), models=("simple",),
+           help="'simple' only: softmax, or divide by the row sum."),
+)
+
+OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+
+def of_group(group: str) -> tuple[Option, ...]:
+    return tuple(o for o in OPTIONS if o.group == group)
+
+
+def names(group: str | None = None) -> tuple[str, ...]:
+    """Option names, all or of one group, in definition order."""
+    return tuple(o.name for o in OPTIONS if group is None or o.group == group)
+
+
+def flag(name: str) -> str:
+    """The CLI flag of an option (``n_heads`` → ``--heads``); a Config field with no flag as itself."""
+    return OPTION[name].flag if name in OPTION else name
+
+
+def default(name: str) -> object:
+    return OPTION[name].default
+
