@@ -25,13 +25,15 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     texts = [text] if isinstance(text, str) else list(text or [])
     if isinstance(tokens, (list, tuple)):
         tokens = ",".join(str(t) for t in tokens)
-    if checkpoint is not None:
-        return _prepare_checkpoint(model, checkpoint, texts, tokens, embeddings, target, options)
+    ck = None
+    if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
+        ck = _open_checked(model, checkpoint, embeddings, target, options)
+        options = {**options, **ck.options}
     if not texts and not tokens and embeddings is None:
         texts = [MODELS[model].text]
     if target is None:
         target = MODELS[model].target
-    inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings)
+    inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings, ck)
     if inp.embeddings is not None:
         width = int(inp.embeddings.shape[1])
         if options.get("d_model") is None:
@@ -45,8 +47,9 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     cfg = with_vocab(cfg, inp.n_vocab_needed)
     longest = max(inp.seq_len, len(inp.target_ids or []))
     if longest > cfg.n_ctx:
-        raise InputError(f"the input has {longest} tokens but the context is {cfg.n_ctx}; "
-                         f"shorten the text or use --context {longest}")
+        fix = "shorten the text" if ck else f"shorten the text or use {flag('n_ctx')} {longest}"
+        where = "the checkpoint's context" if ck else "the context"
+        raise InputError(f"the input has {longest} tokens but {where} is {cfg.n_ctx}; {fix}")
     return cfg, inp
 
 
@@ -59,11 +62,10 @@ def _open(checkpoint: Any) -> Any:
     return checkpoint
 
 
-def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: str | None, embeddings: Any,
-                        target: Any, options: dict[str, Any]) -> tuple[Config, Inputs]:
-    """Inputs and config for a GPT-2 checkpoint: its config.json sets every dimension, its tokenizer the ids."""
+def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, options: dict[str, Any]) -> Any:
+    """The opened checkpoint, once the request is one it can serve: a model that loads checkpoints, token
+    inputs, and no option that contradicts its config.json."""
     from explain.errors import ConfigError, UsageError
-    from explain.inputs import parse_token_ids
 
     if not MODELS[model].uses("checkpoint"):
         raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
@@ -75,28 +77,7 @@ def _prepare_checkpoint(model: str, checkpoint: Any, texts: list[str], tokens: s
         if given is not None and given != value:
             raise ConfigError(f"{flag(key)} {given} conflicts with the checkpoint's {key} = {value}; "
                               "drop the option (the checkpoint's config.json sets it)")
-    options = {**options, **ck.options}
-    if tokens and texts:
-        raise UsageError("give either --text or --tokens, not both")
-    if tokens:
-        batch = [parse_token_ids(tokens)]
-    else:
-        batch = [ck.encode(t) for t in (texts or [MODELS[model].text])]
-        if len({len(b) for b in batch}) > 1:
-            raise InputError(f"the texts of a batch must have the same number of tokens, got {[len(b) for b in batch]}")
-        if not batch[0]:
-            raise InputError("the text has no tokens; give some text")
-    for b in batch:
-        for i in b:
-            if not 0 <= i < ck.options["d_vocab"]:
-                raise InputError(f"token id {i} is outside the checkpoint's vocabulary of {ck.options['d_vocab']}")
-    inp = Inputs(ids=batch, tokens=[ck.label(i) for i in batch[0]], vocab=ck.vocab_labels(),
-                 n_vocab_needed=ck.options["d_vocab"])
-    cfg = make_config(model, **options)
-    if inp.seq_len > cfg.n_ctx:
-        raise InputError(f"the input has {inp.seq_len} tokens but the checkpoint's context is {cfg.n_ctx}; "
-                         "shorten the text")
-    return cfg, inp
+    return ck
 
 
 def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:

@@ -260,7 +260,10 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
 
 class Checkpoint:
     """A GPT-2 checkpoint folder: its config as engine options, its tokenizer, and (loaded once, on first use)
-    its weights under the engine's names."""
+    its weights under the engine's names. It is the run's tokenizer (:class:`explain.inputs.TextTokenizer`)."""
+
+    name = "checkpoint"
+    fixed = True  # token ids index the embedding's rows: none past vocab_size
 
     def __init__(self, path: Path, config: dict[str, Any]) -> None:
         self.path = path
@@ -294,6 +297,12 @@ class Checkpoint:
     def label(self, token_id: int) -> str:
         """A readable label for a token id: the decoded token with spaces shown as '␣', or '#id'."""
         return self._token_labels().get(token_id, f"#{token_id}")
+
+    def __len__(self) -> int:
+        return self.options["d_vocab"]
+
+    def labels(self, text: str, ids: list[int]) -> list[str]:
+        return [self.label(i) for i in ids]
 
     def vocab_labels(self) -> list[str]:
         """One label per row of the embedding (length vocab_size)."""

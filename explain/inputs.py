@@ -1,6 +1,9 @@
-"""What a run is given: text through a small word-level tokenizer, token ids, or embeddings from a file.
+"""What a run is given: text through a tokenizer, token ids, or embeddings from a file; one pipeline,
+:func:`prepare`, for every model and both tokenizers.
 
-The tokenizer is deliberately tiny and readable: words and punctuation, case-insensitive ids, a built-in
+Any object with the :class:`TextTokenizer` methods can tokenize: the word-level :class:`Tokenizer` here, or a
+GPT-2 checkpoint's byte-level BPE (:class:`explain.checkpoint.Checkpoint`). The word-level tokenizer is
+deliberately tiny and readable: words and punctuation, case-insensitive ids, a built-in
 vocabulary (the words of the tutorials) extended by the words of the input, and the specials ``<bos>``,
 ``<eos>``, ``<unk>``. Tokenizing needs no numpy, so ``explain shapes --text …`` stays fast; loading an
 embeddings file does.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from explain.errors import InputError, UsageError
 from explain.models import MODELS
@@ -33,8 +36,30 @@ def split_words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+class TextTokenizer(Protocol):
+    """What the input pipeline needs of a tokenizer."""
+
+    name: str  # how messages name it: "tokenizer", "checkpoint"
+    fixed: bool  # a fixed vocabulary (token ids past it are refused) or one that grows with the input
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def label(self, token_id: int) -> str: ...
+
+    def labels(self, text: str, ids: list[int]) -> list[str]:
+        """The labels of the positions of an encoded text (the ruler the TUI shows)."""
+        ...
+
+    def vocab_labels(self) -> list[str]: ...
+
+    def __len__(self) -> int: ...
+
+
 class Tokenizer:
     """A word-level tokenizer: specials, then the built-in words, then new words in order of appearance."""
+
+    name = "tokenizer"
+    fixed = False
 
     def __init__(self, extra_texts: list[str] = ()) -> None:
         self.words: list[str] = list(SPECIALS)
@@ -58,6 +83,12 @@ class Tokenizer:
 
     def label(self, token_id: int) -> str:
         return self.words[token_id] if 0 <= token_id < len(self.words) else f"#{token_id}"
+
+    def labels(self, text: str, ids: list[int]) -> list[str]:
+        return split_words(text)  # as written (the ids are case-insensitive)
+
+    def vocab_labels(self) -> list[str]:
+        return list(self.words)
 
 
 @dataclass
@@ -180,8 +211,9 @@ def load_embeddings(path: str) -> Any:
 
 
 def prepare(model: str, texts: list[str], target: str | None, tokens: str | None,
-            embeddings: Any = None) -> Inputs:
-    """Tokenize or load the inputs of a run (before the config knows d_vocab)."""
+            embeddings: Any = None, tokenizer: TextTokenizer | None = None) -> Inputs:
+    """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
+    checkpoint's) or the word-level tokenizer over the texts."""
     if tokens and texts:
         raise UsageError("give either --text or --tokens, not both")
     entry = MODELS[model]
@@ -190,7 +222,7 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
     if len(texts) > 1 and not entry.batched:
         raise UsageError(f"several --text values make a batch, which only 'gpt' takes; give '{model}' one --text")
     inp = Inputs()
-    tok = Tokenizer(list(texts) + ([target] if target else []))
+    tok = tokenizer or Tokenizer(list(texts) + ([target] if target else []))
     if embeddings is not None:
         # a path (CLI) or an array (Python, tutorials with inline embeddings)
         inp.embeddings = load_embeddings(embeddings) if isinstance(embeddings, (str, Path)) \
@@ -211,19 +243,23 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
         batch = [tok.encode(t) for t in texts]
         for t, ids in zip(texts, batch):
             if not ids:
-                raise InputError(f"--text '{t}' has no words; give some text")
+                raise InputError(f"--text '{t}' has no {'words' if not tok.fixed else 'tokens'}; give some text")
         if len({len(b) for b in batch}) > 1:
             raise InputError(f"the texts of a batch must have the same number of tokens, got "
                              f"{[len(b) for b in batch]}; pad or shorten them")
         inp.ids = batch
-        inp.tokens = split_words(texts[0])
+        inp.tokens = tok.labels(texts[0], batch[0])
     if entry.uses("target"):
         tgt = target if target is not None else ""
         tgt_ids = tok.encode(tgt)
         inp.target_ids = [BOS] + tgt_ids
         inp.label_ids = tgt_ids + [EOS]
         inp.target_tokens = ["<bos>"] + split_words(tgt)
-    inp.vocab = list(tok.words)
+    inp.vocab = tok.vocab_labels()
     used = [i for b in (inp.ids or []) for i in b]
+    if tok.fixed:
+        for i in used:
+            if not 0 <= i < len(tok):
+                raise InputError(f"token id {i} is outside the {tok.name}'s vocabulary of {len(tok)}")
     inp.n_vocab_needed = max([len(tok)] + [i + 1 for i in used])
     return inp

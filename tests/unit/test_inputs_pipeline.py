@@ -1,0 +1,72 @@
+"""One input pipeline: :func:`explain.inputs.prepare` tokenizes with the word-level tokenizer or with any
+object that has the :class:`~explain.inputs.TextTokenizer` methods, such as a GPT-2 checkpoint's BPE."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explain.errors import InputError
+from explain.inputs import TextTokenizer, Tokenizer, prepare
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
+
+
+class Letters:
+    """A fixed-vocabulary tokenizer with one token per letter a–z (ids 0–25)."""
+
+    name = "letters"
+    fixed = True
+
+    def encode(self, text: str) -> list[int]:
+        return [ord(c) - 97 for c in text if c.isalpha()]
+
+    def label(self, token_id: int) -> str:
+        return chr(97 + token_id)
+
+    def labels(self, text: str, ids: list[int]) -> list[str]:
+        return [self.label(i) for i in ids]
+
+    def vocab_labels(self) -> list[str]:
+        return [chr(97 + i) for i in range(26)]
+
+    def __len__(self) -> int:
+        return 26
+
+
+def _protocol_members() -> set[str]:
+    return {n for n in vars(TextTokenizer) if not n.startswith("_") or n == "__len__"} | {"name", "fixed"}
+
+
+@pytest.mark.parametrize("tok", [Tokenizer(["a b"]), Letters()], ids=["word", "letters"])
+def test_tokenizers_have_every_protocol_member(tok) -> None:
+    for member in _protocol_members():
+        assert hasattr(tok, member), member
+
+
+def test_checkpoint_is_a_tokenizer() -> None:
+    pytest.importorskip("tokenizers")
+    from explain.checkpoint import open_checkpoint
+
+    ck = open_checkpoint(TINY)
+    for member in _protocol_members():
+        assert hasattr(ck, member), member
+    inp = prepare("gpt", ["hello world"], None, None, None, ck)
+    assert inp.ids == [ck.encode("hello world")]
+    assert inp.tokens == [ck.label(i) for i in inp.ids[0]]
+    assert inp.n_vocab_needed == len(ck) == len(inp.vocab)
+
+
+def test_a_fixed_vocabulary_labels_positions_and_refuses_ids_past_it() -> None:
+    inp = prepare("gpt", ["cab", "dog"], None, None, None, Letters())
+    assert inp.ids == [[2, 0, 1], [3, 14, 6]]
+    assert inp.tokens == ["c", "a", "b"]
+    assert inp.n_vocab_needed == 26
+    with pytest.raises(InputError, match="token id 30 is outside the letters's vocabulary of 26"):
+        prepare("gpt", [], None, "1,30", None, Letters())
+
+
+def test_the_word_tokenizer_grows_with_the_ids_given() -> None:
+    inp = prepare("gpt", [], None, "3,500", None)
+    assert inp.n_vocab_needed == 501
