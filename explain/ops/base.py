@@ -4,9 +4,10 @@
 | --- | --- |
 | output shape from input shapes, no data | :meth:`Op.shape` (rules from :mod:`explain.shape_rules`) |
 | names of the output's axes (for token rulers) | :meth:`Op.axes` |
-| arrays in, array out | :meth:`Op.compute` |
-| formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
 | numpy source for the step (export) | :meth:`Op.source`, with :attr:`Op.helpers` (functions of :mod:`explain.kernels`) |
+| arrays in, array out | :meth:`Op.compute`: by default the source itself, evaluated, so what runs is what exports |
+| formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
+| whether the output is a probability distribution (rows sum to 1) | :attr:`Op.probability` |
 | how one output cell was computed | :meth:`Op.explain` |
 
 This module imports no numpy at import time: the shape-only path (``explain shapes``) uses the same op
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from explain.shape_rules import Shape, fmt_shape
@@ -78,6 +80,7 @@ class Op:
     join: ClassVar[str] = ", "  # how the signature joins operand shapes: "(4, 64) · (64, 4) → (4, 4)"
     helpers: ClassVar[tuple[str, ...]] = ()  # names of explain.kernels functions the source calls
     default_note: ClassVar[str] = ""
+    probability: ClassVar[bool] = False  # its output rows are probability distributions (colour scale 0..1)
 
     # -- shapes ---------------------------------------------------------------------------------------------
     def shape(self, *shapes: Shape, **attrs: Any) -> Shape:
@@ -99,7 +102,10 @@ class Op:
 
     # -- values -----------------------------------------------------------------------------------------------
     def compute(self, *arrays: Any, **attrs: Any) -> Any:
-        raise NotImplementedError
+        """The output: by default the op's export source evaluated on the arrays, with numpy as ``np`` and the
+        functions of :mod:`explain.kernels` (the ones an export copies) in scope."""
+        names = [f"_{i}" for i in range(len(arrays))]
+        return eval(_compiled(self.source("_out", names, **attrs)), _namespace(), dict(zip(names, arrays)))
 
     def formula(self, syms: Syms, **attrs: Any) -> str:
         return f"{syms.out} = {self.kind}({', '.join(syms.ins)})"
@@ -113,6 +119,20 @@ class Op:
         """How ``output[index]`` was computed; by default, the same cell of each input."""
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}",
                                lines=[f"{syms.out}{idx(index)} = {num(output[index])}"])
+
+
+@lru_cache(maxsize=1024)
+def _compiled(expr: str) -> Any:
+    return compile(expr, "<op source>", "eval")  # the op's own text, never user input
+
+
+@lru_cache(maxsize=1)
+def _namespace() -> dict[str, Any]:
+    import numpy as np
+
+    from explain import kernels
+
+    return {"np": np, **{k: v for k, v in vars(kernels).items() if callable(v) and not k.startswith("_")}}
 
 
 REGISTRY: dict[str, Op] = {}

@@ -22,9 +22,6 @@ class Add(Op):
     def axes(self, a, b, **attrs):
         return a if len(a) >= len(b) else b
 
-    def compute(self, a, b, **attrs):
-        return a + b
-
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]} + {syms.ins[1]}"
 
@@ -47,9 +44,6 @@ class Scale(Op):
 
     kind = "scale"
     default_note = "Every entry is scaled by the same constant."
-
-    def compute(self, a, root: str = "", n: int = 1, multiply: bool = False, **attrs):
-        return a * math.sqrt(n) if multiply else a / math.sqrt(n)
 
     def formula(self, syms: Syms, root: str = "", multiply: bool = False, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]} · √{root}" if multiply else f"{syms.out} = {syms.ins[0]} / √{root}"
@@ -77,11 +71,6 @@ class Mask(Op):
     default_note = ("Causal mask: a position may attend only to itself and earlier positions. Future scores "
                     "become −inf, so softmax gives them weight exactly 0.")
 
-    def compute(self, a, **attrs):
-        from explain.kernels import causal_mask
-
-        return causal_mask(a)
-
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]} + M,  M[i, j] = −inf if j > i else 0"
 
@@ -107,11 +96,6 @@ class _Unary(Op):
 
     fn = ""
     label = ""
-
-    def compute(self, a, **attrs):
-        from explain import kernels
-
-        return getattr(kernels, self.fn)(a)
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = {self.label}({syms.ins[0]})"
@@ -159,9 +143,6 @@ class Neg(Op):
 
     kind = "neg"
     default_note = "Negate: a log-probability near 0 is a small loss; a very negative one is a large loss."
-
-    def compute(self, a, **attrs):
-        return -a
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = −{syms.ins[0]}"

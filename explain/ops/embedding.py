@@ -55,9 +55,6 @@ class Embed(Op):
     def axes(self, ids, w, **attrs):
         return tuple(ids) + (w[-1],)
 
-    def compute(self, ids, w, **attrs):
-        return w[ids]
-
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out}[t] = {syms.ins[1]}[token t]"
 
@@ -97,9 +94,6 @@ class PosEmbed(Op):
     def axes(self, w, **attrs):
         return ("pos", w[-1])
 
-    def compute(self, w, n: int = 1, **attrs):
-        return w[:n]
-
     def formula(self, syms: Syms, n: int = 1, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]}[0:{n}]"
 
@@ -126,11 +120,6 @@ class Sinusoid(Op):
 
     def axes(self, **attrs):
         return ("pos", "d_model")
-
-    def compute(self, n: int = 1, d: int = 1, **attrs):
-        from explain.kernels import sinusoidal
-
-        return sinusoidal(n, d)
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out}[p, 2i] = sin(p / 10000^(2i/d)),  {syms.out}[p, 2i+1] = cos(p / 10000^(2i/d))"
@@ -164,11 +153,6 @@ class Pick(Op):
     def axes(self, lp, targets, **attrs):
         return lp[:-1]
 
-    def compute(self, lp, targets, **attrs):
-        import numpy as np
-
-        return np.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
-
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out}[t] = {syms.ins[0]}[t, target[t]]"
 
@@ -195,9 +179,6 @@ class Mean(Op):
 
     def axes(self, a, **attrs):
         return ()
-
-    def compute(self, a, **attrs):
-        return a.mean()
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = mean({syms.ins[0]})"

@@ -18,14 +18,10 @@ class Softmax(Op):
     """Softmax over the last axis, numerically stable; a fully masked row is explained and returned as zeros."""
 
     kind = "softmax"
+    probability = True
     helpers = ("softmax",)
     default_note = ("Softmax turns each row of scores into weights that are positive and sum to 1: "
                     "exp(score) / Σ exp(scores). Larger scores get exponentially more weight.")
-
-    def compute(self, a, **attrs):
-        from explain.kernels import softmax
-
-        return softmax(a)
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = softmax({syms.ins[0]})  (each row)"
@@ -62,11 +58,9 @@ class SumNormalize(Op):
     """Divide each row by its sum: the naive alternative to softmax (shown to motivate softmax)."""
 
     kind = "sum_normalize"
+    probability = True
     default_note = ("Divide each score by the row's sum, so the row sums to 1. Unlike softmax this breaks on "
                     "negative scores and treats large scores no differently from small ones.")
-
-    def compute(self, a, **attrs):
-        return a / a.sum(axis=-1, keepdims=True)
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]} / Σ {syms.ins[0]}  (each row)"
@@ -90,11 +84,6 @@ class LogSoftmax(Op):
     kind = "log_softmax"
     helpers = ("log_softmax",)
     default_note = "Log-probabilities: log softmax of the logits, computed stably."
-
-    def compute(self, a, **attrs):
-        from explain.kernels import log_softmax
-
-        return log_softmax(a)
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = log softmax({syms.ins[0]}) = {syms.ins[0]} − log Σ exp({syms.ins[0]})"
@@ -135,11 +124,6 @@ class LayerNorm(Op):
         from explain.shape_rules import fmt_shape
 
         return f"LN{fmt_shape(shapes[0])}, γ{fmt_shape(shapes[1])}, β{fmt_shape(shapes[2])} → {fmt_shape(out)}"
-
-    def compute(self, x, w, b, eps: float = 1e-5, **attrs):
-        from explain.kernels import layer_norm
-
-        return layer_norm(x, w, b, eps)
 
     def formula(self, syms: Syms, **attrs) -> str:
         x, w, b = syms.ins

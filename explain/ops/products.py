@@ -11,7 +11,7 @@ from explain.ops.base import CellExplanation, Op, Syms, broadcast_index, idx, nu
 from explain.shape_rules import Shape
 
 
-def _dot_explanation(title: str, a_row: Any, b_col: Any, a_name: str, b_name: str, k_name: str = "k",
+def _dot_explanation(a_row: Any, b_col: Any, a_name: str, b_name: str, k_name: str = "k",
                      term: str = "product") -> tuple[tuple[str, ...], list[tuple], Any]:
     """The term table of a dot product: one row per k with both elements and their product."""
     prods = a_row * b_col
@@ -38,11 +38,6 @@ class MatMul(Op):
         lead = a[:-2] if len(a) >= len(b) else b[:-2]
         return lead + (a[-2], b[-2] if transpose_b else b[-1])
 
-    def compute(self, a, b, transpose_b: bool = False, **attrs):
-        import numpy as np
-
-        return a @ (np.swapaxes(b, -1, -2) if transpose_b else b)
-
     def formula(self, syms: Syms, transpose_b: bool = False, **attrs) -> str:
         a, b = syms.ins
         return f"{syms.out} = {a}·{b}{'ᵀ' if transpose_b else ''}"
@@ -65,7 +60,7 @@ class MatMul(Op):
         row, col, ai, bi = self._operands(index, inputs, transpose_b)
         *lead, i, j = index
         b_ref = f"{b_sym}{idx(bi + (j,))}" if transpose_b else f"{b_sym}{idx(bi)}[:, {j}]"
-        cols, rows, total = _dot_explanation("", row, col, f"{a_sym}{idx(ai)}[k]",
+        cols, rows, total = _dot_explanation(row, col, f"{a_sym}{idx(ai)}[k]",
                                              f"{b_sym}{'ᵀ' if transpose_b else ''}[k, {j}]")
         products = " + ".join(f"{num(r[1])}×{num(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else "")
         return CellExplanation(
@@ -88,7 +83,7 @@ class WeightedSum(MatMul):
         a_sym, v_sym = syms.ins
         row, col, ai, bi = self._operands(index, inputs, transpose_b)
         *lead, i, c = index
-        cols, rows, total = _dot_explanation("", row, col, f"{a_sym}[{i}, j]", f"{v_sym}[j, {c}]", "j", "a·v")
+        cols, rows, total = _dot_explanation(row, col, f"{a_sym}[{i}, j]", f"{v_sym}[j, {c}]", "j", "a·v")
         return CellExplanation(
             index, float(output[index]),
             f"{syms.out}{idx(index)} = Σⱼ {a_sym}[{i}, j]·{v_sym}[j, {c}]  (weights of query {i} times column "
@@ -125,10 +120,6 @@ class Linear(Op):
     def axes(self, x, w, *rest, transpose_w: bool = False, **attrs):
         return x[:-1] + (w[0] if transpose_w else w[-1],)
 
-    def compute(self, x, w, b=None, transpose_w: bool = False, **attrs):
-        y = x @ (w.T if transpose_w else w)
-        return y + b if b is not None else y
-
     def formula(self, syms: Syms, transpose_w: bool = False, **attrs) -> str:
         x, w, *b = syms.ins
         return f"{syms.out} = {x}·{w}{'ᵀ' if transpose_w else ''}" + (f" + {b[0]}" if b else "")
@@ -143,7 +134,7 @@ class Linear(Op):
         *lead, j = index
         row = x[tuple(lead)]
         col = w[j] if transpose_w else w[:, j]
-        cols, rows, total = _dot_explanation("", row, col, f"{x_sym}{idx(tuple(lead))}[k]",
+        cols, rows, total = _dot_explanation(row, col, f"{x_sym}{idx(tuple(lead))}[k]",
                                              f"{w_sym}{'ᵀ' if transpose_w else ''}[k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
@@ -181,17 +172,13 @@ class LinearHeads(Op):
     def axes(self, x, w, *rest, **attrs):
         return x[:-2] + ("head", x[-2], w[-1])
 
-    def compute(self, x, w, b=None, **attrs):
-        # x[..., None, :, :] @ w broadcasts x over the heads: one BLAS matmul per head (einsum without
-        # optimize= would loop in C without BLAS, several times slower at GPT-2 size).
-        y = x[..., None, :, :] @ w
-        return y + b[:, None, :] if b is not None else y
-
     def formula(self, syms: Syms, **attrs) -> str:
         x, w, *b = syms.ins
         return f"{syms.out}ₛ = {x}·{w}ₛ" + (f" + {b[0]}ₛ" if b else "") + "   (for each head s)"
 
     def source(self, out, ins, **attrs) -> str:
+        # x[..., None, :, :] @ w broadcasts x over the heads: one BLAS matmul per head (einsum without
+        # optimize= would loop in C without BLAS, several times slower at GPT-2 size).
         x, w, *b = ins
         return f"{x}[..., None, :, :] @ {w}" + (f" + {b[0]}[:, None, :]" if b else "")
 
@@ -200,7 +187,7 @@ class LinearHeads(Op):
         x_sym, w_sym, *b_sym = syms.ins
         *lead, h, t, j = index
         row, col = x[tuple(lead) + (t,)], w[h, :, j]
-        cols, rows, total = _dot_explanation("", row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
+        cols, rows, total = _dot_explanation(row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
             lines.append(f"+ bias {b_sym[0]}[{h}, {j}] = {num(b[0][h, j])}  →  {num(total + b[0][h, j])}")
@@ -224,11 +211,6 @@ class MergeHeads(Op):
 
     def axes(self, z, **attrs):
         return z[:-3] + (z[-2], "concat")
-
-    def compute(self, z, **attrs):
-        from explain.kernels import merge_heads
-
-        return merge_heads(z)
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = concat({syms.ins[0]}₀, …, {syms.ins[0]}ₕ₋₁)"
@@ -262,10 +244,6 @@ class Slice(Op):
 
     def axes(self, a, axis: int = -1, **attrs):
         return a
-
-    def compute(self, a, axis: int = -1, stop: int = 1, **attrs):
-        ax = axis % a.ndim
-        return a[(slice(None),) * ax + (slice(0, stop),)]
 
     def formula(self, syms: Syms, axis: int = -1, stop: int = 1, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]}[…, :{stop}{', :' * (-axis - 1) if axis < 0 else ''}]"

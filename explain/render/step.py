@@ -9,11 +9,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from explain import ops
 from explain.ops.base import CellExplanation
 from explain.render.tensor import fmt, head_tail, scale_for, tensor_table
 from explain.trace import Step, Trace
-
-PROBABILITY_OPS = {"softmax", "sum_normalize"}
 
 
 def step_header(step: Step, where: str = "") -> Group:
@@ -72,7 +71,7 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     import numpy as np
 
     sample = mat[np.ix_([r for r in rows if r is not None], [c for c in cols if c is not None])]
-    scale = scale_for(sample, probability=step.op in PROBABILITY_OPS)
+    scale = scale_for(sample, probability=ops.get(step.op).probability)
     parts: list[Any] = []
     if lead:
         more = " (other slices not shown)" if any(n > 1 for n in step.shape[:-2]) else ""

@@ -14,7 +14,7 @@ from textual.containers import Grid, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from explain.render.step import PROBABILITY_OPS
+from explain import ops
 from explain.trace import Step, Trace
 from explain.tui.state import View
 from explain.tui.widgets.pattern_tile import PatternTile
@@ -24,7 +24,7 @@ MAX_TILES = 16
 
 def is_pattern(step: Step) -> bool:
     """An attention pattern: probabilities over positions (not over the vocabulary)."""
-    return step.op in PROBABILITY_OPS and len(step.shape) >= 2 and step.axes[-1] != "vocab"
+    return ops.get(step.op).probability and len(step.shape) >= 2 and step.axes[-1] != "vocab"
 
 
 def pattern_step(trace: Trace, index: int) -> Step | None:

@@ -14,8 +14,9 @@ from textual.events import Click
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from explain import ops
 from explain.render.grid import Window, draw_window, fit_window, window_scale
-from explain.render.step import PROBABILITY_OPS, axis_labels
+from explain.render.step import axis_labels
 from explain.render.tensor import Scale, fmt
 from explain.shape_rules import fmt_shape
 from explain.tui.messages import CellFocused
@@ -59,7 +60,7 @@ class TensorView(Widget, can_focus=True):
         key = (view.index, view.lead)
         if key in self._scales:
             return self._scales[key]
-        scale = window_scale(mat, win, probability=view.step.op in PROBABILITY_OPS)
+        scale = window_scale(mat, win, probability=ops.get(view.step.op).probability)
         if scale[1] != "the cells shown":  # only a scale that does not depend on the window can be cached
             self._scales[key] = scale
         return scale
