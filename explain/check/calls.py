@@ -19,11 +19,7 @@ from explain.shape_rules import Shape
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node
 
-ELEMENTWISE = ("exp", "log", "sqrt", "relu", "gelu")
-REDUCTIONS = ("sum", "mean", "max")
-FUNCTIONS = ("softmax", *ELEMENTWISE, "transpose", "reshape", "swapaxes", "concatenate", "stack", *REDUCTIONS)
-METHODS = ("transpose", "reshape", "swapaxes", *REDUCTIONS)
-NP_NAMES = ("np", "numpy")
+from explain.check.supported import ELEMENTWISE, FUNCTIONS, METHODS, NP_NAMES, REDUCTIONS  # noqa: F401 - re-exported
 
 # Function signatures: positional parameters, how many are required, keyword-only parameters.
 SIGNATURES: dict[str, tuple[tuple[str, ...], int, tuple[str, ...]]] = {

@@ -16,6 +16,7 @@ from typing import Any
 from explain import shape_rules as rules
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.parse import Bindings, check_length
+from explain.check.supported import supported_text
 from explain.errors import ShapeError, UsageError
 from explain.shape_rules import Shape, fmt_shape
 
@@ -23,9 +24,7 @@ from explain.shape_rules import Shape, fmt_shape
 # recursion limit.
 MAX_DEPTH = 100
 
-SUPPORTED = ("names, numbers, @ + - * / ** and unary -, .T, transpose, reshape, swapaxes, softmax, exp, log, "
-             "sqrt, relu, gelu, concatenate, stack, sum, mean, max (np. prefix optional; transpose, reshape, "
-             "swapaxes, sum, mean, max also as methods)")
+SUPPORTED = supported_text()
 
 BINOPS: dict[type, tuple[str, str]] = {
     ast.MatMult: ("@", "matmul"), ast.Add: ("+", "add"), ast.Sub: ("-", "sub"),

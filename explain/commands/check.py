@@ -5,11 +5,15 @@ Imports only click and :mod:`explain.check` (no numpy, textual or rich), so it s
 
 from __future__ import annotations
 
+import inspect
+import textwrap
+
 import click
 
 from explain.check import render
 from explain.check.errors import CheckShapeError
 from explain.check.parse import parse_options
+from explain.check.supported import help_text
 from explain.errors import UsageError
 
 
@@ -57,10 +61,6 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
       explain check "softmax(Q @ K.T / sqrt(d_k)) @ V" --shape Q=seq,d_k --shape K=seq,d_k \\
           --shape V=seq,d_v --dim seq=10 --dim d_k=64 --dim d_v=32
       explain check "x - x.mean(axis=-1, keepdims=True)" --shape x=4,8 --json
-
-    \b
-    Supported: @ + - * / **, .T, transpose, reshape, swapaxes, softmax, exp, log, sqrt, relu, gelu,
-    concatenate, stack, sum, mean, max (np. prefix optional).
     """
     bindings = parse_options(shapes, dims)
     try:
@@ -89,3 +89,7 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo("\n".join(lines or []))
+
+
+# The list of what is supported is generated (explain.check.supported), so the help cannot fall behind it.
+check.help = inspect.cleandoc(check.help or "") + "\n\n\b\n" + "\n".join(textwrap.wrap(help_text(), 100))

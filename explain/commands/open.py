@@ -12,19 +12,12 @@ from typing import Any
 
 
 def first_tutorial() -> Any:
-    """The first shipped tutorial (``list_tutorials()[0]``), or None without the tutorials package.
+    """The first shipped tutorial (``list_tutorials()[0]``), or None when none is shipped.
 
     Only the first file is parsed when it can be found alone: parsing every shipped tutorial would add to the
     start-up time of ``explain`` for nothing."""
-    try:
-        from explain.tutorial import list_tutorials
-    except ImportError:
-        return None
-    try:
-        from explain.tutorial import load_tutorial, shipped_files
-    except ImportError:
-        shipped = list_tutorials()
-        return shipped[0] if shipped else None
+    from explain.tutorial import list_tutorials, load_tutorial, shipped_files
+
     files = shipped_files()
     if not files:
         return None

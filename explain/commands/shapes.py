@@ -1,7 +1,7 @@
 """``explain shapes MODEL``: every step's operand and output shapes and every parameter's, without running.
 
 The shapes come from :func:`explain.api.plan` (the model code run on shapes, each op's own shape rule); the
-layout from :mod:`explain.shapes`. Neither imports numpy or textual, so the command answers at click's speed.
+layout from :mod:`explain.shape_report`. Neither imports numpy or textual, so the command answers at click's speed.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
     if not (show_steps or show_params) and not as_json:
         raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
     from explain.api import plan
-    from explain.shapes import select, shapes_doc, shapes_text
+    from explain.shape_report import select, shapes_doc, shapes_text
 
     sel = select(plan(model, **kw), match, show_steps, show_params)
     if as_json:
