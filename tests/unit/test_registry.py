@@ -88,3 +88,10 @@ def test_options_used_by_one_model_are_refused_elsewhere() -> None:
         make_config("attention", normalize="sum")
     assert OPTION["normalize"].used_by("simple") and not OPTION["normalize"].used_by("gpt")
     assert [m for m in MODELS if OPTION["d_ff"].changes(m)] == ["encoder", "transformer", "gpt"]
+
+
+def test_the_tutorial_format_reference_names_every_option_key() -> None:
+    text = (ROOT / "tutorials" / "README.md").read_text()
+    block = text[text.index("[options]"):text.index("[options]") + 1200]
+    missing = [key for key in OPTION_KEYS if key not in block]
+    assert missing == [], f"tutorials/README.md's [options] example does not name {missing}"
