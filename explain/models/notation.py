@@ -105,6 +105,7 @@ OWN: dict[str, list[Row]] = {
 }
 
 _compiled: dict[str, list[tuple[re.Pattern, str, str, str | None]]] = {}
+_found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)
 
 
 def _rows(model: str) -> list[tuple[re.Pattern, str, str, str | None]]:
@@ -114,19 +115,25 @@ def _rows(model: str) -> list[tuple[re.Pattern, str, str, str | None]]:
     return _compiled[model]
 
 
+def _match(model: str, name: str, kind: str) -> tuple[str, str | None]:
+    """The first row for this step, looked up once per (model, step name, kind) in the process: runs repeat
+    the same names, and the recorder asks for every step."""
+    key = (model, name, kind)
+    hit = _found.get(key)
+    if hit is None:
+        hit = _found[key] = next(((sym, note) for pattern, k, sym, note in _rows(model)
+                                  if k in ("*", kind) and pattern.match(name)), (name.rsplit(".", 1)[-1], None))
+    return hit
+
+
 def notation(cfg: Config) -> Notation:
     """The lookup the recorder calls for each step of a ``cfg.model`` run: (name, kind, attrs) → (sym, note)."""
-    rows = _rows(cfg.model)
+    model = cfg.model
     context = dict(d_model=cfg.d_model, d_ff=cfg.ff_dim, n_heads=cfg.n_heads, d_head=cfg.head_dim, n_ctx=cfg.n_ctx,
                    d_concat=cfg.n_heads * cfg.head_dim)
-    found: dict[tuple[str, str], tuple[str, str | None]] = {}
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
-        key = (name, kind)
-        if key not in found:
-            found[key] = next(((sym, note) for pattern, k, sym, note in rows
-                               if k in ("*", kind) and pattern.match(name)), (name.rsplit(".", 1)[-1], None))
-        sym, note = found[key]
+        sym, note = _match(model, name, kind)
         if note and "{" in note:
             values = dict(context, **attrs)
             if "n" in attrs:
