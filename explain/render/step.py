@@ -83,19 +83,30 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     return Group(*parts)
 
 
-def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
-    """A cell explanation: the title, the table of terms (windowed), the arithmetic lines."""
+def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
+    """A cell explanation without its result line: the title, the table of terms (windowed to ``max_rows``
+    rows with a ``⋮``), the arithmetic lines."""
     parts: list[Any] = [Text(ex.title, style="bold")]
     if ex.columns and ex.rows:
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
         for c in ex.columns:
             table.add_column(c, justify="right", no_wrap=True)
-        for i in head_tail(len(ex.rows), max_rows):
+        n = len(ex.rows)
+        for i in head_tail(n, n if max_rows >= n - 1 else max(2, max_rows)):  # a ⋮ for one row saves nothing
             if i is None:
                 table.add_row(*["⋮"] * len(ex.columns))
                 continue
             table.add_row(*[fmt(v, precision) if isinstance(v, float) else str(v) for v in ex.rows[i]])
         parts.append(table)
     parts.extend(Text(line) for line in ex.lines)
-    parts.append(Text(f"= {fmt(ex.value, precision)}", style="bold green"))
     return Group(*parts)
+
+
+def explanation_result(ex: CellExplanation, precision: int = 4) -> Text:
+    """The result line of a cell explanation: ``= 0.2879``."""
+    return Text(f"= {fmt(ex.value, precision)}", style="bold green")
+
+
+def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
+    """A cell explanation: the title, the table of terms (windowed), the arithmetic lines, the result."""
+    return Group(explanation_body(ex, precision, max_rows), explanation_result(ex, precision))

@@ -36,7 +36,7 @@ class Key:
 NAMES = {"right": "→", "left": "←", "up": "↑", "down": "↓", "slash": "/", "question_mark": "?",
          "right_square_bracket": "]", "left_square_bracket": "[", "less_than_sign": "<", "greater_than_sign": ">",
          "plus": "+", "equals_sign": "=", "minus": "-", "home": "Home", "end": "End", "pagedown": "PgDn",
-         "pageup": "PgUp"}
+         "pageup": "PgUp", "full_stop": ".", "comma": ","}
 
 
 def _pretty(key: str) -> str:
@@ -52,6 +52,9 @@ KEYS: list[Key] = [
     Key("j,shift+down", "move(1, 0)", "cell", "Cell cursor down", "Cell", "j", group="cell", priority=True),
     Key("k,shift+up", "move(-1, 0)", "cell", "Cell cursor up", "Cell", "k", group="cell", priority=True),
     Key("l,shift+right", "move(0, 1)", "cell", "Cell cursor right", "Cell", "l", group="cell", priority=True),
+    Key("d", "scroll_drill(1)", "scroll", "Scroll the drill-down down (its result line stays)", "Cell",
+        group="drill"),
+    Key("u", "scroll_drill(-1)", "scroll", "Scroll the drill-down up", "Cell", group="drill"),
     Key("s", "turn(-1, 1)", "slice", "Next slice along the last leading axis (the head)", "Slice", group="slice"),
     Key("S", "turn(-1, -1)", "slice", "Previous slice along the last leading axis", "Slice", group="slice"),
     Key("b", "turn(0, 1)", "slice", "Next slice along the first leading axis (the batch)", "Slice", group="slice"),
@@ -59,6 +62,10 @@ KEYS: list[Key] = [
     Key("a", "answer", "answer", "Reveal the answer to the stop's question", "Tutorial"),
     Key("w", "wander", "wander", "Leave the tutorial's stops and step through everything", "Tutorial"),
     Key("t", "back_to_tutorial", "tutorial", "Back to the tutorial, at the stop you left", "Tutorial"),
+    Key("full_stop", "scroll_narration(1)", "narration", "Scroll the narration down", "Tutorial", ".",
+        group="narration"),
+    Key("comma", "scroll_narration(-1)", "narration", "Scroll the narration up", "Tutorial", ",",
+        group="narration"),
     Key("question_mark", "help", "help", "Keys and what the panes show", "App", "?"),
     Key("q", "quit", "quit", "Quit", "App"),
     Key("slash", "search", "search", "Search steps by name or op kind", "Steps", "/"),
@@ -87,7 +94,7 @@ KEYS: list[Key] = [
 
 SECTIONS = ("Steps", "Cell", "Slice", "View", "Tutorial", "Run", "App")  # the help screen's order
 
-TUTORIAL_ACTIONS = {"wander", "back_to_tutorial", "answer"}
+TUTORIAL_ACTIONS = {"wander", "back_to_tutorial", "answer", "scroll_narration"}
 
 
 def bindings() -> list[Binding]:

@@ -39,3 +39,16 @@ def test_snapshot_rerun_form(snap_compare):
 def test_snapshot_heads(snap_compare):
     app = ExplainApp(explain.run("multihead", n_heads=4, d_model=16))
     assert snap_compare(app, press=["m"], terminal_size=(120, 40))
+
+
+def test_snapshot_scores_80x24(snap_compare):
+    """The default terminal size: the drill-down complete (its result line last), operands said hidden."""
+    assert snap_compare(gpt(), press=["g", *"blocks.0.attn.scores", "enter", "j", "l"], terminal_size=(80, 24))
+
+
+def test_snapshot_tutorial_120x40(snap_compare):
+    """The default walkthrough's 6×6 sum-normalised weights whole, with their drill-down beside the narration."""
+    from explain.tutorial import load_tutorial, run_tutorial
+
+    tut = load_tutorial("1")
+    assert snap_compare(ExplainApp(run_tutorial(tut), tutorial=tut), press=["n", "n"], terminal_size=(120, 40))

@@ -18,19 +18,17 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from explain.trace import Trace
-from explain.tui import keys
+from explain.tui import keys, layout
 from explain.tui.messages import CellFocused, StepSelected
 from explain.tui.screens.run_actions import RunActions
 from explain.tui.state import MAX_PRECISION, MIN_PRECISION, SHOW_MODES, View, next_of_kind
 from explain.tui.tutorial import resolve_stops
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.narration import NarrationPane, stop_markdown
-from explain.tui.widgets.operands import Operands
+from explain.tui.widgets.operands import Operands, operands_height
 from explain.tui.widgets.step_info import StepInfo
 from explain.tui.widgets.step_tree import StepTree
 from explain.tui.widgets.tensor_view import TensorView
-
-TALL = 34  # operands are shown from the start on terminals at least this tall
 
 
 class StepScreen(RunActions, Screen):
@@ -46,7 +44,7 @@ class StepScreen(RunActions, Screen):
     tutorial_on: reactive[bool] = reactive(False, bindings=True, repaint=False, init=False)
     stop_index: reactive[int] = reactive(0, repaint=False, init=False)
     answer_shown: reactive[bool] = reactive(False, bindings=True, repaint=False, init=False)
-    show_operands: reactive[bool] = reactive(True, repaint=False, init=False)
+    show_operands: reactive[bool | None] = reactive(None, repaint=False, init=False)  # None: when there is room
     show_sidebar: reactive[bool] = reactive(True, repaint=False, init=False)
 
     def __init__(self, trace: Trace, tutorial: Any = None, no_color: bool = False) -> None:
@@ -56,6 +54,8 @@ class StepScreen(RunActions, Screen):
         self.stop_steps: list[int] = resolve_stops(trace, tutorial) if tutorial is not None else []
         self.run_options: dict[str, Any] = {}
         self._composed = False
+        self._layout: layout.Layout | None = None
+        self._layout_key: tuple = ()
         self.set_reactive(StepScreen.view, View(trace, no_color=no_color))
 
     # -- layout ------------------------------------------------------------------------------------------
@@ -74,7 +74,6 @@ class StepScreen(RunActions, Screen):
 
     def on_mount(self) -> None:
         self._composed = True
-        self.show_operands = self.app.size.height >= TALL
         self._sync_classes()
         if self.tutorial is not None:
             self.tutorial_on = True
@@ -85,14 +84,81 @@ class StepScreen(RunActions, Screen):
     def _sync_classes(self) -> None:
         self.set_class(self.tutorial is not None, "-has-tutorial")
         self.set_class(self.tutorial_on, "-tutorial")
-        self.set_class(not self.show_operands, "-no-operands")
-        self.set_class(not self.show_sidebar, "-no-sidebar")
 
     def watch_show_operands(self) -> None:
-        self._sync_classes()
+        self._relayout(force=True)
 
     def watch_show_sidebar(self) -> None:
-        self._sync_classes()
+        self._relayout(force=True)
+
+    def on_resize(self) -> None:
+        self._relayout(force=True)
+
+    def _needs(self, view: View, centre: int) -> layout.Needs:
+        """What the panes need for ``view`` at a centre column ``centre`` wide."""
+        info = self.query_one(StepInfo).height_at(view, centre)
+        matrix_w, matrix_h = self.query_one(TensorView).needs(view, centre)
+        panel = self.query_one(CellPanel)
+        drill_w, _, _ = panel.needs(view, centre)
+        beside_w = max(layout.DRILL_MIN_W, min(drill_w, centre - matrix_w - 1))
+        if centre >= matrix_w + max(layout.DRILL_MIN_W, min(drill_w, 56)) + 1:
+            _, drill_h, drill_min = panel.needs(view, beside_w)
+        else:
+            _, drill_h, drill_min = panel.needs(view, centre)
+            drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
+        return layout.Needs(info, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
+                            tutorial=self.tutorial is not None and self.tutorial_on)
+
+    def _relayout(self, force: bool = False) -> None:
+        """Compute the layout for this size and step, and apply what changed."""
+        if not self._composed:
+            return
+        view, (width, height) = self.view, self.size
+        if width <= 0 or height <= 0:
+            return
+        # not the cell: cells of one step have drill-downs of one shape (and one that differs scrolls), so moving
+        # the cursor costs no layout
+        key = (width, height, view.trace, view.index, view.lead, view.precision, view.show,
+               self.show_operands, self.show_sidebar, self.tutorial_on)
+        if key == self._layout_key and not force:
+            return
+        self._layout_key = key
+        _, centre = layout.centre_width(width, self.tutorial is not None and self.tutorial_on, self.show_sidebar)
+        plan = layout.plan(width, height, self._needs(view, centre), sidebar=self.show_sidebar,
+                           operands=self.show_operands)
+        if plan == self._layout:
+            return
+        self._layout = plan
+        self._apply(plan)
+
+    def _apply(self, plan: layout.Layout) -> None:
+        sidebar = self.query_one("#sidebar")
+        sidebar.styles.display = "block" if plan.sidebar_w else "none"
+        if plan.sidebar_w:
+            sidebar.styles.width = plan.sidebar_w
+        self.query_one(StepInfo).styles.height = plan.info_h
+        ops = self.query_one(Operands)
+        ops.styles.display = "block" if plan.operands_h else "none"
+        if plan.operands_h:
+            ops.styles.height = plan.operands_h
+        work, tensor, cell = self.query_one("#work"), self.query_one(TensorView), self.query_one(CellPanel)
+        work.styles.layout = "horizontal" if plan.side_by_side else "vertical"
+        self.set_class(plan.side_by_side, "-beside")
+        if plan.side_by_side:
+            tensor.styles.height = "1fr"
+            cell.styles.width = plan.drill_w
+            cell.styles.height = "1fr"
+        else:
+            tensor.styles.height = plan.matrix_h
+            cell.styles.width = "1fr"
+            cell.styles.height = "1fr"
+        hints = []
+        if "operands" in plan.hidden:
+            hints.append("operands hidden: no room (i)" if self.show_operands is None
+                         else "operands: no room")
+        if "sidebar" in plan.hidden:
+            hints.append("tree hidden (T)")
+        tensor.hint = " · ".join(hints)
 
     # -- state down ----------------------------------------------------------------------------------------
     def watch_view(self, view: View) -> None:
@@ -101,6 +167,7 @@ class StepScreen(RunActions, Screen):
     def _push(self, view: View) -> None:
         if not self._composed:
             return
+        self._relayout()
         for widget in (self.query_one(StepInfo), self.query_one(Operands), self.query_one(TensorView),
                        self.query_one(CellPanel)):
             widget.view = view
@@ -116,6 +183,7 @@ class StepScreen(RunActions, Screen):
 
     def watch_tutorial_on(self) -> None:
         self._sync_classes()
+        self._relayout(force=True)
         self._narrate()
 
     def watch_answer_shown(self) -> None:
@@ -150,6 +218,8 @@ class StepScreen(RunActions, Screen):
                 return self.tutorial_on
             if action == "back_to_tutorial":
                 return not self.tutorial_on
+            if action == "scroll_narration":
+                return True
             stop = self.tutorial.stops[self.stop_index]
             return self.tutorial_on and bool(getattr(stop, "answer", None)) and not self.answer_shown
         return True
@@ -228,10 +298,30 @@ class StepScreen(RunActions, Screen):
         self.view = replace(self.view, precision=p)
 
     def action_toggle_operands(self) -> None:
-        self.show_operands = not self.show_operands
+        shown = bool(self._layout and self._layout.operands_h)
+        self.show_operands = not shown
+        if self.show_operands and self._layout and not self._layout.operands_h:
+            self.notify(f"no room for the operands at {self.size.height} rows: the drill-down and the result "
+                        "come first (make the terminal taller)", timeout=4)
 
     def action_toggle_sidebar(self) -> None:
+        tutorial = self.tutorial is not None and self.tutorial_on
+        if not layout.centre_width(self.size.width, tutorial)[0]:
+            need = 80 if tutorial else layout.SIDE_MIN
+            self.notify(f"the {'narration' if tutorial else 'step tree'} needs {need} columns; this terminal has "
+                        f"{self.size.width}. / searches the steps and g goes to one by name.", timeout=5)
+            return
         self.show_sidebar = not self.show_sidebar
+
+    def action_scroll_drill(self, direction: int) -> None:
+        self.query_one(CellPanel).scroll_body(direction)
+
+    def action_scroll_narration(self, direction: int) -> None:
+        if self.tutorial is None:
+            self.notify("no narration: this is not a tutorial", timeout=3)
+            return
+        pane = self.query_one(NarrationPane)
+        pane.scroll_relative(y=direction * max(1, pane.size.height // 2), animate=False)
 
     def action_wander(self) -> None:
         self.tutorial_on = False

@@ -1,35 +1,52 @@
 """The drill-down: how the selected cell was computed, from the op's own cell explanation
 (``trace.explain(step, index)``), drawn with :func:`explain.render.step.explanation_view`.
 
-Explanations are cached per step and cell, so moving back and forth costs nothing; the table of terms is
-windowed to the panel's height.
+Three parts: a head line (which cell), a scrolling body (the title, the table of terms, the arithmetic) and
+the result line pinned at the bottom, so the answer is on screen at every size; ``d``/``u`` scroll the body
+when it is longer than the pane. The table of terms is windowed (``⋮``) to the rows the pane has room for.
+
+Explanations are cached per step and cell, so moving back and forth costs nothing.
 """
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import Static
 
 from explain.errors import ExplainError
 from explain.ops.base import CellExplanation, idx
-from explain.render.step import explanation_view
-from explain.tui.state import View
-from explain.tui.widgets.view_widget import ViewWidget
+from explain.render.step import explanation_body, explanation_result
+from explain.tui.state import View, changed
 
 CACHE_SIZE = 256
+DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
+MEASURE_ROWS = 64  # the table of terms is measured with at most this many rows (a 768-term row scrolls)
+_measurer = Console(file=io.StringIO(), width=100, color_system=None, legacy_windows=False)
 
 
-class CellPanel(ViewWidget):
-    """How the cell under the cursor was computed."""
+class CellPanel(Vertical):
+    """How the cell under the cursor was computed: head, scrolling body, pinned result."""
 
-    DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
-    RELAYOUT = ()  # the panel's size does not follow its content
+    view: reactive[View | None] = reactive(None, repaint=False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._cache: dict[tuple, CellExplanation | str] = {}
+        self._table_rows = 12
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="cell-head")
+        with VerticalScroll(id="cell-scroll", can_focus=False):
+            yield Static(id="cell-body")
+        yield Static(id="cell-result")
 
     def explanation(self, view: View) -> CellExplanation | str:
         """The cell's explanation, or a one-line reason there is none."""
@@ -44,18 +61,81 @@ class CellPanel(ViewWidget):
                 self._cache[key] = str(exc)
         return self._cache[key]
 
-    def render(self) -> Any:
-        view = self.view
-        if view is None:
-            return ""
+    # -- what it shows ----------------------------------------------------------------------------------------
+    def parts(self, view: View, table_rows: int) -> tuple[Any, Any, Any]:
+        """The head, the body and the result line for ``view``, the table cut to ``table_rows`` rows."""
         step = view.step
         head = Text.assemble(("drill-down ", "bold"), (f"{step.syms.out}{idx(view.index_of_cell)}", "bold cyan"),
-                             ("  (h j k l move)", "dim"))
+                             ("  h j k l move · d u scroll", "dim"))
         if step.output is None:
-            return Group(head, Text("shape only: no values to explain", style="dim"))
+            return head, Text("shape only: no values to explain", style="dim"), Text("")
         ex = self.explanation(view)
         if isinstance(ex, str):
-            return Group(head, Text(ex, style="red"))
-        # the title, the arithmetic lines and the result take about this many lines besides the table
-        rows = max(3, self.content_size.height - 4 - len(ex.lines) - 2)
-        return Group(head, explanation_view(ex, precision=view.precision, max_rows=rows))
+            return head, Text(ex, style="red"), Text("")
+        return (head, explanation_body(ex, precision=view.precision, max_rows=table_rows),
+                explanation_result(ex, precision=view.precision))
+
+    def needs(self, view: View, width: int) -> tuple[int, int, int]:
+        """(natural width, lines for everything, lines with the table cut to one row) at ``width`` columns."""
+        if view.step.output is None or isinstance(self.explanation(view), str):
+            return 40, 3, 3
+        ex = self.explanation(view)
+        head, body, result = self.parts(view, MEASURE_ROWS)
+        options = _measurer.options.update(width=max(20, width - 2))
+        natural = Measurement.get(_measurer, options, Group(head, body, result)).maximum + 3
+        full = len(_measurer.render_lines(Group(head, body, result), options, pad=False)) + 1
+        if len(ex.rows) > MEASURE_ROWS:
+            full += len(ex.rows) - MEASURE_ROWS
+        short = full - max(0, len(ex.rows) - 2)
+        return natural, full, short
+
+    def plain(self) -> str:
+        """The whole drill-down as plain text (what a test reads)."""
+        if self.view is None:
+            return ""
+        console = Console(file=io.StringIO(), width=200, color_system=None, legacy_windows=False)
+        console.print(Group(*self.parts(self.view, self._table_rows)), crop=False, soft_wrap=True)
+        return console.file.getvalue()
+
+    # -- drawing -------------------------------------------------------------------------------------------
+    def watch_view(self, old: View | None, new: View | None) -> None:
+        if changed(old, new, DEPENDS):
+            self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        view = self.view
+        if view is None or not self.is_mounted:
+            return
+        head_w = self.query_one("#cell-head", Static)
+        body_w = self.query_one("#cell-body", Static)
+        result_w = self.query_one("#cell-result", Static)
+        ex = self.explanation(view) if view.step.output is not None else None
+        rows = len(ex.rows) if isinstance(ex, CellExplanation) else 0
+        self._table_rows = self._rows_that_fit(view, rows)
+        head, body, result = self.parts(view, self._table_rows)
+        head_w.update(head)
+        body_w.update(body)
+        result_w.update(result)
+        scroll = self.query_one("#cell-scroll", VerticalScroll)
+        # the body takes what it needs, up to what leaves the head and the result line on screen: the result
+        # follows the arithmetic, and is pinned at the bottom when the body has to scroll
+        scroll.styles.max_height = max(1, self.content_size.height - 2)
+        scroll.scroll_home(animate=False)
+
+    def _rows_that_fit(self, view: View, rows: int) -> int:
+        """How many rows of the table of terms fit beside the rest of the body (at least 2)."""
+        height, width = self.content_size.height, self.content_size.width
+        if rows <= 2 or height <= 0:
+            return max(rows, 2)
+        _, full, _ = self.needs(view, width or 40)
+        spare = height - (full - rows)
+        return max(2, min(rows, spare))
+
+    def scroll_body(self, direction: int) -> None:
+        """Scroll the body half a pane (the result line stays)."""
+        scroll = self.query_one("#cell-scroll", VerticalScroll)
+        step = max(1, scroll.size.height // 2)
+        scroll.scroll_relative(y=direction * step, animate=False)

@@ -63,6 +63,19 @@ def operand_view(view: View, name: str, sym: str, width: int) -> Text:
                                                scale=scale)])
 
 
+def operands_height(view: View) -> int:
+    """Lines the operands pane needs: the tallest operand's title, slice line, ruler and rows (0: no inputs)."""
+    step = view.step
+    if not step.inputs:
+        return 0
+    tallest = 1
+    for name in step.inputs:
+        _, shape = _axes_and_shape(view, name)
+        rows = shape[-2] if len(shape) >= 2 else 1
+        tallest = max(tallest, 2 + (1 if len(shape) > 2 else 0) + min(rows, MAX_ROWS))
+    return tallest + 1  # and the margin below
+
+
 class Operands(ViewWidget):
     """The step's inputs, side by side."""
 

@@ -4,9 +4,13 @@ drill-down name the inputs."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
+from rich.console import Console
+
 from explain.render.step import step_header
+from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
 
 
@@ -20,3 +24,9 @@ class StepInfo(ViewWidget):
         if view is None:
             return ""
         return step_header(view.step, f"step {view.index + 1} of {len(view.trace)}")
+
+    def height_at(self, view: View, width: int) -> int:
+        """Lines the header takes at ``width`` columns (the note wraps)."""
+        console = Console(file=io.StringIO(), width=max(10, width), color_system=None, legacy_windows=False)
+        return len(console.render_lines(step_header(view.step, f"step {view.index + 1} of {len(view.trace)}"),
+                                        pad=False))

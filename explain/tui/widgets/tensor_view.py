@@ -34,6 +34,7 @@ class TensorView(Widget, can_focus=True):
     ]
 
     view: reactive[View | None] = reactive(None, layout=False)
+    hint: reactive[str] = reactive("", layout=False)  # what the layout hid for lack of room, said on the title
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -56,6 +57,27 @@ class TensorView(Widget, can_focus=True):
         return (max(1, sum(r is not None for r in self._window.rows)),
                 max(1, sum(c is not None for c in self._window.cols)))
 
+    def needs(self, view: View, width: int) -> tuple[int, int]:
+        """(width, height) the matrix needs to show whole at ``width`` columns (its width capped at ``width``
+        when it cannot): titles, rulers, every row, the legend. Reads at most the rows a terminal can show."""
+        step = view.step
+        titles = 1 + (1 if lead_shape(step) else 0)
+        mat = view.matrix()
+        if mat is None:
+            return 30, titles + 1
+        nd = len(step.shape)
+        row_labels = axis_labels(view.trace, step, nd - 2) if nd >= 2 else None
+        col_labels = axis_labels(view.trace, step, nd - 1) if nd >= 1 else None
+        n_rows = mat.shape[0]
+        probe = mat[: min(n_rows, 80)]
+        win = fit_window(probe, (0, 0), (0, min(view.cell[1], mat.shape[1] - 1)), width, probe.shape[0] + 2,
+                         row_labels=row_labels, col_labels=col_labels, precision=view.precision,
+                         values=view.values)
+        whole = None not in win.cols
+        w = win.label_width + sum(win.widths) if whole else width
+        header = 2 if col_labels else 1
+        return max(w, 30), titles + header + min(n_rows, 500) + FOOT_LINES
+
     def _scale(self, view: View, mat, win: Window) -> tuple[Scale, str]:
         key = (view.index, view.lead)
         if key in self._scales:
@@ -70,7 +92,8 @@ class TensorView(Widget, can_focus=True):
         if view is None:
             return Text("")
         step = view.step
-        lines = [Text.assemble(("result ", "bold"), (step.syms.out, "bold cyan"), f"  {fmt_shape(step.shape)}")]
+        lines = [Text.assemble(("result ", "bold"), (step.syms.out, "bold cyan"), f"  {fmt_shape(step.shape)}",
+                               (f"   {self.hint}" if self.hint else "", "dim italic"))]
         if lead_shape(step):
             lines.append(Text.assemble(("slice ", "dim"), (slice_label(step, view.lead), "bold yellow"),
                                        ("  s/S b/B", "dim")))

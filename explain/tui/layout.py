@@ -1,0 +1,112 @@
+"""The step screen's layout as a pure function of the terminal size and what the panes need.
+
+The step screen calls :func:`plan` on every resize and whenever the step or cell changes what a pane needs,
+and applies the :class:`Layout` it returns. The order of priority, from the issue that asked for it:
+
+1. the drill-down is always complete: at least its head, its title and its result line (longer ones scroll,
+   with the result line pinned at the bottom);
+2. the result matrix shows whole when it fits, otherwise as much as the space allows, never zero rows;
+3. the operands and the sidebar (step tree or narration) take what is left, and say so when hidden.
+
+No Textual here: the numbers in, the numbers out, so every size can be tested without an app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SIDE_MIN = 100  # the sidebar (tree or narration) is shown from this many columns (a tutorial's from 80)
+DRILL_MIN_W = 40  # the narrowest drill-down beside the matrix
+MATRIX_MIN_H = 4  # title, ruler, one row, legend: the matrix never gets less
+OPERANDS_MIN_H = 4  # title, ruler, one row and its margin: less than this and the operands are hidden
+CENTRE_PAD = 2  # the centre column's padding (left and right)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the panes of the current step need, in terminal cells."""
+
+    info_h: int  # the step header (name, formula, signature, note), wrapped to the centre's width
+    matrix_w: int  # the result matrix, whole (capped at the width offered when it cannot be whole)
+    matrix_h: int  # titles, rulers, every row, legend
+    drill_w: int  # the drill-down's natural width
+    drill_h: int  # every line of the drill-down, the whole table of terms included
+    drill_min_h: int  # head, title, arithmetic and result with the table cut to one row
+    operands_h: int  # 0 when the step has no inputs
+    tutorial: bool = False
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Sizes for the step screen's panes (0 width/height: hidden)."""
+
+    sidebar_w: int
+    info_h: int
+    operands_h: int
+    side_by_side: bool  # drill-down beside the matrix (else below it)
+    matrix_h: int  # below: the matrix's height; beside: the height of the row holding both
+    drill_w: int  # beside: the drill-down's width; below: the centre's width
+    drill_h: int
+    hidden: tuple[str, ...] = ()  # panes hidden for lack of room: "operands", "sidebar"
+
+
+def sidebar_width(width: int, tutorial: bool) -> int:
+    """The sidebar's width at a terminal width: the narration gets more as the terminal widens."""
+    if tutorial:
+        return 30 if width < 120 else 36 if width < 160 else 44
+    return 30
+
+
+def centre_width(width: int, tutorial: bool, sidebar: bool = True) -> tuple[int, int]:
+    """(sidebar width, centre width) at a terminal width; the sidebar is 0 when hidden or without room."""
+    side_min = 80 if tutorial else SIDE_MIN
+    sidebar_w = sidebar_width(width, tutorial) if sidebar and width >= side_min else 0
+    return sidebar_w, max(10, width - sidebar_w - CENTRE_PAD - (1 if sidebar_w else 0))
+
+
+def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operands: bool | None = None) -> Layout:
+    """The layout of a ``width`` × ``height`` step screen (footer included). ``sidebar`` is the user's choice
+    (T); ``operands`` is the user's choice (i), None for automatic (shown when there is room)."""
+    body = max(1, height - 1)  # the footer
+    hidden: list[str] = []
+    sidebar_w, centre = centre_width(width, needs.tutorial, sidebar)
+    if sidebar and not sidebar_w:
+        hidden.append("sidebar")
+
+    info_h = min(needs.info_h, 4 if body < 32 else 7)
+    info_h = info_h + (1 if body >= 32 else 0)  # a blank line under the header where there is room
+    room = max(1, body - info_h)
+
+    beside = centre >= needs.matrix_w + max(DRILL_MIN_W, min(needs.drill_w, 56)) + 1
+    if beside:
+        drill_w = max(DRILL_MIN_W, min(needs.drill_w, centre - needs.matrix_w - 1))
+        work_need = max(needs.matrix_h, needs.drill_h)
+        work_min = max(MATRIX_MIN_H, needs.drill_min_h)
+        ops_h = _operands(room, work_need, work_min, needs.operands_h, operands, hidden)
+        work = room - ops_h
+        return Layout(sidebar_w, info_h, ops_h, True, work, drill_w, work, tuple(hidden))
+
+    # below: the drill-down gets what it needs (down to its minimum), the matrix what it needs (down to its
+    # minimum), the operands the rest, and whatever is left goes to the drill-down's table of terms
+    drill_h = min(needs.drill_h, max(needs.drill_min_h, room - needs.matrix_h))
+    drill_h = min(drill_h, max(1, room - MATRIX_MIN_H))
+    matrix_h = max(min(needs.matrix_h, room - drill_h), min(MATRIX_MIN_H, room))
+    ops_h = _operands(room, drill_h + matrix_h, drill_h + matrix_h, needs.operands_h, operands, hidden)
+    drill_h = max(drill_h, room - ops_h - matrix_h)  # the rest: more rows of the table
+    if drill_h > needs.drill_h + 1:  # more than the drill-down can use: the matrix takes it (it may have more)
+        extra = drill_h - needs.drill_h - 1
+        drill_h -= extra
+        matrix_h += extra
+    return Layout(sidebar_w, info_h, ops_h, False, matrix_h, centre, drill_h, tuple(hidden))
+
+
+def _operands(room: int, need: int, minimum: int, ops_need: int, choice: bool | None, hidden: list[str]) -> int:
+    """The operands' height: what they need if the rest still gets what it needs (automatic), or what is left
+    above the rest's minimum (the user asked for them); 0 (and noted) when they do not fit."""
+    if not ops_need or choice is False:
+        return 0
+    spare = room - (minimum if choice else need)
+    if spare >= OPERANDS_MIN_H:
+        return min(ops_need, spare)
+    hidden.append("operands")
+    return 0
