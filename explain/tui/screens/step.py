@@ -199,6 +199,7 @@ class StepScreen(RunActions, Screen):
             view = view.at(tuple(cell))
         self.view = view
         self._narrate()
+        self.refresh_bindings()  # whether `a` (answer) applies depends on the stop
 
     # -- messages up ---------------------------------------------------------------------------------------
     @on(StepSelected)
