@@ -45,12 +45,27 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
                              f"drop --d-model or give embeddings with {options['d_model']} columns")
     cfg = make_config(model, **options)
     cfg = with_vocab(cfg, inp.n_vocab_needed)
+    _check_ids(inp, cfg.d_vocab, None if ck else "--vocab")
     longest = max(inp.seq_len, len(inp.target_ids or []))
     if longest > cfg.n_ctx:
         fix = "shorten the text" if ck else f"shorten the text or use {flag('n_ctx')} {longest}"
         where = "the checkpoint's context" if ck else "the context"
         raise InputError(f"the input has {longest} tokens but {where} is {cfg.n_ctx}; {fix}")
     return cfg, inp
+
+
+def _check_ids(inp: Inputs, d_vocab: int | None, flag: str | None) -> None:
+    """Refuse a token id outside the vocabulary, naming its size (a huge id never grows the vocabulary)."""
+    ids = [i for b in (inp.ids or []) for i in b]
+    top = max(ids, default=-1)
+    if d_vocab is not None and top >= d_vocab:
+        from explain.limits import MAX_VOCAB
+
+        more = f", or --vocab {top + 1:,} or more" if flag and top < MAX_VOCAB else ""
+        fix = (f"give ids below {d_vocab:,}{more}" if flag
+               else f"give ids below {d_vocab:,} (the checkpoint's vocab_size)")
+        raise InputError(f"token id {top:,} is outside the vocabulary of {d_vocab:,} tokens (ids 0–{d_vocab - 1:,}); "
+                         + fix)
 
 
 def _open(checkpoint: Any) -> Any:
@@ -81,8 +96,9 @@ def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, opt
 
 
 def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
-    vocab = list(inp.vocab) + [f"#{i}" for i in range(len(inp.vocab), cfg.d_vocab or 0)]
-    return {"pos": inp.tokens, "vocab": vocab[: cfg.d_vocab]}
+    from explain.text import RowLabels
+
+    return {"pos": inp.tokens, "vocab": RowLabels(inp.vocab, cfg.d_vocab or 0)}  # lazy: d_vocab may be 10⁷
 
 
 def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool) -> Trace:
@@ -119,19 +135,44 @@ def _available_bytes() -> int:
 
 
 def _gib(n: int) -> str:
+    """A byte count for a message: MiB, GiB or TiB, and powers of ten past a thousand TiB (never 50 digits)."""
+    if n >= 1000 * 2**40:
+        return f"{n / 2**40:.1e} TiB"
+    if n >= 2**40:
+        return f"{n / 2**40:.1f} TiB"
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
-def check_memory(planned: Trace) -> None:
-    """Refuse, before allocating anything, a run whose weights and trace would not fit in memory."""
-    weights = planned.n_params * BYTES_PER_VALUE
-    trace = planned.nbytes
+MEMORY_SHARE = 0.8  # of the available memory a run may plan to use (the rest: Python, the TUI, the OS)
+
+
+def estimate(cfg: Config, inp: Inputs) -> tuple[int, int]:
+    """(parameter count, trace bytes) of the run, in closed form: every model is one stem, ``n_layers`` equal
+    blocks and one head, so the plans of one and two layers give the cost of a block, and the total follows
+    without planning the other n_layers − 2 (a 10⁸-layer request is refused in milliseconds)."""
+    from dataclasses import replace
+
+    if cfg.n_layers <= 2:
+        t = _record(cfg, inp, None, shape_only=True)
+        return t.n_params, t.nbytes
+    one = _record(replace(cfg, n_layers=1), inp, None, shape_only=True)
+    two = _record(replace(cfg, n_layers=2), inp, None, shape_only=True)
+    k = cfg.n_layers - 1
+    return (one.n_params + k * (two.n_params - one.n_params), one.nbytes + k * (two.nbytes - one.nbytes))
+
+
+def check_memory(planned: Trace | tuple[int, int]) -> None:
+    """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
+    planned trace or :func:`estimate`'s (parameter count, trace bytes)."""
+    n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
+    weights = n_params * BYTES_PER_VALUE
     need = weights + trace
     avail = _available_bytes()
-    if need > 0.8 * avail:
+    budget = int(MEMORY_SHARE * avail)
+    if need > budget:
         raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace {_gib(trace)}) but "
-                            f"only {_gib(avail)} is available; use a shorter input, fewer --layers, or a smaller "
-                            "--vocab/--d-model")
+                            f"explain plans to use at most {MEMORY_SHARE:.0%} of the {_gib(avail)} available "
+                            f"({_gib(budget)}); use a shorter input, fewer --layers, or a smaller --vocab/--d-model")
 
 
 def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Trace:
@@ -146,8 +187,8 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     if options.get("checkpoint") is not None:
         options["checkpoint"] = _open(options["checkpoint"])  # open once: the tokenizer, then the weights
     cfg, inp = _prepare(model, **options)
+    check_memory(estimate(cfg, inp))  # before planning every layer
     planned = _record(cfg, inp, None, shape_only=True)
-    check_memory(planned)
     if options.get("checkpoint") is not None and weights is None:
         ck = _open(options["checkpoint"])
         params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
@@ -161,4 +202,4 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     return trace
 
 
-__all__ = ["run", "plan", "check_memory"]
+__all__ = ["run", "plan", "check_memory", "estimate"]

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from explain.errors import ExplainError, InputError, WeightsError
+from explain.text import RowLabels, visible
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install 'explain-transformer[checkpoint]'"
@@ -118,7 +119,7 @@ _VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "▁": "␣"}
 
 def _visible(text: str) -> str:
     """Whitespace made visible (a leading space is part of a GPT-2 token) and other control characters escaped."""
-    return "".join(_VISIBLE.get(c) or (c if c.isprintable() else f"\\x{ord(c):02x}") for c in text)
+    return visible("".join(_VISIBLE.get(c, c) for c in text))
 
 
 def _is_byte_level(part: Any) -> bool:
@@ -304,10 +305,9 @@ class Checkpoint:
     def labels(self, text: str, ids: list[int]) -> list[str]:
         return [self.label(i) for i in ids]
 
-    def vocab_labels(self) -> list[str]:
-        """One label per row of the embedding (length vocab_size)."""
-        labels = self._token_labels()
-        return [labels.get(i, f"#{i}") for i in range(self.options["d_vocab"])]
+    def vocab_labels(self) -> Sequence[str]:
+        """One label per row of the embedding (length vocab_size), made when a row is shown."""
+        return RowLabels(self._token_labels(), self.options["d_vocab"])
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` from the checkpoint's own tokenizer, with no special tokens added."""

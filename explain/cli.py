@@ -8,13 +8,17 @@ with the error's exit code (2 usage, 1 domain), never a traceback.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
+import re
 import sys
 
 import click
 
 from explain import __version__
 from explain.errors import ExplainError
+from explain.text import visible
 
 # name -> "module:attribute"; the module is imported only when the command runs or its help is shown.
 COMMANDS: dict[str, str] = {
@@ -46,8 +50,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ExplainError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(str(exc), exc.exit_code)
 
     def main(self, *args, **kwargs):  # noqa: D102
         # click's own usage errors print the usage and a hint over three lines; the house style is one line
@@ -55,17 +58,55 @@ class LazyGroup(click.Group):
         kwargs["standalone_mode"] = False
         try:
             rv = super().main(*args, **kwargs)
+            sys.stdout.flush()  # a full disk or closed pipe is reported here, not at interpreter exit
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else "explain"
-            click.echo(f"Error: {exc.format_message()} (see '{where} --help')", err=True)
-            sys.exit(2)
+            _fail(f"{exc.format_message()} (see '{where} --help')", 2)
         except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(exc.format_message(), exc.exit_code)
         except click.exceptions.Abort:
-            click.echo("Aborted.", err=True)
-            sys.exit(1)
+            _fail("aborted", 1, prefix="")
+        except MemoryError:
+            _fail("ran out of memory; use a shorter input, fewer --layers, or a smaller --vocab/--d-model "
+                  "(explain refuses runs it can estimate; this one was not)", 1)
+        except BrokenPipeError:
+            _quiet_stdout()  # the reader went away (explain … | head): not an error of ours
+            sys.exit(0)
+        except OSError as exc:
+            if not _is_stdout_error(exc):
+                raise
+            _quiet_stdout()
+            _fail(f"cannot write the output: {exc.strerror or exc}; write to a file on a disk with free space "
+                  "or to a terminal", 1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _fail(message: str, code: int, prefix: str = "Error: ") -> None:
+    """One line on stderr and exit: control characters shown, never obeyed; numbers of thousands of digits
+    (a pasted value echoed back) shortened."""
+    text = _LONG_NUMBER.sub(lambda m: f"{m[0][:12]}…({len(m[0]):,} digits)", visible(message))
+    try:
+        click.echo(f"{prefix}{text[:1].upper() + text[1:] if not prefix else text}", err=True)
+    except OSError:
+        pass
+    sys.exit(code)
+
+
+_LONG_NUMBER = re.compile(r"\d{40,}")
+
+
+def _is_stdout_error(exc: OSError) -> bool:
+    """An OSError from writing stdout (ENOSPC on /dev/full, EIO, EPIPE) rather than from a file we read."""
+    return exc.errno in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EFBIG) and exc.filename is None
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of what is still buffered fails silently."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS)

@@ -7,11 +7,20 @@ prints one line, ``Error: …``, naming what is wrong and how to fix it; the exi
 
 from __future__ import annotations
 
+from explain.text import visible
+
 
 class ExplainError(Exception):
-    """Base of every error a user can fix; the message is one line that says what and how."""
+    """Base of every error a user can fix; the message is one line that says what and how.
+
+    Messages quote what the user's files hold (a TOML key, a tensor name), so the message is passed through
+    :func:`~explain.text.visible` here, once for every error: a control character in it is shown, never obeyed,
+    wherever the message ends up (the CLI's ``Error:`` line, the TUI, a Python traceback)."""
 
     exit_code = 1
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(visible(message), *args)
 
 
 class UsageError(ExplainError):

@@ -142,72 +142,27 @@ def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
         raise InputError(f"{source} are empty (shape {list(arr.shape)}); give at least one row and column")
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{source} contain NaN or infinite values; replace them with numbers")
+    from explain.limits import MAX_ABS_VALUE
+
+    if np.abs(arr).max() > MAX_ABS_VALUE:
+        raise InputError(f"{source} hold values as large as {np.abs(arr).max():.3g}; the run squares and sums "
+                         f"them, which overflows float64 above about {MAX_ABS_VALUE:.0e}: scale them down")
     return arr
 
 
 def numpy_file_kind(path: Path) -> str:
-    """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (numpy's loader would otherwise try to
-    unpickle anything it does not recognise, and report every unknown file as "pickled")."""
-    with path.open("rb") as f:
-        head = f.read(6)
-    if head.startswith(b"\x93NUMPY"):
-        return "npy"
-    if head.startswith(b"PK"):
-        return "npz"
-    if head[:1] == b"\x80":
-        return "pickle"
-    return "other"
+    """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (see :func:`explain.readers.file_kind`)."""
+    from explain.readers import file_kind
+
+    return file_kind(path)
 
 
 def load_embeddings(path: str) -> Any:
-    """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv.
-    Pickled objects are refused (``allow_pickle=False``)."""
-    import csv
-    import json
+    """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv, read
+    by :mod:`explain.readers` (declared sizes checked first, pickles refused) and checked here."""
+    from explain.readers import read_embeddings
 
-    import numpy as np
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"embeddings file '{path}' does not exist; give a .npy, .npz, .json or .csv file")
-    suffix = p.suffix.lower()
-    if suffix in (".npy", ".npz"):
-        kind = numpy_file_kind(p)
-        if kind == "pickle":
-            raise InputError(f"'{path}' holds pickled objects, which explain never loads; save a plain numeric "
-                             "array (np.save with a float array)")
-        if kind == "other":
-            raise InputError(f"'{path}' is not a numpy {suffix} file; write it with np.save / np.savez")
-    try:
-        if suffix == ".npy":
-            arr = np.load(p, allow_pickle=False)
-        elif suffix == ".npz":
-            with np.load(p, allow_pickle=False) as z:
-                keys = list(z.keys())
-                key = "embeddings" if "embeddings" in keys else (keys[0] if len(keys) == 1 else None)
-                if key is None:
-                    raise InputError(f"'{path}' holds arrays {keys}; name the one to use 'embeddings'")
-                arr = z[key]
-        elif suffix == ".json":
-            arr = np.asarray(json.loads(p.read_text()), dtype=float)
-        elif suffix == ".csv":
-            with p.open(newline="") as f:
-                rows = [[float(c) for c in row] for row in csv.reader(f) if row]
-            arr = np.asarray(rows, dtype=float)
-        else:
-            kind = f"'{p.suffix}' files" if p.suffix else f"'{path}', which has no file extension"
-            raise InputError(f"cannot read embeddings from {kind}; use a .npy, .npz, .json or .csv file")
-    except InputError:
-        raise
-    except ValueError as exc:
-        msg = str(exc)
-        if "pickle" in msg.lower():
-            raise InputError(f"'{path}' holds pickled objects, which explain never loads; save a plain numeric "
-                             "array (np.save with a float array)") from None
-        raise InputError(f"cannot read embeddings from '{path}': {msg.splitlines()[0]}") from None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read embeddings from '{path}': {str(exc).splitlines()[0]}") from None
-    return check_embeddings(arr, f"the embeddings in '{path}'")
+    return check_embeddings(read_embeddings(path), f"the embeddings in '{path}'")
 
 
 def prepare(model: str, texts: list[str], target: str | None, tokens: str | None,
@@ -256,10 +211,5 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
         inp.label_ids = tgt_ids + [EOS]
         inp.target_tokens = ["<bos>"] + split_words(tgt)
     inp.vocab = tok.vocab_labels()
-    used = [i for b in (inp.ids or []) for i in b]
-    if tok.fixed:
-        for i in used:
-            if not 0 <= i < len(tok):
-                raise InputError(f"token id {i} is outside the {tok.name}'s vocabulary of {len(tok)}")
-    inp.n_vocab_needed = max([len(tok)] + [i + 1 for i in used])
+    inp.n_vocab_needed = len(tok)  # a token id beyond the vocabulary is an error (explain.api), never a resize
     return inp

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explain.limits import MAX_CONTEXT, MAX_HEADS, MAX_LAYERS, MAX_SEED, MAX_VOCAB, MAX_WIDTH
+
 
 @dataclass(frozen=True)
 class Option:
@@ -59,7 +61,7 @@ MODEL_SIZE_MIN = 1
 _HEADS = ("multihead", "synthesizer", "encoder", "transformer", "gpt")
 _BLOCKS = ("encoder", "transformer", "gpt")
 _WEIGHTED = ("attention", "causal", *_HEADS)  # every model but 'simple', which has no weights
-SEED_MAX = 2**63 - 1
+SEED_MAX = MAX_SEED
 
 OPTIONS: tuple[Option, ...] = (
     Option("text", "--text", "text", group="input", multiple=True, metavar="TEXT",
@@ -74,20 +76,20 @@ OPTIONS: tuple[Option, ...] = (
            help="Parameters from an .npz (see 'explain params')."),
     Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", models=("gpt",), tutorial=False,
            help="A Hugging Face GPT-2 folder (config.json, model.safetensors)."),
-    Option("d_model", "--d-model", "int", default=8, min=MODEL_SIZE_MIN, summary=True, shown=True,
+    Option("d_model", "--d-model", "int", default=8, min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, shown=True,
            label="d_model", help="Width of the residual stream / embeddings."),
-    Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, summary=True, shown=True, affects=_HEADS,
+    Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_HEADS, summary=True, shown=True, affects=_HEADS,
            help="Number of attention heads."),
-    Option("d_head", "--d-head", "int", derived="d_model / heads", min=MODEL_SIZE_MIN, summary=True,
+    Option("d_head", "--d-head", "int", derived="d_model / heads", min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True,
            affects=("attention", "causal", *_HEADS),
            label="d_head", help="Width of each head (default d_model / heads)."),
-    Option("d_ff", "--d-ff", "int", derived="4·d_model", min=MODEL_SIZE_MIN, summary=True, label="d_ff", affects=_BLOCKS,
+    Option("d_ff", "--d-ff", "int", derived="4·d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, label="d_ff", affects=_BLOCKS,
            help="Width of the feed-forward layer (default 4·d_model)."),
-    Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, summary=True, shown=True, affects=_BLOCKS,
+    Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_LAYERS, summary=True, shown=True, affects=_BLOCKS,
            help="Number of blocks."),
-    Option("d_vocab", "--vocab", "int", derived="what the input needs", min=MODEL_SIZE_MIN, summary=True,
+    Option("d_vocab", "--vocab", "int", derived="what the input needs", min=MODEL_SIZE_MIN, max=MAX_VOCAB, summary=True,
            help="Vocabulary size (default: what the input needs)."),
-    Option("n_ctx", "--context", "int", default=32, min=MODEL_SIZE_MIN, summary=True,
+    Option("n_ctx", "--context", "int", default=32, min=MODEL_SIZE_MIN, max=MAX_CONTEXT, summary=True,
            help="Context length (default 32)."),
     Option("seed", "--seed", "int", default=0, min=0, max=SEED_MAX, summary=True, shown=True, affects=_WEIGHTED,
            help="Seed of the initial weights (default 0)."),

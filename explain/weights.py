@@ -8,7 +8,6 @@ change when another parameter is added or the config changes elsewhere.
 
 from __future__ import annotations
 
-import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from explain.errors import WeightsError
+from explain.limits import MAX_ABS_VALUE
 from explain.shape_rules import fmt_shape
 from explain.trace import ParamSpec
 
@@ -37,38 +37,53 @@ def init_params(specs: dict[str, ParamSpec], seed: int) -> dict[str, np.ndarray]
     return {name: init_param(spec, seed) for name, spec in specs.items()}
 
 
-def save_params(params: dict[str, np.ndarray], path: str | Path) -> None:
-    """Write every parameter under its dotted name (``blocks.0.attn.W_Q``) to an uncompressed .npz."""
-    np.savez(path, **params)
+def save_params(params: dict[str, np.ndarray], path: str | Path, force: bool = False) -> None:
+    """Write every parameter under its dotted name (``blocks.0.attn.W_Q``) to an uncompressed .npz.
+
+    Without ``force`` the file is opened for exclusive creation: a file (or a symbolic link, even a dangling
+    one) that appeared at ``path`` since the caller looked is never written through or overwritten."""
+    try:
+        with open(path, "wb" if force else "xb") as f:
+            np.savez(f, **params)
+    except FileExistsError:
+        what = "a symbolic link" if Path(path).is_symlink() else "a file"
+        raise WeightsError(f"'{path}' is {what} that already exists; use --force to overwrite it") from None
+
+
+WEIGHTS_FIX = "write one with 'explain params MODEL -o FILE.npz' or np.savez"
 
 
 def load_params(path: str | Path, specs: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
     """Read a .npz of parameters and check it against the model: every key present, none extra, every shape
-    right, every value finite. Pickled arrays are refused."""
-    p = Path(path)
-    if not p.is_file():
-        raise WeightsError(f"weights file '{path}' does not exist; write one with 'explain params MODEL -o FILE.npz'")
-    from explain.inputs import numpy_file_kind
+    right, every value finite. The archive's headers are checked against ``specs`` before any array is read
+    (a zip bomb or a header claiming a huge shape is refused at once); pickled arrays are refused."""
+    from explain.readers import PICKLED, file_kind, npz_headers, read_npz, regular_file
 
-    kind = numpy_file_kind(p)
+    p = regular_file(path, "weights file", WEIGHTS_FIX, WeightsError)
+    kind = file_kind(p)
     if kind == "pickle":
-        raise WeightsError(f"'{path}' holds pickled objects, which explain never loads; save plain arrays with np.savez")
+        raise WeightsError(f"'{path}' {PICKLED}; save plain arrays with np.savez")
     if kind != "npz":
-        raise WeightsError(f"cannot read weights from '{path}': it is not an .npz archive; write one with "
-                           "'explain params MODEL -o FILE.npz' or np.savez")
-    try:
-        with np.load(p, allow_pickle=False) as z:
-            loaded = {k: z[k] for k in z.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if "pickle" in msg.lower():
-            raise WeightsError(f"'{path}' holds pickled objects, which explain never loads; save plain arrays "
-                               "with np.savez") from None
-        raise WeightsError(f"cannot read weights from '{path}': {msg}; it must be an .npz written by np.savez") from None
+        raise WeightsError(f"cannot read weights from '{path}': it is not an .npz archive; {WEIGHTS_FIX}")
+    # No size cap of its own: a header is checked against the model's own shape (which passed the memory
+    # check) before its data is read, and the declared size against the member's.
+    heads = npz_headers(p, "weights file", WEIGHTS_FIX, WeightsError, limit=1 << 62)
+    # names and shapes first, from the headers: the same checks check_params makes on the arrays
+    check_params({k: _Declared(shape, dtype) for k, (shape, dtype) in heads.items()}, specs, f"'{path}'",
+                 values=False)
+    loaded = read_npz(p, "weights file", WEIGHTS_FIX, WeightsError, limit=1 << 62)
     return check_params(loaded, specs, f"'{path}'")
 
 
-def check_params(loaded: dict[str, Any], specs: dict[str, ParamSpec], source: str = "the weights") -> dict[str, np.ndarray]:
+class _Declared:
+    """An array as its header declares it (shape and dtype, no data), for checking before reading."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape, self.dtype = shape, dtype
+
+
+def check_params(loaded: dict[str, Any], specs: dict[str, ParamSpec], source: str = "the weights",
+                 values: bool = True) -> dict[str, np.ndarray]:
     """The parameters as float64 arrays, checked against the model's specs; errors name ``source``, the key
     and both shapes."""
     missing = [k for k in specs if k not in loaded]
@@ -84,12 +99,14 @@ def check_params(loaded: dict[str, Any], specs: dict[str, ParamSpec], source: st
                            "--layers/--heads match the file")
     out: dict[str, Any] = {}
     for name, spec in specs.items():
-        arr = np.asarray(loaded[name])
+        arr = loaded[name] if isinstance(loaded[name], _Declared) else np.asarray(loaded[name])
         if tuple(arr.shape) != spec.shape:
             raise WeightsError(f"parameter '{name}' in {source} has shape {fmt_shape(arr.shape)} but the model "
                                f"needs {fmt_shape(spec.shape)}; match the config (--d-model, --heads, …) to the file")
         if arr.dtype.kind not in "fiu":
             raise WeightsError(f"parameter '{name}' in {source} is {arr.dtype}, not numbers")
+        if not values:
+            continue
         arr = arr.astype(np.float64, copy=False)  # no second copy of a GPT-2-size model
         # One pass with no temporary: NaN or ±inf anywhere makes the sum non-finite. Only then (or when finite
         # values overflow the sum) look at every value; a GPT-2-size model would otherwise need a 124 MB mask.
@@ -97,5 +114,8 @@ def check_params(loaded: dict[str, Any], specs: dict[str, ParamSpec], source: st
             total = arr.sum()
         if not np.isfinite(total) and not np.all(np.isfinite(arr)):
             raise WeightsError(f"parameter '{name}' in {source} contains NaN or infinite values")
+        if arr.size and np.abs(arr).max() > MAX_ABS_VALUE:
+            raise WeightsError(f"parameter '{name}' in {source} holds values as large as {np.abs(arr).max():.3g}, "
+                               f"which overflow float64 in the run (keep them below {MAX_ABS_VALUE:.0e})")
         out[name] = arr
     return out

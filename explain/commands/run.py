@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -35,9 +36,11 @@ def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> Non
     options = run_kwargs(model, kwargs)
     trace = run_model(model, **options)
     if as_json:
-        from explain.render.plain import trace_json
+        from explain.render.plain import write_trace_json
 
-        click.echo(trace_json(trace))
+        out = click.get_text_stream("stdout")
+        write_trace_json(trace, out.write)  # streamed: the document is never whole in memory
+        out.write("\n")
         return
     if plain or not sys.stdout.isatty():
         from rich.console import Console
@@ -68,16 +71,21 @@ def params(model: str, output: str, force: bool, **kwargs) -> None:
     path = Path(output)
     if path.suffix != ".npz":
         raise UsageError(f"'{output}' must end in .npz (numpy would add the suffix and write another file)")
+    if path.is_dir():
+        raise UsageError(f"'{output}' is a folder; give a file name such as '{path / 'params.npz'}'")
+    if path.is_symlink() and not path.exists() and not force:
+        raise UsageError(f"'{output}' is a symbolic link to '{os.readlink(path)}', which does not exist; remove "
+                         "the link, or use --force to write the file it points to")
     if path.exists() and not force:
         raise UsageError(f"'{output}' exists; use --force to overwrite it")
-    if not path.parent.exists():
+    if not path.parent.is_dir():
         raise UsageError(f"folder '{path.parent}' does not exist; create it first")
     from explain.api import run as run_model
     from explain.weights import save_params
 
     trace = run_model(model, **run_kwargs(model, kwargs))
     try:
-        save_params(trace.params, path)
+        save_params(trace.params, path, force=force)  # exclusive: a file that appeared meanwhile is kept
     except OSError as exc:
         raise UsageError(f"cannot write '{output}': {exc.strerror}") from None
     click.echo(f"wrote {len(trace.params)} parameters ({trace.n_params:,} values) to {output}", err=True)

@@ -13,8 +13,9 @@ import click
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import InputError, UsageError
 from explain.inputs import UNK
+from explain.limits import check_cap
 from explain.models import MODELS
-from explain.options import names
+from explain.options import default
 
 
 def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
@@ -26,13 +27,13 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
     given = [f"--{name}" for name in ("text", "tokens", "embeddings") if name in kw]
     if given:
         raise UsageError(f"give --seq or {'/'.join(given)}, not both: both set the sequence")
+    check_cap("seq", seq)
     if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
-        from explain.config import make_config
-
-        n_ctx = make_config(model, **{k: v for k, v in kw.items() if k in names("config")}).n_ctx
-        if seq > n_ctx:
-            raise InputError(f"--seq {seq} is longer than the context of {n_ctx} positions; "
-                             f"use --seq {n_ctx} or less, or --context {seq}")
+        if "n_ctx" not in kw:  # no --context: a context as long as the sequence asked for
+            kw["n_ctx"] = max(seq, default("n_ctx"))
+        if seq > kw["n_ctx"]:
+            raise InputError(f"--seq {seq} is longer than the context of {kw['n_ctx']} positions; "
+                             f"use --seq {kw['n_ctx']} or less, or --context {seq}")
     return [UNK] * seq
 
 

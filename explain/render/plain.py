@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -60,18 +61,45 @@ def _jsonable(value: Any) -> Any:
     return flat
 
 
-def trace_json(trace: Trace) -> str:
-    """The whole run as one JSON document."""
-    doc = {
+def _write_values(value: Any, write: Callable[[str], Any]) -> None:
+    """``_jsonable(value)`` written piece by piece: one row of the last axis at a time, so a (256, 50257)
+    logits step costs one row of Python floats, not 12.9 million of them at once."""
+    import numpy as np
+
+    arr = np.asarray(value)
+    if arr.ndim <= 1:
+        write(json.dumps(_jsonable(arr), ensure_ascii=False))
+        return
+    write("[")
+    for i in range(arr.shape[0]):
+        if i:
+            write(", ")
+        _write_values(arr[i], write)
+    write("]")
+
+
+def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
+    """The whole run as one JSON document, written step by step through ``write`` (the same text
+    :func:`trace_json` returns): its memory is one row at a time on top of the trace's, however big the run."""
+    head = {
         "config": trace.config.to_dict(),
-        "tokens": trace.labels.get("pos", []),
-        "labels": {k: v for k, v in trace.labels.items() if k != "vocab"},
+        "tokens": list(trace.labels.get("pos", [])),
+        "labels": {k: list(v) for k, v in trace.labels.items() if k != "vocab"},
         "n_params": trace.n_params,
-        "steps": [
-            {"index": s.index, "name": s.name, "op": s.op, "inputs": list(s.inputs), "shape": list(s.shape),
-             "axes": list(s.axes), "formula": s.formula, "signature": s.signature, "note": s.note,
-             "group": list(s.group), "values": _jsonable(s.output)}
-            for s in trace
-        ],
     }
-    return json.dumps(doc, ensure_ascii=False)
+    write(json.dumps(head, ensure_ascii=False)[:-1] + ', "steps": [')
+    for n, s in enumerate(trace):
+        meta = {"index": s.index, "name": s.name, "op": s.op, "inputs": list(s.inputs), "shape": list(s.shape),
+                "axes": list(s.axes), "formula": s.formula, "signature": s.signature, "note": s.note,
+                "group": list(s.group)}
+        write((", " if n else "") + json.dumps(meta, ensure_ascii=False)[:-1] + ', "values": ')
+        _write_values(s.output, write)
+        write("}")
+    write("]}")
+
+
+def trace_json(trace: Trace) -> str:
+    """The whole run as one JSON document (for a small run; the CLI streams it with :func:`write_trace_json`)."""
+    parts: list[str] = []
+    write_trace_json(trace, parts.append)
+    return "".join(parts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from explain.limits import MAX_TOML_ARRAY
 from explain.tutorial.errors import Source
 
 ARRAY_KEYS = ("shape", "values", "fill")
@@ -54,6 +55,13 @@ def to_array(v: Any, field: str, src: Source, *, ndim: int | None = None, stop: 
         if not (isinstance(shape, list) and shape and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
                                                           for n in shape)):
             raise src.error(f"shape must be a list of sizes ≥ 1, got {shape!r}", "write shape = [4, 64]",
+                            field=field, stop=stop, step=step)
+        count = 1
+        for n in shape:
+            count *= n
+        if count > MAX_TOML_ARRAY:
+            raise src.error(f"shape {shape} is {count:,} entries, more than the {MAX_TOML_ARRAY:,} a tutorial "
+                            "array may have", "use a smaller shape (a walkthrough shows a few rows)",
                             field=field, stop=stop, step=step)
         fill = v.get("fill", 0.0)
         if isinstance(fill, bool) or not isinstance(fill, (int, float)):

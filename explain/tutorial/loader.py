@@ -14,6 +14,7 @@ import tomllib
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from explain.text import visible_tree
 from explain.tutorial.errors import Source, TutorialError, TutorialNotFound
 from explain.tutorial.schema import Tutorial, parse
 
@@ -53,7 +54,12 @@ def parse_text(text: str, name: str, path: Path | None, display: str) -> Tutoria
     """A Tutorial from TOML text; errors name ``display`` (the file as the user knows it)."""
     src = Source(display, text)
     try:
-        data = tomllib.loads(text)
+        # Every string the file holds (titles, narration, questions, keys) is made visible here, once: a
+        # control sequence in a shared tutorial is shown as \x1b[2J, never sent to the terminal.
+        data = visible_tree(tomllib.loads(text))
+    except RecursionError:
+        raise TutorialError(f"{display}: the TOML is nested too deeply to read; flatten its arrays and tables") \
+            from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
@@ -63,7 +69,11 @@ def parse_text(text: str, name: str, path: Path | None, display: str) -> Tutoria
         what = what[:1].lower() + what[1:]
         raise TutorialError(f"{where}: not valid TOML: {what}{col}; fix the syntax there (text needs quotes, "
                             "tables [name], stops [[stops]], arrays [1, 2])") from None
-    return parse(data, name, path, src)
+    try:
+        return parse(data, name, path, src)
+    except RecursionError:
+        raise TutorialError(f"{display}: an array is nested too deeply; arrays have at most a few levels") \
+            from None
 
 
 def _read(path: Path | Traversable, display: str) -> str:
@@ -78,11 +88,11 @@ def _read(path: Path | Traversable, display: str) -> str:
 
 def load_file(path: str | Path) -> Tutorial:
     """A tutorial from a ``.toml`` path."""
-    p = Path(path)
-    if not p.is_file():
-        what = "is a folder" if p.is_dir() else "does not exist"
-        raise TutorialNotFound(f"tutorial file '{path}' {what}; give a .toml file, or a shipped name from "
-                               "'explain tutorial list'")
+    from explain.limits import MAX_TEXT_BYTES
+    from explain.readers import regular_file
+
+    p = regular_file(path, "tutorial file", "give a .toml file, or a shipped name from 'explain tutorial list'",
+                     TutorialNotFound, limit=MAX_TEXT_BYTES)
     return parse_text(_read(p, str(path)), p.stem, p, str(path))
 
 

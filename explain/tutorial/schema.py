@@ -131,6 +131,9 @@ class _Parser:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.fail(f"must be a number, got {type(v).__name__} {v!r}", f"write {name.split('.')[-1]} = 1.0",
                             field=name, stop=stop, step=step)
+        if v != v:  # NaN compares unequal to everything: an expectation or tolerance of nan checks nothing
+            raise self.fail("is nan, which no number equals", f"write {name.split('.')[-1]} = a number",
+                            field=name, stop=stop, step=step)
         return float(v)
 
     def count(self, v: Any, name: str, *, minimum: int = 1, stop: int | None = None, step: str | None = None) -> int:
@@ -163,6 +166,8 @@ class _Parser:
             hint = f"did you mean '{near[0]}'? " if near else ""
             raise self.fail(f"unknown model '{model}'", f"{hint}choose one of: {', '.join(MODELS)}", field="model")
         tol = self.number(data["tol"], "tol") if "tol" in data else DEFAULT_TOL
+        if not 0 <= tol < float("inf"):
+            raise self.fail(f"tol must be a finite number ≥ 0, got {tol}", "write tol = 5e-5", field="tol")
         options, embeddings = self.options(data.get("options", {}), path)
         weights = self.weights(data.get("weights", {}), path)
         stops_data = data.get("stops")
@@ -238,8 +243,8 @@ class _Parser:
                             "shape = [6, 6] or row_sums = 1.0", field="expect", **kw)
         self.unknown(d, EXPECT_KEYS, "expect", prefix="expect.", **kw)
         e = Expect(tol=self.number(d["tol"], "expect.tol", **kw) if "tol" in d else tol)
-        if e.tol < 0:
-            raise self.fail(f"tol must be ≥ 0, got {e.tol}", "write tol = 5e-5", field="expect.tol", **kw)
+        if not 0 <= e.tol < float("inf"):
+            raise self.fail(f"tol must be a finite number ≥ 0, got {e.tol}", "write tol = 5e-5", field="expect.tol", **kw)
         for key in NUMBER_EXPECTS:
             if key in d:
                 setattr(e, key, self.number(d[key], f"expect.{key}", **kw))
@@ -285,18 +290,20 @@ class _Parser:
 
 
 def _load_npz(path: str, src: Source) -> dict[str, Any]:
-    """Parameters from an .npz named by the tutorial (checked against the model when it runs)."""
-    import zipfile
+    """Parameters from an .npz named by the tutorial (checked against the model when it runs), read by
+    :mod:`explain.readers`: each member's declared size is checked before it is read."""
+    from explain.errors import ExplainError
+    from explain.limits import MAX_INPUT_BYTES
+    from explain.readers import file_kind, read_npz, regular_file
 
-    import numpy as np
-
+    fix = "give an .npz written by 'explain params MODEL -o FILE.npz', relative to the tutorial"
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise src.error(f"cannot read weights from '{path}': {str(exc).splitlines()[0] if str(exc) else exc!r}",
-                        "give an .npz written by 'explain params MODEL -o FILE.npz', relative to the tutorial",
-                        field="weights") from None
+        p = regular_file(path, "weights file", fix)
+        if file_kind(p) != "npz":
+            raise ExplainError(f"weights file '{path}' is not an .npz archive; {fix}")
+        return read_npz(p, "weights file", fix, limit=MAX_INPUT_BYTES)
+    except ExplainError as exc:
+        raise src.error(str(exc).rsplit("; ", 1)[0], fix, field="weights") from None
 
 
 def parse(data: dict, name: str, path: Path | None, src: Source) -> Tutorial:

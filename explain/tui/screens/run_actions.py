@@ -1,9 +1,11 @@
 """The step screen's actions that leave the screen's state: export (``x``, ``X``) and re-run (``e``: the form,
-a worker thread running :func:`explain.run`, and the result or the engine's error coming back as a message).
+a worker awaiting :func:`explain.run` in a daemon thread, and the result or the engine's error coming back as a message).
 A mixin, so the step screen's module stays about navigation."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -52,19 +54,31 @@ class RunActions:
 
         self.app.push_screen(RerunScreen(defaults_from(self.trace, self.run_options)), submitted)
 
-    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
-    def _run(self, options: dict[str, Any]) -> None:
-        from explain.api import run
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def _run(self, options: dict[str, Any]) -> None:
+        # The engine runs in a daemon thread that this worker awaits, not in Textual's thread worker: those
+        # come from the executor that Python joins at exit, so a long run would keep the process alive after
+        # 'q'. Quitting (or a newer re-run, exclusive=True) cancels this worker and abandons the thread.
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
 
-        opts = {k: v for k, v in options.items() if k != "model"}
-        try:
-            trace = run(options["model"], **opts)
-        except ExplainError as exc:
-            self.app.call_from_thread(self.post_message, RunFailed(str(exc)))
-        except Exception as exc:  # a bug in the engine must not take the session down with it
-            self.app.call_from_thread(self.post_message, RunFailed(f"internal error: {exc!r}"))
-        else:
-            self.app.call_from_thread(self.post_message, RunFinished(trace, options))
+        def engine() -> None:
+            from explain.api import run
+
+            opts = {k: v for k, v in options.items() if k != "model"}
+            try:
+                result: Any = RunFinished(run(options["model"], **opts), options)
+            except ExplainError as exc:
+                result = RunFailed(str(exc))
+            except Exception as exc:  # a bug in the engine must not take the session down with it
+                result = RunFailed(f"internal error: {exc!r}")
+            try:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))
+            except RuntimeError:  # the app has quit and its loop is closed: nobody is waiting
+                pass
+
+        threading.Thread(target=engine, name="explain-run", daemon=True).start()
+        self.post_message(await done)
 
     def on_run_failed(self, message: RunFailed) -> None:  # by name: @on is not collected from a mixin
         self.notify(message.message, title="run refused", severity="error", timeout=10)
