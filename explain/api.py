@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from explain.config import Config, make_config, with_vocab
-from explain.errors import InputError, ResourceError
+from explain.errors import InputError, ResourceError, UsageError
 from explain.inputs import Inputs, prepare
 from explain.models import MODELS
 from explain.options import flag
@@ -25,6 +25,8 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     texts = [text] if isinstance(text, str) else list(text or [])
     if isinstance(tokens, (list, tuple)):
         tokens = ",".join(str(t) for t in tokens)
+    if isinstance(tokens, str) and not tokens.strip():
+        raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
     ck = None
     if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
         ck = _open_checked(model, checkpoint, embeddings, target, options)
@@ -80,7 +82,7 @@ def _open(checkpoint: Any) -> Any:
 def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, options: dict[str, Any]) -> Any:
     """The opened checkpoint, once the request is one it can serve: a model that loads checkpoints, token
     inputs, and no option that contradicts its config.json."""
-    from explain.errors import ConfigError, UsageError
+    from explain.errors import ConfigError
 
     if not MODELS[model].uses("checkpoint"):
         raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")

@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from explain.errors import ExplainError, InputError, WeightsError
+from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
+from explain.readers import read_json
 from explain.text import RowLabels, visible
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
-INSTALL = "pip install 'explain-transformer[checkpoint]'"
+INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
 # Both names are GELU's tanh approximation, the only GELU the engine computes (explain.kernels.gelu).
 ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh")
 FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")
@@ -91,13 +93,10 @@ def _config_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
                 d_vocab=ints["vocab_size"], n_ctx=ints[n_ctx_key], ln_eps=float(eps))
 
 
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WeightsError(f"cannot read '{path}': {getattr(exc, 'strerror', None) or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise WeightsError(f"'{path}' is not valid JSON ({exc.msg} at line {exc.lineno}); it must be {what}") from None
+def _read_json(path: Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
+    """A JSON file of the checkpoint, through :func:`explain.readers.read_json` (size, depth and digit limits;
+    errors name the file and line)."""
+    return read_json(path, "file", f"it must be {what}", WeightsError, limit)
 
 
 # --- token labels -----------------------------------------------------------------------------------------
@@ -349,7 +348,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
                 "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
         raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
-    config = _read_json(p / CONFIG, "a Hugging Face config.json")
+    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
     if not isinstance(config, dict):
         raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
     return Checkpoint(p, config)

@@ -121,7 +121,7 @@ def parse_token_ids(spec: str) -> list[int]:
     out = []
     for part in spec.split(","):
         part = part.strip()
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()) or len(part) > 12:  # '²'.isdigit(); ids are below 10⁷
             raise UsageError(f"--tokens takes whole numbers separated by commas (e.g. 3,1,4); '{part}' is not one")
         out.append(int(part))
     if not out:
@@ -169,8 +169,12 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
             embeddings: Any = None, tokenizer: TextTokenizer | None = None) -> Inputs:
     """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
     checkpoint's) or the word-level tokenizer over the texts."""
+    if tokens is not None and not tokens.strip():
+        raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
     if tokens and texts:
         raise UsageError("give either --text or --tokens, not both")
+    if tokens and embeddings is not None:
+        raise UsageError("give either --embeddings or --tokens, not both: both set the input")
     entry = MODELS[model]
     if target is not None and not entry.uses("target"):
         raise UsageError(f"--target is for the 'transformer' model (the decoder's text); '{model}' has no decoder")

@@ -61,3 +61,12 @@ def parse_whole(text: str, what: str, *, minimum: int = 0) -> int:
     if n < minimum:
         raise UsageError(f"{what} must be at least {minimum}, got {n}")
     return n
+
+
+def parse_option(name: str, raw: str) -> int:
+    """A whole-number option typed as text (the TUI's re-run form): ASCII digits, at most MAX_DIGITS of them,
+    at least 1 (0 for the seed) and at most the cap, or a UsageError that names the field and the fix."""
+    label = FLAGS.get(name, name).lstrip("-")
+    n = parse_whole(raw, label, minimum=0 if name == "seed" else 1)
+    check_cap(name, n, flag=label)
+    return n

@@ -173,7 +173,7 @@ def _header(fp: Any, where: str, fix: str, error: ErrorType) -> tuple[tuple[int,
             shape, fortran, dtype = fmt.read_array_header_2_0(fp)
         else:
             raise ValueError(f"unknown .npy version {version}")
-    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+    except Exception as exc:  # numpy's header parser lets tokenize/ast errors of a hostile header through
         msg = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
         raise error(f"{where} is not a readable .npy array ({msg}); {fix}") from None
     if dtype.hasobject:

@@ -139,19 +139,32 @@ def check_einsum(text: str, bindings: Bindings) -> EinsumResult:
             if len(shape) != len(term.names):
                 raise _fail(spec, f"operand {i} ({term.label}) names {len(term.names)} dimensions but its shape "
                             f"{fmt_shape(shape)} has {len(shape)}", term.start, term.end)
+        here: set[str] = set()
         for axis, (name, col) in enumerate(term.names):
             if shape is None:
                 continue  # its size can only come from --dim
             size, src = shape[axis], f"{term.label} axis {axis}"
             if name in sizes and sizes[name][0] != size:
                 old, old_src = sizes[name]
-                if name in out_names:
+                # numpy broadcasts a size-1 axis against the other operands' size for the same name (not within
+                # one operand, where a repeated name takes a diagonal, and not against a declared --dim)
+                if 1 in (old, size) and name not in here and not old_src.startswith("--dim"):
+                    if old == 1:
+                        sizes[name] = (size, src)
+                    here.add(name)
+                    continue
+                if name in here:
+                    msg = (f"dimension '{name}' appears twice in operand {i} ({term.label}) with sizes {old} and "
+                           f"{size}; a repeated name takes the diagonal, so both must be equal")
+                elif name in out_names:
                     msg = f"dimension '{name}' is bound to two sizes: {old} ({old_src}) and {size} ({src})"
                 else:
                     msg = (f"contracted dimension '{name}' differs: {old} ({old_src}) and {size} ({src}); it is "
-                           "summed over pairwise, so both sizes must be equal")
+                           "summed over pairwise, so both sizes must be equal (or one of them 1, which "
+                           "numpy broadcasts)")
                 raise _fail(spec, msg, col, col + len(name))
             sizes.setdefault(name, (size, src))
+            here.add(name)
 
     missing = [n for n in dict.fromkeys(in_names) if n not in sizes]
     if missing:

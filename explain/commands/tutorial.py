@@ -27,6 +27,17 @@ class TutorialGroup(click.Group):
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, "[list | check FILE... | NAME|PATH [--plain] [--answers]]")
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The group's options and commands, then the options of ``explain tutorial NAME|PATH`` (--plain,
+        --answers, --precision), which belong to the hidden 'open' command but are what most readers want."""
+        super().format_options(ctx, formatter)
+        opener = self.commands["open"]
+        rows = [r for p in opener.get_params(ctx)
+                if isinstance(p, click.Option) and "--help" not in p.opts and (r := p.get_help_record(ctx))]
+        if rows:
+            with formatter.section("Options of 'explain tutorial NAME|PATH'"):
+                formatter.write_dl(rows)
+
 
 @click.group(cls=TutorialGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.pass_context

@@ -1,6 +1,6 @@
 """The exported Jupyter notebook (``--format ipynb``): a markdown cell per step with its name, the tutorial's
 narration if any, its note, formula and shapes; a code cell per step with exactly the script's statement; the
-checks at the end. Written with nbformat, an optional extra (``pip install 'explain-transformer[notebook]'``).
+checks at the end. Written with nbformat, an optional extra (``pip install '.[notebook]'`` from the source folder, or ``pip install nbformat``).
 
 A notebook has no ``__file__``: its sidecar is loaded by name from the working folder, which is the
 notebook's own folder when Jupyter (or VS Code) runs it.
@@ -16,7 +16,7 @@ from explain.export.plan import Export, StepCode
 from explain.export.script import about, check_lines, clean, imports, step_lines
 from explain.shape_rules import fmt_shape
 
-INSTALL_HINT = "pip install 'explain-transformer[notebook]'"
+INSTALL_HINT = "pip install '.[notebook]' (in explain's source folder) or pip install nbformat"
 
 
 def nbformat_module() -> Any:

@@ -114,8 +114,8 @@ def test_missing_optional_packages_name_the_extra(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "safetensors", None)
     monkeypatch.setitem(sys.modules, "tokenizers", None)
     one_line_error(invoke("run", "gpt", "--checkpoint", TINY, "--text", "hi", "--plain"), 1,
-                   "pip install 'explain-transformer[checkpoint]'", "tokenizers")
+                   "pip install '.[checkpoint]'", "tokenizers")
     one_line_error(invoke("run", "gpt", "--checkpoint", TINY, "--tokens", "1,2", "--plain"), 1,
-                   "pip install 'explain-transformer[checkpoint]'", "safetensors")
+                   "pip install '.[checkpoint]'", "safetensors")
     r = invoke("shapes", "gpt", "--checkpoint", TINY, "--tokens", "1,2")
     assert r.exit_code == 0, r.output

@@ -92,7 +92,7 @@ def test_configs_the_engine_cannot_run(tmp_path: Path, change: dict, needles: li
 def test_config_that_is_not_json(tmp_path: Path) -> None:
     d = _copy(tmp_path)
     (d / "config.json").write_text("{'n_embd': 16}")
-    _error(WeightsError, "config.json' is not valid JSON", "line 1", checkpoint=d)
+    _error(WeightsError, "config.json:1: not valid JSON", "column 2", checkpoint=d)
     (d / "config.json").write_text("[1, 2]")
     _error(WeightsError, "is not a JSON object", checkpoint=d)
 

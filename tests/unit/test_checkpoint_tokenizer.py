@@ -108,7 +108,7 @@ def test_a_smaller_tokenizer_labels_the_padding_rows(tmp_path: Path) -> None:
 def test_an_unreadable_tokenizer_names_the_file(tmp_path: Path) -> None:
     d = _without_tokenizer(tmp_path)
     (d / "tokenizer.json").write_text("{ not json", encoding="utf-8")
-    with pytest.raises(ExplainError, match=r"tokenizer.json' is not valid JSON"):
+    with pytest.raises(ExplainError, match=r"tokenizer.json:1: not valid JSON"):
         explain.run("gpt", checkpoint=d, text="The cat")
     (d / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE"}}), encoding="utf-8")
     with pytest.raises(InputError, match=r"tokenizer.json' has no model.vocab"):

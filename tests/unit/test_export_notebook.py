@@ -81,5 +81,5 @@ def test_without_nbformat_a_one_line_install_hint(tmp_path: Path, monkeypatch: p
     with pytest.raises(ExplainError) as err:
         write_export(explain.run("gpt"), tmp_path / "x.ipynb", fmt="ipynb")
     msg = str(err.value)
-    assert "pip install 'explain-transformer[notebook]'" in msg and "\n" not in msg
+    assert "pip install '.[notebook]'" in msg and "\n" not in msg
     assert list(tmp_path.iterdir()) == []

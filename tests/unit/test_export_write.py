@@ -154,4 +154,4 @@ def test_missing_nbformat_is_reported_before_anything(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "nbformat", None)
     with pytest.raises(ExplainError) as err:
         write_export(gpt, tmp_path / "n.ipynb", fmt="ipynb")
-    one_line(err, "pip install 'explain-transformer[notebook]'")
+    one_line(err, "pip install '.[notebook]'")

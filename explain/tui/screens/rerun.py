@@ -13,6 +13,8 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
+from explain.errors import UsageError
+from explain.limits import parse_option
 from explain.models import MODELS
 from explain.options import OPTIONS
 from explain.trace import Trace
@@ -101,11 +103,16 @@ class RerunScreen(ModalScreen[dict[str, Any] | None]):
         for key, _ in NUMBERS:
             raw = self.query_one(f"#{key}", Input).value.strip()
             if raw and raw not in ("-", "+"):
-                out[key] = int(raw)
+                out[key] = parse_option(key, raw)  # digits and caps checked: a 5,000-digit paste is refused
         return out
 
     def action_submit(self) -> None:
-        self.dismiss(self.options())
+        try:
+            options = self.options()
+        except UsageError as exc:  # the form stays open with everything typed in it
+            self.notify(str(exc), title="not run", severity="error", timeout=8)
+            return
+        self.dismiss(options)
 
     @on(Input.Submitted)
     def _enter(self) -> None:

@@ -1,0 +1,168 @@
+"""Generated fixtures for the bad-input suite: files a hostile or careless user could hand explain.
+
+:func:`make` writes them all into one folder (nothing is checked in: a zip bomb and a 100,000-deep JSON are
+cheaper to generate than to store). Every string a file carries that could reach a terminal holds :data:`ESC`:
+a window retitle (OSC 2), a screen clear (CSI 2J), an 8-bit CSI and a bell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+ESC = "\x1b]2;pwned\x1b\\\x1b[2J\x9b31m\x07"
+GIANT = "9" * 5000  # a 5,000-digit integer
+TOML_ESC = ESC.encode("unicode_escape").decode().replace("\\x", "\\u00")  # TOML spells \x1b as \u001b
+
+TUTORIAL_HEAD = 'title = "T"\nsummary = "S"\nmodel = "simple"\n[options]\ntext = "a b"\n'
+STOP = '[[stops]]\nstep = "{step}"\ntitle = "a stop"\nnarration = "words"\n{extra}'
+
+
+def tutorial(body: str = "", step: str = "attn.scores", extra: str = "", head: str = TUTORIAL_HEAD) -> str:
+    return head + body + STOP.format(step=step, extra=extra)
+
+
+def _npy_header(shape: tuple[int, ...], descr: str = "<f8") -> bytes:
+    """The bytes of an .npy header declaring ``shape`` (no data follows unless the caller writes it)."""
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def _safetensors(tensors: dict[str, tuple[list[int], bytes]]) -> bytes:
+    """A safetensors file written by hand (8-byte header length, JSON header, data), F32 tensors."""
+    header, data = {}, b""
+    for name, (shape, raw) in tensors.items():
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def _gpt2_config(**over: object) -> dict:
+    cfg = dict(model_type="gpt2", n_embd=4, n_head=2, n_layer=1, vocab_size=8, n_positions=8,
+               activation_function="gelu_new", layer_norm_epsilon=1e-5)
+    cfg.update(over)
+    return cfg
+
+
+def _checkpoint(d: Path, config: dict | str, tensors: dict[str, tuple[list[int], bytes]] | None = None,
+                tokenizer: str | None = None) -> None:
+    d.mkdir()
+    (d / "config.json").write_text(config if isinstance(config, str) else json.dumps(config))
+    (d / "model.safetensors").write_bytes(_safetensors(tensors or {"wte.weight": ([8, 4], bytes(128))}))
+    if tokenizer is not None:
+        (d / "tokenizer.json").write_text(tokenizer)
+
+
+def _zip_bomb(path: Path, name: str, shape: tuple[int, ...]) -> None:
+    """An .npz whose member really is ``shape`` of zeros (GiBs) but compresses to a few MB."""
+    header = _npy_header(shape)
+    total = int(np.prod(shape)) * 8
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        with zf.open(zipfile.ZipInfo(f"{name}.npy"), "w", force_zip64=True) as f:
+            f.write(header)
+            chunk = bytes(64 * 2**20)
+            left = total
+            while left:
+                n = min(left, len(chunk))
+                f.write(chunk[:n])
+                left -= n
+
+
+def make(d: Path) -> Path:
+    """Write every fixture into ``d`` and return it."""
+    d.mkdir(parents=True, exist_ok=True)
+    w = lambda name, text: (d / name).write_text(text)  # noqa: E731
+
+    # --- tutorials ---
+    w("tut_key.toml", TUTORIAL_HEAD.replace('summary = "S"\n', f'summary = "S"\n"bad{TOML_ESC}" = 1\n') + STOP.format(
+        step="attn.scores", extra=""))
+    w("tut_step.toml", tutorial(step=f"attn{TOML_ESC}"))
+    w("tut_question.toml", tutorial(extra=f'answer = "{TOML_ESC}"\n'))  # an answer without a question
+    w("tut_display.toml", TUTORIAL_HEAD.replace('"T"', f'"T{TOML_ESC}"') + STOP.format(
+        step="attn.scores", extra=f'question = "q{TOML_ESC}"\nanswer = "a{TOML_ESC}"\n').replace(
+        'narration = "words"', f'narration = "n{TOML_ESC}"'))
+    w("tut_shape.toml", TUTORIAL_HEAD.replace('text = "a b"\n', 'text = "a b"\nembeddings = { shape = [100000, 100000] }\n')
+      + STOP.format(step="attn.scores", extra=""))
+    w("tut_deep.toml", TUTORIAL_HEAD + "deep = " + "[" * 5000 + "]" * 5000 + "\n")
+    w("tut_deep_table.toml", TUTORIAL_HEAD + "deep = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n")
+    w("tut_layers.toml", tutorial().replace('model = "simple"', 'model = "gpt"').replace(
+        'text = "a b"\n', 'text = "a b"\nn_layers = 10000000\n'))
+    w("tut_layers6.toml", tutorial().replace('model = "simple"', 'model = "gpt"').replace(
+        'text = "a b"\n', 'text = "a b"\nn_layers = 1000000\n'))
+    w("tut_giant.toml", tutorial().replace('text = "a b"\n', f'text = "a b"\nd_model = {GIANT[:18]}\n'))
+    w("tut_tol.toml", tutorial(body="", extra="[stops.expect]\ntol = nan\nvalue = 0.5\n"))
+    w("tut_toptol.toml", tutorial().replace('model = "simple"\n', 'model = "simple"\ntol = inf\n'))
+    w("tut_weights_npy.toml", tutorial().replace('model = "simple"\n', 'model = "simple"\nweights = "w.npy"\n'))
+    w("tut_weights_text.toml", tutorial().replace('model = "simple"\n', 'model = "simple"\nweights = "notes.npz"\n'))
+    w("tut_bomb.toml", tutorial().replace('model = "simple"\n', 'model = "simple"\nweights = "bomb.npz"\n'))
+    w("tut_binary.toml", "")
+    (d / "tut_binary.toml").write_bytes(b"\xff\xfe\x00title")
+
+    # --- numpy files ---
+    np.save(d / "w.npy", np.ones((2, 2)))
+    np.save(d / "emb.npy", np.ones((2, 4)))
+    np.save(d / "emb_1e308.npy", np.full((2, 4), 1e308))
+    np.save(d / "emb_3d.npy", np.ones((2, 2, 2)))
+    np.save(d / "emb_pickle.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    (d / "emb_huge.npy").write_bytes(_npy_header((10**6, 10**6)) + bytes(64))
+    (d / "emb_truncated.npy").write_bytes(_npy_header((100, 4)) + bytes(64))
+    (d / "emb_badheader.npy").write_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': __import__('os')}\n")
+    with zipfile.ZipFile(d / "emb_huge.npz", "w") as zf:
+        zf.writestr("embeddings.npy", _npy_header((10**6, 10**6)) + bytes(64))
+    with zipfile.ZipFile(d / "emb_member.npz", "w") as zf:
+        zf.writestr("embeddings", b"not an array at all " * 3)
+    (d / "emb_corrupt.npz").write_bytes(b"PK\x03\x04" + os.urandom(200))
+    (d / "notes.npz").write_text("these are my notes, not weights\n")
+    (d / "emb_text.npy").write_text("1, 2, 3\n")
+    _zip_bomb(d / "bomb.npz", "embeddings", (160_000, 1024))  # 1.2 GiB of zeros, about 1.2 MB on disk
+    params = {"attn.W_Q": np.ones((4, 4)), "attn.W_K": np.ones((4, 4)), "attn.W_V": np.ones((4, 4))}
+    with zipfile.ZipFile(d / "w_huge.npz", "w") as zf:
+        for k, v in params.items():
+            header = _npy_header((10**5, 10**5)) if k == "attn.W_Q" else _npy_header(v.shape)
+            zf.writestr(f"{k}.npy", header + v.tobytes())
+    with zipfile.ZipFile(d / "w_esc.npz", "w") as zf:
+        zf.writestr(f"attn.W{ESC}.npy", _npy_header((4, 4)) + np.ones((4, 4)).tobytes())
+
+    # --- JSON / CSV embeddings ---
+    w("emb_deep.json", "[" * 100_000 + "]" * 100_000)
+    w("emb_object.json", '{"rows": [[1, 2], [3, 4]]}')
+    w("emb_bool.json", "[[true, false], [false, true]]")
+    w("emb_giant.json", f"[[{GIANT}, 1], [1, 1]]")
+    w("emb_ragged.json", "[[1, 2], [3]]")
+    w("emb_string.json", f'[["{ESC}", 1], [1, 1]]'.replace("\x1b", "\\u001b").replace("\x9b", "\\u009b")
+      .replace("\x07", "\\u0007"))
+    w("emb_syntax.json", "[[1, 2],\n [3, 4,]]")
+    w("emb_long.csv", "1," + "7" * 200_000 + "\n1,2\n")
+    w("emb_bad.csv", f"1,2\n3,x{ESC}\n")
+    w("emb_quote.csv", '1,"2\n')
+    w("emb.txt", "1 2\n3 4\n")
+
+    # --- checkpoints ---
+    _checkpoint(d / "ck_deep", "[" * 100_000 + "]" * 100_000)
+    _checkpoint(d / "ck_giant", json.dumps(_gpt2_config()).replace('"n_layer": 1', f'"n_layer": {GIANT}'))
+    _checkpoint(d / "ck_layers", _gpt2_config(n_layer=10_000_000))
+    _checkpoint(d / "ck_layers4", _gpt2_config(n_layer=10_000))
+    _checkpoint(d / "ck_list", "[1, 2, 3]")
+    _checkpoint(d / "ck_bool", _gpt2_config(n_layer=True))
+    _checkpoint(d / "ck_esc", _gpt2_config(), {"wte.weight": ([8, 4], bytes(128)),
+                                                f"h.0.{ESC}": ([1], bytes(4))})
+    _checkpoint(d / "ck_tokdeep", _gpt2_config(), tokenizer="[" * 100_000 + "]" * 100_000)
+    _checkpoint(d / "ck_toktype", _gpt2_config(), tokenizer='{"model": {"vocab": [1, 2, 3]}}')
+
+    # --- things that are not files ---
+    (d / "folder.npy").mkdir()
+    os.mkfifo(d / "fifo.npy")
+    (d / "loop.npy").symlink_to("loop.npy")
+    (d / "dangling.npz").symlink_to("nowhere/target.npz")
+    (d / "dangling.npy").symlink_to("nowhere.npy")
+    return d
