@@ -38,7 +38,7 @@ def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> Non
     if as_json:
         from explain.render.plain import write_trace_json
 
-        out = click.get_text_stream("stdout")
+        out = sys.stdout
         write_trace_json(trace, out.write)  # streamed: the document is never whole in memory
         out.write("\n")
         return
