@@ -215,5 +215,9 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
         inp.label_ids = tgt_ids + [EOS]
         inp.target_tokens = ["<bos>"] + split_words(tgt)
     inp.vocab = tok.vocab_labels()
+    if tok.fixed:  # a checkpoint's vocabulary: its size is the model's
+        for i in (i for b in (inp.ids or []) for i in b):
+            if not 0 <= i < len(tok):
+                raise InputError(f"token id {i} is outside the {tok.name}'s vocabulary of {len(tok)}")
     inp.n_vocab_needed = len(tok)  # a token id beyond the vocabulary is an error (explain.api), never a resize
     return inp

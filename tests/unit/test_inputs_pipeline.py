@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from explain.api import plan
 from explain.errors import InputError
 from explain.inputs import TextTokenizer, Tokenizer, prepare
 
@@ -67,6 +68,11 @@ def test_a_fixed_vocabulary_labels_positions_and_refuses_ids_past_it() -> None:
         prepare("gpt", [], None, "1,30", None, Letters())
 
 
-def test_the_word_tokenizer_grows_with_the_ids_given() -> None:
+def test_an_id_past_the_word_vocabulary_is_refused_not_grown_into() -> None:
+    """A huge id must not size the vocabulary (one id of 10⁸ meant 10⁸ embedding rows): the vocabulary is the
+    tokenizer's, or --vocab, and an id past it is an error naming its size and the fix."""
     inp = prepare("gpt", [], None, "3,500", None)
-    assert inp.n_vocab_needed == 501
+    assert inp.n_vocab_needed == len(Tokenizer())
+    with pytest.raises(InputError, match=rf"token id 500 is outside the vocabulary of {len(Tokenizer())} tokens.*--vocab 501"):
+        plan("gpt", tokens="3,500")
+    assert plan("gpt", tokens="3,500", d_vocab=501).config.d_vocab == 501
