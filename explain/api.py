@@ -200,7 +200,12 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
         params = check_params(weights, planned.specs)
     else:
         params = load_params(weights, planned.specs)
-    trace = _record(cfg, inp, params, shape_only=False)
+    import numpy as np
+
+    # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
+    # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        trace = _record(cfg, inp, params, shape_only=False)
     return trace
 
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from explain.errors import WeightsError
-from explain.limits import MAX_ABS_VALUE
 from explain.shape_rules import fmt_shape
 from explain.trace import ParamSpec
 
@@ -114,8 +113,5 @@ def check_params(loaded: dict[str, Any], specs: dict[str, ParamSpec], source: st
             total = arr.sum()
         if not np.isfinite(total) and not np.all(np.isfinite(arr)):
             raise WeightsError(f"parameter '{name}' in {source} contains NaN or infinite values")
-        if arr.size and np.abs(arr).max() > MAX_ABS_VALUE:
-            raise WeightsError(f"parameter '{name}' in {source} holds values as large as {np.abs(arr).max():.3g}, "
-                               f"which overflow float64 in the run (keep them below {MAX_ABS_VALUE:.0e})")
         out[name] = arr
     return out

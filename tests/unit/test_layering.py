@@ -14,10 +14,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "explain"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("explain.errors", "explain.options", "explain.kernels", "explain.shape_rules", "explain.export.values",
+    ("explain.text", "explain.limits", "explain.errors", "explain.options", "explain.kernels", "explain.shape_rules", "explain.export.values",
      "explain.check.supported", "explain.tui.keys", "explain.tui.messages"),
     ("explain.models", "explain.check"),  # the model registry (names, defaults); the shape checker
-    ("explain.config", "explain.inputs"),
+    ("explain.config", "explain.inputs", "explain.readers"),
     ("explain.ops",),
     ("explain.trace",),
     ("explain.models.layers", "explain.models.zoo", "explain.models.notation", "explain.weights",
