@@ -1,0 +1,77 @@
+"""The TUI's re-run form given what the CLI refuses: a 5,000-digit paste, 10⁶ and 10⁸ layers, a number that is
+not ASCII digits. Each is refused in the form (a notification naming the field), the form stays open with
+everything typed in it, and nothing runs; quitting while a long run is working ends the app at once."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import explain
+from explain.tui.app import ExplainApp
+from explain.tui.screens.rerun import RerunScreen
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("n_layers", "9" * 5000, "digits"),
+    ("n_layers", "1000000", "maximum"),
+    ("n_layers", "100000000", "maximum"),
+    ("d_model", "1" + "0" * 15, "maximum"),
+    ("seed", "9" * 30, "digits"),
+])
+def test_the_form_refuses_in_place(field: str, value: str, words: str) -> None:
+    asyncio.run(_refuses_in_place(field, value, words))
+
+
+async def _refuses_in_place(field: str, value: str, words: str) -> None:
+    app = ExplainApp(explain.run("gpt"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, RerunScreen)
+        box = screen.query_one(f"#{field}")
+        box.value = value
+        screen.action_submit()
+        await pilot.pause()
+        assert app.screen is screen, "the form closed on a bad value"
+        assert screen.query_one(f"#{field}").value == value, "what was typed was lost"
+        notes = [n.message for n in app._notifications]
+        assert any(words in m for m in notes), notes
+        assert not any(w.is_running for w in app.workers), "a run started"
+
+
+def test_quitting_during_a_long_run_does_not_wait_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine runs in a daemon thread the worker awaits: 'q' while it works ends the app (and so the
+    process) without joining it."""
+    asyncio.run(_quit_during_run(monkeypatch))
+
+
+async def _quit_during_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def slow_run(model: str, **options: object) -> None:
+        started.set()
+        release.wait(30)  # far longer than the test waits
+        raise explain.errors.ResourceError("never reached")
+
+    app = ExplainApp(explain.run("gpt"))  # built before the engine is slowed down
+    monkeypatch.setattr("explain.api.run", slow_run)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.action_submit()
+        for _ in range(100):
+            if started.is_set():
+                break
+            await pilot.pause(0.05)
+        assert started.is_set()
+        t0 = time.perf_counter()
+        await pilot.press("q")
+    assert time.perf_counter() - t0 < 10
+    engine = [t for t in threading.enumerate() if t.name == "explain-run"]
+    assert engine and all(t.daemon for t in engine), "the engine thread must not block interpreter exit"
+    release.set()
