@@ -159,6 +159,7 @@ def print_walkthrough(console: Any, tut: Any, trace: Any, answers: bool = False,
     from rich.rule import Rule
     from rich.text import Text
 
+    from explain.ops.base import precision as num_precision
     from explain.render.plain import print_step
     from explain.render.step import explanation_view
     from explain.tutorial import stop_step
@@ -180,7 +181,8 @@ def print_walkthrough(console: Any, tut: Any, trace: Any, answers: bool = False,
         lead = tuple(stop.cell[:-2]) if stop.cell is not None and len(stop.cell) > 2 else None
         print_step(console, trace, step, precision, lead=lead)
         if stop.cell is not None:
-            console.print(explanation_view(trace.explain(step, stop.cell), precision))
+            with num_precision(precision):  # the explanation's arithmetic at --precision, as its table
+                console.print(explanation_view(trace.explain(step, stop.cell), precision))
             console.print()
         if stop.question:
             console.print(Text.assemble(("Question: ", "bold"), stop.question.strip()))

@@ -17,6 +17,9 @@ classes with shapes instead of arrays. ``compute`` and ``explain`` import numpy 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -38,11 +41,47 @@ def exact_text(x: float) -> str | None:
     return None
 
 
-def num(x: Any) -> str:
-    """A number as the explanations print it: six significant digits, −inf spelled out, integers bare."""
+_PRECISION: ContextVar[int] = ContextVar("explain_precision", default=4)
+
+
+@contextmanager
+def precision(digits: int) -> Iterator[None]:
+    """Explanations built inside this block print their numbers with ``digits`` decimals (the TUI's +/- and
+    ``--precision``): the drill-down, the narration's numbers and ``--plain`` follow the one setting."""
+    token = _PRECISION.set(digits)
+    try:
+        yield
+    finally:
+        _PRECISION.reset(token)
+
+
+def num(x: Any, digits: int | None = None) -> str:
+    """A number as the explanations print it: the precision setting's decimals (``digits``, else the one
+    :func:`precision` set, 4 by default); ±inf and nan spelled out; an exact integer bare (112, √d_k = 8); a
+    value the decimals would show as 0 (or one too large to read) in scientific notation."""
+    x = float(x)
+    special = exact_text(x)
+    if special is not None:
+        return special
+    p = _PRECISION.get() if digits is None else digits
+    if x != 0 and (abs(x) < 0.5 * 10 ** -p or abs(x) >= 1e12):
+        return f"{x:.{max(p - 1, 1)}e}"
+    return f"{x:.{p}f}"
+
+
+def sig6(x: Any) -> str:
+    """Six significant digits whatever the precision setting: for messages that compare a value to a
+    tolerance (a tutorial's expectation), where the display's rounding would hide the difference."""
     x = float(x)
     special = exact_text(x)
     return special if special is not None else f"{x:.6g}"
+
+
+def arg(x: Any, digits: int | None = None) -> str:
+    """:func:`num` for an operand inside arithmetic: a negative in parentheses, with a real minus sign
+    (``(−0.4362)``), so ``a − (−b)`` never reads as ``a − -b``."""
+    text = num(x, digits)
+    return f"(−{text[1:]})" if text.startswith("-") else text
 
 
 def idx(index: tuple[int, ...]) -> str:

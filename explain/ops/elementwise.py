@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from explain import shape_rules as sr
-from explain.ops.base import CellExplanation, Op, Syms, broadcast_index, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register
 
 
 @register
@@ -23,7 +23,8 @@ class Add(Op):
         return a if len(a) >= len(b) else b
 
     def formula(self, syms: Syms, **attrs) -> str:
-        return f"{syms.out} = {syms.ins[0]} + {syms.ins[1]}"
+        out = syms.out + "′" if syms.out in syms.ins else syms.out  # x′ = x + F: the result is a new x
+        return f"{out} = {syms.ins[0]} + {syms.ins[1]}"
 
     def source(self, out, ins, **attrs) -> str:
         return f"{ins[0]} + {ins[1]}"
@@ -31,10 +32,11 @@ class Add(Op):
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         a, b = inputs
         ia, ib = broadcast_index(index, a.shape), broadcast_index(index, b.shape)
+        out = syms.out + "′" if syms.out in syms.ins else syms.out  # a residual add: the result is a new x
         return CellExplanation(
-            index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(ia)} + {syms.ins[1]}{idx(ib)}",
+            index, float(output[index]), f"{out}{idx(index)} = {syms.ins[0]}{idx(ia)} + {syms.ins[1]}{idx(ib)}",
             ("term", "value"), [(syms.ins[0] + idx(ia), float(a[ia])), (syms.ins[1] + idx(ib), float(b[ib]))],
-            [f"{num(a[ia])} + {num(b[ib])} = {num(output[index])}"])
+            [f"{num(a[ia])} + {arg(b[ib])} = {num(output[index])}"])
 
 
 @register

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 
 def _row(index):
@@ -46,7 +46,7 @@ class Softmax(Op):
         rows = [(k, float(x), float(x - m), float(ek), float(ek / s)) for k, (x, ek) in enumerate(zip(row, e))]
         lines = [f"max of the row = {num(m)} (subtracted first so exp cannot overflow; the result is unchanged)",
                  f"Σ exp = {num(s)}",
-                 f"exp({num(row[j])} − {num(m)}) / {num(s)} = {num(e[j])} / {num(s)} = {num(output[index])}"]
+                 f"exp({num(row[j])} − {arg(m)}) / {num(s)} = {num(e[j])} / {num(s)} = {num(output[index])}"]
         if np.isneginf(row[j]):
             lines.append("this position was masked (−inf): exp(−inf) = 0, so its weight is 0")
         return CellExplanation(index, float(output[index]), title,
@@ -101,7 +101,7 @@ class LogSoftmax(Op):
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} − logsumexp(row)",
                                lines=[f"max of the row = {num(m)}",
                                       f"log Σ exp(row) = {num(m)} + log Σ exp(row − max) = {num(lse)}",
-                                      f"{num(row[j])} − {num(lse)} = {num(output[index])}",
+                                      f"{num(row[j])} − {arg(lse)} = {num(output[index])}",
                                       f"probability = exp({num(output[index])}) = {num(math.exp(output[index]))}"])
 
 
@@ -143,5 +143,5 @@ class LayerNorm(Op):
             index, float(output[index]), f"{syms.out}{idx(index)}: normalise row {idx(r)} of {syms.ins[0]}, then scale and shift",
             ("k", "x"), [(k, float(v)) for k, v in enumerate(row)],
             [f"mean = {num(mean)}", f"variance (divide by n = {row.shape[0]}) = {num(var)}",
-             f"x̂ = ({num(row[j])} − {num(mean)}) / √({num(var)} + {eps:g}) = {num(xhat)}",
-             f"x̂·γ[{j}] + β[{j}] = {num(xhat)}·{num(w[j])} + {num(b[j])} = {num(output[index])}"])
+             f"x̂ = ({num(row[j])} − {arg(mean)}) / √({num(var)} + {eps:g}) = {num(xhat)}",
+             f"x̂·γ[{j}] + β[{j}] = {num(xhat)}·{arg(w[j])} + {arg(b[j])} = {num(output[index])}"])

@@ -7,7 +7,7 @@ from typing import Any
 
 from explain import shape_rules as sr
 from explain.errors import ShapeError
-from explain.ops.base import CellExplanation, Op, Syms, broadcast_index, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register
 from explain.shape_rules import Shape
 
 
@@ -62,7 +62,7 @@ class MatMul(Op):
         b_ref = f"{b_sym}{idx(bi + (j,))}" if transpose_b else f"{b_sym}{idx(bi)}[:, {j}]"
         cols, rows, total = _dot_explanation(row, col, f"{a_sym}{idx(ai)}[k]",
                                              f"{b_sym}{'ᵀ' if transpose_b else ''}[k, {j}]")
-        products = " + ".join(f"{num(r[1])}×{num(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else "")
+        products = " + ".join(f"{arg(r[1])}×{arg(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else "")
         return CellExplanation(
             index, float(output[index]),
             f"{syms.out}{idx(index)} = {a_sym}{idx(ai)} · {b_ref}  (row {i} of {a_sym}, "
@@ -89,7 +89,7 @@ class WeightedSum(MatMul):
             f"{syms.out}{idx(index)} = Σⱼ {a_sym}[{i}, j]·{v_sym}[j, {c}]  (weights of query {i} times column "
             f"{c} of the values)",
             cols, rows,
-            [" + ".join(f"{num(r[1])}·{num(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else ""),
+            [" + ".join(f"{arg(r[1])}·{arg(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else ""),
              f"= {num(total)}"],
         )
 
@@ -139,7 +139,7 @@ class Linear(Op):
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
             bias = float(b[0][j])
-            lines.append(f"+ bias {b_sym[0]}[{j}] = {num(bias)}  →  {num(total + bias)}")
+            lines.append(f"{num(total)} + bias {b_sym[0]}[{j}] {arg(bias)} = {num(total + bias)}")
         return CellExplanation(index, float(output[index]),
                                f"{syms.out}{idx(index)} = {x_sym}{idx(tuple(lead))} · column {j} of "
                                f"{w_sym}{'ᵀ' if transpose_w else ''}" + (f" + {b_sym[0]}[{j}]" if b else ""),
@@ -190,7 +190,7 @@ class LinearHeads(Op):
         cols, rows, total = _dot_explanation(row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
-            lines.append(f"+ bias {b_sym[0]}[{h}, {j}] = {num(b[0][h, j])}  →  {num(total + b[0][h, j])}")
+            lines.append(f"{num(total)} + bias {b_sym[0]}[{h}, {j}] {arg(b[0][h, j])} = {num(total + b[0][h, j])}")
         return CellExplanation(index, float(output[index]),
                                f"head {h}: {syms.out}{idx(index)} = row {t} of {x_sym} · column {j} of {w_sym}[{h}]",
                                cols, rows, lines)

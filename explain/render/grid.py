@@ -1,9 +1,9 @@
-"""A tensor window for interactive views: which rows and columns of a 2-D slice fit a given area, and that
-window drawn as rich Text with fixed column widths (so a mouse position maps back to a cell).
+"""A tensor window: which rows and columns of a 2-D slice fit a given area, and that window drawn as rich
+Text with fixed column widths (so a mouse position maps back to a cell).
 
-The plain printer uses :func:`explain.render.tensor.tensor_table` (numpy-style head and tail); the TUI uses this
-module, whose window follows a cursor and can be panned. Both draw cells with the same
-:func:`~explain.render.tensor.cell_text` and :func:`~explain.render.tensor.cell_style`.
+The TUI's window follows a cursor and can be panned (:func:`fit_window`); the plain printer's is numpy-style,
+head and tail, as many columns as the console is wide (:class:`TensorWindow`, a rich renderable). Both are
+drawn by :func:`draw_window` with one :class:`~explain.render.tensor.NumberFormat` per slice.
 
 Cost: fitting and drawing read only the cells of the window (plus the headers of the columns tried), never
 the whole tensor, so a 50257-wide row of logits costs what a 4-wide one does.
@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.text import Text
 
-from explain.render.tensor import Scale, cell_style, cell_text
+from explain.render.tensor import NumberFormat, Scale, cell_style, cell_text, number_format
 
 ROW_GAP = 1  # a "⋮" line stands for elided rows
 COL_GAP = 2  # a "…" column (and its space) stands for elided columns
@@ -112,9 +112,11 @@ def _label(labels: list[str] | None, i: int) -> str:
 
 
 def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width: int, height: int, *,
-               row_labels: list[str] | None = None, col_labels: list[str] | None = None, precision: int = 4,
-               values: bool = True) -> Window:
-    """The window of ``mat`` (2-D) that fits ``width`` × ``height`` characters, rulers and labels included."""
+               row_labels: list[str] | None = None, col_labels: list[str] | None = None,
+               precision: int | NumberFormat = 4, values: bool = True) -> Window:
+    """The window of ``mat`` (2-D) that fits ``width`` × ``height`` characters, rulers and labels included.
+    ``precision`` is a :class:`NumberFormat` (the caller computes it once per slice) or a number of decimals."""
+    precision = number_format(mat, precision)
     n_rows, n_cols = mat.shape
     header = 2 if col_labels else 1
     rows = fit_axis(n_rows, origin[0], cursor[0], max(1, height - header), lambda i: 1, ROW_GAP)
@@ -137,10 +139,11 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
 
 
 def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
-                precision: int = 4, values: bool = True, scale: Scale | None = None,
+                precision: int | NumberFormat = 4, values: bool = True, scale: Scale | None = None,
                 cursor: tuple[int, int] | None = None) -> Text:
     """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
     cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out."""
+    precision = number_format(mat, precision)
     out = Text(no_wrap=True, overflow="crop")
     lw = win.label_width
     cur_r, cur_c = cursor if cursor is not None else (-1, -1)
@@ -193,3 +196,49 @@ def window_scale(mat: Any, win: Window, probability: bool = False) -> tuple[Scal
     rows = [r for r in win.rows if r is not None]
     cols = [c for c in win.cols if c is not None]
     return scale_for(np.asarray(mat[np.ix_(rows, cols)], dtype=float)), "the cells shown"
+
+
+def head_tail_window(mat: Any, max_rows: int, width: int, *, row_labels: list[str] | None = None,
+                     col_labels: list[str] | None = None, precision: int | NumberFormat = 4,
+                     values: bool = True) -> Window:
+    """numpy-style: the first and last rows (at most ``max_rows``) and as many first and last columns as fit
+    ``width`` characters, with a ``…`` column between; no number is ever cut."""
+    from explain.render.tensor import head_tail
+
+    nf = number_format(mat, precision)
+    n_rows, n_cols = mat.shape
+    rows = head_tail(n_rows, max_rows)
+    shown = [r for r in rows if r is not None]
+    header = 2 if col_labels else 1
+    idx_w = len(str(shown[-1])) if shown else 1
+    lab_w = max((len(_label(row_labels, r)) for r in shown), default=0) if row_labels else 0
+    label_width = idx_w + (lab_w + 1 if lab_w else 0) + 1
+
+    def col_width(c: int) -> int:
+        cells = max((len(cell_text(float(mat[r, c]), nf, values, "  ")) for r in shown), default=1)
+        return max(len(str(c)), len(_label(col_labels, c)), cells) + 1
+
+    count = n_cols
+    while True:
+        cols = head_tail(n_cols, count)
+        widths = [COL_GAP if c is None else col_width(c) for c in cols]
+        if count <= 2 or label_width + sum(widths) <= width:
+            return Window(rows, cols, widths, label_width, header)
+        count = min(count - 1, max(2, (count * width) // max(1, label_width + sum(widths))))
+
+
+class TensorWindow:
+    """A 2-D slice as a rich renderable: numpy-style window fitted to the console's width at render time,
+    rulers, token labels, heat colours (``scale``) and the ``…`` column that marks hidden columns."""
+
+    def __init__(self, mat: Any, *, max_rows: int = 8, row_labels: list[str] | None = None,
+                 col_labels: list[str] | None = None, precision: int | NumberFormat = 4, values: bool = True,
+                 scale: Scale | None = None) -> None:
+        self.mat, self.max_rows, self.row_labels, self.col_labels = mat, max_rows, row_labels, col_labels
+        self.nf, self.values, self.scale = number_format(mat, precision), values, scale
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        win = head_tail_window(self.mat, self.max_rows, options.max_width, row_labels=self.row_labels,
+                               col_labels=self.col_labels, precision=self.nf, values=self.values)
+        yield draw_window(self.mat, win, row_labels=self.row_labels, col_labels=self.col_labels, precision=self.nf,
+                          values=self.values, scale=self.scale)

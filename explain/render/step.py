@@ -10,8 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from explain import ops
-from explain.ops.base import CellExplanation
-from explain.render.tensor import fmt, head_tail, scale_for, tensor_table
+from explain.ops.base import CellExplanation, num
+from explain.render.grid import TensorWindow
+from explain.render.tensor import fmt, head_tail, number_format, scale_for
 from explain.trace import Step, Trace
 
 
@@ -64,6 +65,10 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
         return Group(Text("(shape only: no values)", style="dim"))
     lead = tuple(lead) if lead is not None else tuple(0 for _ in step.shape[:-2])
     mat, n_rows, n_cols = as_matrix(step, step.output, lead)
+    if not step.shape:  # a scalar (the loss): a number with its formula, not a 1×1 grid
+        return Group(Text.assemble((f"{step.syms.out} = ", "bold"), (num(float(mat[0, 0]), precision), "bold")))
+    nf = number_format(mat, precision)
+    heat = heat and not nf.integer  # token ids and targets are labels, not magnitudes
     rows, cols = head_tail(n_rows, max_rows), head_tail(n_cols, max_cols)
     nd = len(step.shape)
     row_labels = axis_labels(trace, step, nd - 2) if nd >= 2 else None
@@ -76,10 +81,13 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     if lead:
         more = " (other slices not shown)" if any(n > 1 for n in step.shape[:-2]) else ""
         parts.append(Text(f"slice: {slice_names(step, lead)}{more}", style="dim"))
-    parts.append(tensor_table(mat, rows, cols, row_labels=row_labels, col_labels=col_labels, precision=precision,
-                              values=values, heat=heat, scale=scale))
-    if heat:
-        parts.append(Text(scale.legend(), style="dim"))
+    parts.append(TensorWindow(mat, max_rows=max_rows, row_labels=row_labels, col_labels=col_labels, precision=nf,
+                              values=values, scale=scale if heat else None))
+    legend = [scale.legend()] if heat else []
+    if nf.exponent:
+        legend.append(nf.legend())
+    if legend:
+        parts.append(Text("   ".join(legend), style="dim"))
     return Group(*parts)
 
 
@@ -98,13 +106,21 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
                 continue
             table.add_row(*[fmt(v, precision) if isinstance(v, float) else str(v) for v in ex.rows[i]])
         parts.append(table)
-    parts.extend(Text(line) for line in ex.lines)
+    lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
+    parts.extend(Text(line) for line in lines)
     return Group(*parts)
 
 
+def _last_is_result(ex: CellExplanation, precision: int) -> bool:
+    return bool(ex.lines) and ex.lines[-1].endswith(f"= {num(ex.value, precision)}")
+
+
 def explanation_result(ex: CellExplanation, precision: int = 4) -> Text:
-    """The result line of a cell explanation: ``= 0.2879``."""
-    return Text(f"= {fmt(ex.value, precision)}", style="bold green")
+    """The one result line of a cell explanation: its last arithmetic line when that ends in the value
+    (``sum of 4 products = 0.2879``), else ``= 0.2879``."""
+    if _last_is_result(ex, precision):
+        return Text(ex.lines[-1], style="bold green")
+    return Text(f"= {num(ex.value, precision)}", style="bold green")
 
 
 def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:

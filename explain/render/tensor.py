@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from explain.ops.base import exact_text
+from explain.ops.base import exact_text, num
 
 NEG_INF_STYLE = "bold magenta"
 
@@ -28,7 +28,7 @@ class Scale:
 
     def legend(self) -> str:
         kind = "diverging" if self.diverging else "sequential"
-        return f"colour scale [{fmt(self.lo, 3)}, {fmt(self.hi, 3)}] ({kind})"
+        return f"colour scale [{num(self.lo, 3)}, {num(self.hi, 3)}] ({kind})"
 
     def style(self, v: float) -> str:
         """A background colour for v: blue (negative) – neutral – red (positive), or white→green for [0, 1]."""
@@ -48,18 +48,59 @@ class Scale:
         return f"black on rgb({r},{g},{b})"
 
 
-def fmt(v: Any, precision: int = 4) -> str:
-    """A value as shown in a cell: fixed precision, −inf spelled out, integers bare."""
-    v = float(v)
-    special = exact_text(v)
-    if special is not None:
-        return special
-    if v != 0 and (abs(v) >= 10 ** (precision + 2) or abs(v) < 10 ** (-precision)):
-        return f"{v:.{max(precision - 1, 1)}e}"
-    return f"{v:.{precision}f}"
+@dataclass(frozen=True)
+class NumberFormat:
+    """How one grid prints its numbers: every value with ``precision`` decimals (exact integers too, so ``2``
+    never stands beside ``2.0000``); an integer tensor (token ids, targets) bare; a grid whose values the
+    decimals would show as 0 (or are too large to read) as mantissas × 10^``exponent``, said in the legend."""
+
+    precision: int = 4
+    integer: bool = False
+    exponent: int = 0
+
+    def text(self, v: float) -> str:
+        v = float(v)
+        if math.isinf(v) or math.isnan(v):
+            return exact_text(v) or ""
+        if self.integer:
+            return str(int(v))
+        if self.exponent:
+            v = v / 10.0 ** self.exponent
+        return f"{v:.{self.precision}f}"
+
+    def legend(self) -> str:
+        """``values ×1e-06`` when the grid is scaled, else empty."""
+        return f"values ×1e{self.exponent:+03d}" if self.exponent else ""
 
 
-def cell_text(v: float, precision: int = 4, values: bool = True, blank: str = "    ") -> str:
+SAMPLE_MAX = 1 << 16  # a bigger slice decides its number format from an evenly strided sample of its cells
+
+
+def number_format(mat: Any, precision: int | NumberFormat = 4) -> NumberFormat:
+    """The format for a grid of ``mat`` (2-D): scientific only when the whole grid needs it."""
+    if isinstance(precision, NumberFormat):
+        return precision
+    import numpy as np
+
+    arr = np.asarray(mat)
+    if arr.dtype.kind in "iub":
+        return NumberFormat(precision, integer=True)
+    if arr.size > SAMPLE_MAX:
+        arr = arr.reshape(-1)[:: arr.size // SAMPLE_MAX + 1]
+    mags = np.abs(arr[np.isfinite(arr)]) if arr.size else arr
+    hi = float(mags.max()) if mags.size else 0.0
+    if hi == 0 or 0.5 * 10.0 ** -precision <= hi < 1e6:
+        return NumberFormat(precision)
+    return NumberFormat(precision, exponent=int(math.floor(math.log10(hi))))
+
+
+def fmt(v: Any, precision: int | NumberFormat = 4) -> str:
+    """A value as a grid cell shows it (see :class:`NumberFormat`)."""
+    nf = precision if isinstance(precision, NumberFormat) else NumberFormat(precision)
+    return nf.text(v)
+
+
+def cell_text(v: float, precision: int | NumberFormat = 4, values: bool = True, blank: str = "    ") -> str:
     """What a cell shows: its value, or (colours only) ``blank`` padding, except −∞, which is always written."""
     if values:
         return fmt(v, precision)
@@ -101,6 +142,7 @@ def tensor_table(mat: Any, rows: list[int | None], cols: list[int | None], *, ro
                  col_labels: list[str] | None = None, precision: int = 4, values: bool = True, heat: bool = True,
                  scale: Scale | None = None, cursor: tuple[int, int] | None = None, title: str | None = None) -> Table:
     """Render the cells ``rows × cols`` of the 2-D array ``mat`` (None in rows/cols draws a ``…``)."""
+    precision = number_format(mat, precision)
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 1), title=title,
                   title_justify="left", pad_edge=False)
     table.add_column("", style="dim", justify="right", no_wrap=True)

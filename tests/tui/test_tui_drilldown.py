@@ -92,7 +92,7 @@ def test_layer_norm_and_residual_cells(gpt_trace):
         await pilot.pause()
         text = panel(app)
         x, a = gpt_trace["blocks.0.resid_pre"].output[0, 0, 0], gpt_trace["blocks.0.attn_out"].output[0, 0, 0]
-        assert "x[0, 0, 0] + O[0, 0, 0]" in text and f"{x + a:.4f}" in text
+        assert "x′[0, 0, 0] = x[0, 0, 0] + O[0, 0, 0]" in text and f"{x + a:.4f}" in text
 
     drive(app, script)
 
@@ -112,5 +112,27 @@ def test_no_color_shows_values(monkeypatch, attention_trace):
         assert not any(" on rgb" in str(span.style) for span in rendered.spans)  # no heat backgrounds
         await pilot.press("v")  # nothing to toggle: values stay
         assert s.view.values
+
+    drive(app, script)
+
+
+def test_precision_applies_to_drill_down_grid_and_loss(gpt_trace):
+    app = ExplainApp(gpt_trace)
+
+    async def script(pilot):
+        s = app.screen
+        s.view = s.view.go(gpt_trace["blocks.0.attn.scores"].index)
+        await pilot.pause()
+        value = float(gpt_trace["blocks.0.attn.scores"].output[0, 0, 0, 0])
+        assert panel(app).rstrip().endswith(f"{value:.4f}")
+        await pilot.press("plus", "plus")  # 6 decimals everywhere
+        await pilot.pause()
+        assert panel(app).rstrip().endswith(f"{value:.6f}")
+        assert f"{value:.6f}" in text_of(s.query_one(TensorView))
+        s.view = s.view.go(gpt_trace["loss"].index)
+        await pilot.pause()
+        shown = text_of(s.query_one(TensorView))
+        loss = float(gpt_trace["loss"].output)
+        assert f"L = {loss:.6f}" in shown and "colours" not in shown  # a number, no 1×1 heatmap
 
     drive(app, script)

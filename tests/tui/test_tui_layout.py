@@ -58,7 +58,8 @@ def test_result_line_on_screen_for_every_kind(size, gpt_trace, simple_sum):
                 assert f"= {ex.value:.4f}" in str(result.render()), (name, size)
                 tensor = s.query_one(TensorView)
                 assert tensor.page[0] >= 1 and on_screen(app, tensor)  # never zero rows
-                assert panel.plain().splitlines()[-1].startswith("= ")  # the result is the last line
+                last = panel.plain().splitlines()[-1]
+                assert last.rstrip().endswith(f"= {ex.value:.4f}") and str(result.render()) == last.rstrip()
 
         drive(app, script, size=size)
 
@@ -77,6 +78,7 @@ def test_tutorial_six_by_six_whole_at_120x40():
             await pilot.pause()
             assert s.query_one(TensorView).page == (6, 6), name
             assert "row sum = " in s.query_one(CellPanel).plain() or name == "attn.scores"
+            assert "0.9544 / 6.5617 = 0.1455" in s.query_one(CellPanel).plain() or name == "attn.scores"
 
     drive(app, script, size=(120, 40))
 

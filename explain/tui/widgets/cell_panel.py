@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from explain.errors import ExplainError
-from explain.ops.base import CellExplanation, idx
+from explain.ops.base import CellExplanation, idx, precision
 from explain.render.step import explanation_body, explanation_result
 from explain.tui.state import View, changed
 
@@ -51,12 +51,13 @@ class CellPanel(Vertical):
     def explanation(self, view: View) -> CellExplanation | str:
         """The cell's explanation, or a one-line reason there is none."""
         index = view.index_of_cell
-        key = (id(view.trace), view.index, index)
+        key = (id(view.trace), view.index, index, view.precision)
         if key not in self._cache:
             if len(self._cache) >= CACHE_SIZE:
                 self._cache.clear()
             try:
-                self._cache[key] = view.trace.explain(view.step, index)
+                with precision(view.precision):  # its arithmetic at the +/- setting
+                    self._cache[key] = view.trace.explain(view.step, index)
             except ExplainError as exc:
                 self._cache[key] = str(exc)
         return self._cache[key]

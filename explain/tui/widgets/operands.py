@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from explain.render.grid import draw_window, fit_window, window_scale
+from explain.render.tensor import number_format
 from explain.shape_rules import fmt_shape
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
@@ -56,11 +57,12 @@ def operand_view(view: View, name: str, sym: str, width: int) -> Text:
         mat = mat.reshape(1, 1)
     elif mat.ndim == 1:
         mat = mat.reshape(1, -1)
-    win = fit_window(mat, (0, 0), (0, 0), width, MAX_ROWS + 1, precision=min(view.precision, 3),
-                     values=view.values)
-    scale = window_scale(mat, win)[0] if view.heat else None
-    return Text("\n").join([title, draw_window(mat, win, precision=min(view.precision, 3), values=view.values,
-                                               scale=scale)])
+    nf = number_format(mat, view.precision)  # the same decimals as the result and the drill-down
+    if nf.exponent:
+        title.append(f"  {nf.legend()}", "bold")
+    win = fit_window(mat, (0, 0), (0, 0), width, MAX_ROWS + 1, precision=nf, values=view.values)
+    scale = window_scale(mat, win)[0] if view.heat and not nf.integer else None
+    return Text("\n").join([title, draw_window(mat, win, precision=nf, values=view.values, scale=scale)])
 
 
 def operands_height(view: View) -> int:

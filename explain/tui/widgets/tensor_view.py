@@ -15,9 +15,10 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from explain import ops
+from explain.ops.base import num
 from explain.render.grid import Window, draw_window, fit_window, window_scale
 from explain.render.step import axis_labels
-from explain.render.tensor import Scale, fmt
+from explain.render.tensor import NumberFormat, Scale, number_format
 from explain.shape_rules import fmt_shape
 from explain.tui.messages import CellFocused
 from explain.tui.state import View, lead_shape, slice_label
@@ -78,6 +79,13 @@ class TensorView(Widget, can_focus=True):
         header = 2 if col_labels else 1
         return max(w, 30), titles + header + min(n_rows, 500) + FOOT_LINES
 
+    def _format(self, view: View, mat) -> NumberFormat:
+        """The slice's number format, computed once per step, slice and precision."""
+        key = ("format", view.index, view.lead, view.precision)
+        if key not in self._scales:
+            self._scales[key] = number_format(mat, view.precision)  # type: ignore[assignment]
+        return self._scales[key]  # type: ignore[return-value]
+
     def _scale(self, view: View, mat, win: Window) -> tuple[Scale, str]:
         key = (view.index, view.lead)
         if key in self._scales:
@@ -101,26 +109,35 @@ class TensorView(Widget, can_focus=True):
         mat = view.matrix()
         if mat is None:
             return Text("\n").join([*lines, Text("(shape only: no values)", style="dim")])
+        if not step.shape:  # a scalar (the loss): a number with its formula, not a 1×1 grid
+            return Text("\n").join([Text.assemble(("result ", "bold"), (step.syms.out, "bold cyan")), Text(""),
+                                    Text.assemble((f"{step.syms.out} = ", "bold"),
+                                                  (num(float(mat[0, 0]), view.precision), "bold green")),
+                                    Text(step.formula, style="dim")])
+        nf = self._format(view, mat)
         nd = len(step.shape)
         row_labels = axis_labels(view.trace, step, nd - 2) if nd >= 2 else None
         col_labels = axis_labels(view.trace, step, nd - 1) if nd >= 1 else None
         width, height = self.content_size.width, self.content_size.height
         win = fit_window(mat, self._origin, view.cell, max(width, 8),
                          max(height - self._title_lines - FOOT_LINES, 3),
-                         row_labels=row_labels, col_labels=col_labels, precision=view.precision,
-                         values=view.values)
+                         row_labels=row_labels, col_labels=col_labels, precision=nf, values=view.values)
         self._window = win
         self._origin = (win.row_start, win.col_start)
         scale = None
-        if view.heat:
+        if nf.integer:  # token ids and targets: labels, not magnitudes
+            legend = Text("integers (ids): no colour scale", style="dim")
+        elif view.heat:
             scale, over = self._scale(view, mat, win)
-            legend = Text.assemble(("colours ", "dim"), (f"[{fmt(scale.lo, 3)}, {fmt(scale.hi, 3)}]", "bold"),
+            legend = Text.assemble(("colours ", "dim"), (f"[{num(scale.lo, 3)}, {num(scale.hi, 3)}]", "bold"),
                                    (f" {'diverging' if scale.diverging else 'sequential'}, {over}", "dim"))
         elif view.no_color:
             legend = Text("NO_COLOR is set: values only", style="dim")
         else:
             legend = Text("values only (v: colours)", style="dim")
-        grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=view.precision,
+        if nf.exponent:
+            legend.append(f"   {nf.legend()}", "bold")
+        grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=nf,
                            values=view.values, scale=scale, cursor=view.cell)
         return Text("\n", no_wrap=True, overflow="ellipsis").join([*lines, grid, legend])
 
