@@ -9,6 +9,7 @@
 | formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
 | whether the output is a probability distribution (rows sum to 1) | :attr:`Op.probability` |
 | how one output cell was computed | :meth:`Op.explain` |
+| which input cells feed one output cell (the TUI's linkage marks) | :meth:`Op.feeds`, read by ``explain`` too |
 
 This module imports no numpy at import time: the shape-only path (``explain shapes``) uses the same op
 classes with shapes instead of arrays. ``compute`` and ``explain`` import numpy when they are called.
@@ -152,6 +153,12 @@ class Op:
     def source(self, out: str, ins: list[str], **attrs: Any) -> str:
         """The right-hand side of one numpy statement computing this step from variables ``ins``."""
         raise NotImplementedError
+
+    def feeds(self, index: tuple[int, ...], inputs: list[Any], **attrs: Any) -> list[Any]:
+        """For each input, the numpy index of the cells that feed output cell ``index`` (ints and slices, e.g.
+        ``(0, 1, slice(None))`` for row 1 of head 0); the explanation reads its operands through these. By
+        default (elementwise, with broadcasting) the same cell of each input."""
+        return [broadcast_index(index, a.shape) for a in inputs]
 
     def explain(self, index: tuple[int, ...], inputs: list[Any], output: Any, syms: Syms,
                 **attrs: Any) -> CellExplanation:

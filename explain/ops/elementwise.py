@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from explain import shape_rules as sr
-from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 
 @register
@@ -31,7 +31,7 @@ class Add(Op):
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         a, b = inputs
-        ia, ib = broadcast_index(index, a.shape), broadcast_index(index, b.shape)
+        ia, ib = self.feeds(index, inputs)  # the same cell of each, with broadcasting
         out = syms.out + "′" if syms.out in syms.ins else syms.out  # a residual add: the result is a new x
         return CellExplanation(
             index, float(output[index]), f"{out}{idx(index)} = {syms.ins[0]}{idx(ia)} + {syms.ins[1]}{idx(ib)}",

@@ -64,10 +64,14 @@ class Embed(Op):
     def source(self, out, ins, **attrs) -> str:
         return f"{ins[1]}[{ins[0]}]"
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def feeds(self, index, inputs, **attrs):
         ids, _ = inputs
         *pos, j = index
-        tok = int(ids[tuple(pos)])
+        return [tuple(pos), (int(ids[tuple(pos)]), j)]  # the token id, then its row of W_E
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        *pos, j = index
+        tok = self.feeds(index, inputs)[1][0]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[1]}[{tok}, {j}]",
                                lines=[f"position {idx(tuple(pos))} holds token id {tok}",
                                       f"row {tok} of {syms.ins[1]}, column {j} = {num(output[index])}"])
@@ -100,8 +104,11 @@ class PosEmbed(Op):
     def source(self, out, ins, n: int = 1, **attrs) -> str:
         return f"{ins[0]}[:{n}]"
 
+    def feeds(self, index, inputs, **attrs):
+        return [tuple(index)]  # position p uses row p
+
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        p, j = index
+        p, j = self.feeds(index, inputs)[0]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}[{p}, {j}]",
                                lines=[f"position {p} uses row {p} of {syms.ins[0]}: {num(output[index])}"])
 
@@ -159,9 +166,12 @@ class Pick(Op):
     def source(self, out, ins, **attrs) -> str:
         return f"np.take_along_axis({ins[0]}, {ins[1]}[..., None], axis=-1)[..., 0]"
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def feeds(self, index, inputs, **attrs):
         lp, targets = inputs
-        tok = int(targets[index])
+        return [tuple(index) + (int(targets[tuple(index)]),), tuple(index)]
+
+    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+        tok = self.feeds(index, inputs)[0][-1]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index + (tok,))}",
                                lines=[f"the correct next token at {idx(index)} is id {tok}",
                                       f"log p = {num(output[index])}  (p = {num(math.exp(output[index]))})"])
@@ -186,8 +196,11 @@ class Mean(Op):
     def source(self, out, ins, **attrs) -> str:
         return f"{ins[0]}.mean()"
 
+    def feeds(self, index, inputs, **attrs):
+        return [(slice(None),) * inputs[0].ndim]  # every entry
+
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        a = inputs[0]
+        a = inputs[0][self.feeds(index, inputs)[0]]
         flat = a.reshape(-1)
         return CellExplanation((), float(output), f"{syms.out} = mean of the {flat.size} entries of {syms.ins[0]}",
                                ("i", "value"), [(i, float(v)) for i, v in enumerate(flat)],

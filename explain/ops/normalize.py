@@ -13,8 +13,15 @@ def _row(index):
     return tuple(index[:-1]), index[-1]
 
 
+class _RowOp(Op):
+    """An op whose output cell depends on the whole row of its (first) input."""
+
+    def feeds(self, index, inputs, **attrs):
+        return [tuple(index[:-1]) + (slice(None),)]
+
+
 @register
-class Softmax(Op):
+class Softmax(_RowOp):
     """Softmax over the last axis, numerically stable; a fully masked row is explained and returned as zeros."""
 
     kind = "softmax"
@@ -33,7 +40,7 @@ class Softmax(Op):
         import numpy as np
 
         r, j = _row(index)
-        row = np.asarray(inputs[0][r], dtype=float)
+        row = np.asarray(inputs[0][self.feeds(index, inputs)[0]], dtype=float)
         title = f"{syms.out}{idx(index)} = exp({syms.ins[0]}{idx(index)}) / Σₖ exp({syms.ins[0]}{idx(r)}[k])"
         m = row.max()
         if np.isneginf(m):
@@ -54,7 +61,7 @@ class Softmax(Op):
 
 
 @register
-class SumNormalize(Op):
+class SumNormalize(_RowOp):
     """Divide each row by its sum: the naive alternative to softmax (shown to motivate softmax)."""
 
     kind = "sum_normalize"
@@ -70,7 +77,7 @@ class SumNormalize(Op):
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         r, j = _row(index)
-        row = inputs[0][r]
+        row = inputs[0][self.feeds(index, inputs)[0]]
         s = float(row.sum())
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} / row sum",
                                ("k", "score"), [(k, float(x)) for k, x in enumerate(row)],
@@ -78,7 +85,7 @@ class SumNormalize(Op):
 
 
 @register
-class LogSoftmax(Op):
+class LogSoftmax(_RowOp):
     """log(softmax(x)) over the last axis, computed as x − max − log Σ exp(x − max)."""
 
     kind = "log_softmax"
@@ -95,7 +102,7 @@ class LogSoftmax(Op):
         import numpy as np
 
         r, j = _row(index)
-        row = inputs[0][r]
+        row = inputs[0][self.feeds(index, inputs)[0]]
         m = float(row.max())
         lse = m + math.log(float(np.exp(row - m).sum()))
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} − logsumexp(row)",
@@ -132,10 +139,14 @@ class LayerNorm(Op):
     def source(self, out, ins, eps: float = 1e-5, **attrs) -> str:
         return f"layer_norm({ins[0]}, {ins[1]}, {ins[2]}, eps={eps!r})"
 
+    def feeds(self, index, inputs, **attrs):
+        r, j = _row(index)
+        return [r + (slice(None),), (j,), (j,)]  # the row, γ[j], β[j]
+
     def explain(self, index, inputs, output, syms: Syms, eps: float = 1e-5, **attrs) -> CellExplanation:
         x, w, b = inputs
         r, j = _row(index)
-        row = x[r]
+        row = x[self.feeds(index, inputs)[0]]
         mean = float(row.mean())
         var = float(((row - mean) ** 2).mean())
         xhat = (float(row[j]) - mean) / math.sqrt(var + eps)

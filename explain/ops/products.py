@@ -46,14 +46,17 @@ class MatMul(Op):
         a, b = ins
         return f"{a} @ np.swapaxes({b}, -1, -2)" if transpose_b else f"{a} @ {b}"
 
-    def _operands(self, index, inputs, transpose_b):
+    def feeds(self, index, inputs, transpose_b: bool = False, **attrs):
         a, b = inputs
         *lead, i, j = index
-        ai = broadcast_index(tuple(lead), a.shape[:-2]) + (i,)
+        ai = broadcast_index(tuple(lead), a.shape[:-2]) + (i, slice(None))
         bi = broadcast_index(tuple(lead), b.shape[:-2])
-        row = a[ai]
-        col = b[bi + (j,)] if transpose_b else b[bi + (slice(None), j)]
-        return row, col, ai, bi
+        return [ai, bi + ((j, slice(None)) if transpose_b else (slice(None), j))]
+
+    def _operands(self, index, inputs, transpose_b):
+        a, b = inputs
+        fa, fb = self.feeds(index, inputs, transpose_b=transpose_b)  # row of a, column of b (row of b if ᵀ)
+        return a[fa], b[fb], fa[:-1], fb[:-2]
 
     def explain(self, index, inputs, output, syms: Syms, transpose_b: bool = False, **attrs) -> CellExplanation:
         a_sym, b_sym = syms.ins
@@ -128,12 +131,17 @@ class Linear(Op):
         x, w, *b = ins
         return f"{x} @ {w}{'.T' if transpose_w else ''}" + (f" + {b[0]}" if b else "")
 
+    def feeds(self, index, inputs, transpose_w: bool = False, **attrs):
+        *lead, j = index
+        out = [tuple(lead) + (slice(None),), (j, slice(None)) if transpose_w else (slice(None), j)]
+        return out + [(j,)] * (len(inputs) - 2)
+
     def explain(self, index, inputs, output, syms: Syms, transpose_w: bool = False, **attrs) -> CellExplanation:
         x, w, *b = inputs
         x_sym, w_sym, *b_sym = syms.ins
         *lead, j = index
-        row = x[tuple(lead)]
-        col = w[j] if transpose_w else w[:, j]
+        fx, fw, *_ = self.feeds(index, inputs, transpose_w=transpose_w)  # the row of x, the column of W
+        row, col = x[fx], w[fw]
         cols, rows, total = _dot_explanation(row, col, f"{x_sym}{idx(tuple(lead))}[k]",
                                              f"{w_sym}{'ᵀ' if transpose_w else ''}[k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
@@ -182,11 +190,16 @@ class LinearHeads(Op):
         x, w, *b = ins
         return f"{x}[..., None, :, :] @ {w}" + (f" + {b[0]}[:, None, :]" if b else "")
 
+    def feeds(self, index, inputs, **attrs):
+        *lead, h, t, j = index
+        return [tuple(lead) + (t, slice(None)), (h, slice(None), j)] + [(h, j)] * (len(inputs) - 2)
+
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         x, w, *b = inputs
         x_sym, w_sym, *b_sym = syms.ins
         *lead, h, t, j = index
-        row, col = x[tuple(lead) + (t,)], w[h, :, j]
+        fx, fw, *_ = self.feeds(index, inputs)  # row t of x, column j of head h's W
+        row, col = x[fx], w[fw]
         cols, rows, total = _dot_explanation(row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
@@ -218,11 +231,16 @@ class MergeHeads(Op):
     def source(self, out, ins, **attrs) -> str:
         return f"merge_heads({ins[0]})"
 
+    def feeds(self, index, inputs, **attrs):
+        *lead, t, c = index
+        h, j = divmod(c, inputs[0].shape[-1])  # d_head: head h holds columns h·d_head … h·d_head + d_head − 1
+        return [tuple(lead) + (h, t, j)]
+
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         z = inputs[0]
         *lead, t, c = index
-        width = z.shape[-1]  # d_head: head h holds columns h·width … h·width + width − 1
-        h, j = divmod(c, width)
+        width = z.shape[-1]
+        *_, h, _, j = self.feeds(index, inputs)[0]
         return CellExplanation(index, float(output[index]),
                                f"{syms.out}{idx(index)} is column {j} of head {h}",
                                lines=[f"column {c}: head {c} // {width} = {h}, column {c} % {width} = {j}",

@@ -23,6 +23,27 @@ ROW_GAP = 1  # a "⋮" line stands for elided rows
 COL_GAP = 2  # a "…" column (and its space) stands for elided columns
 LABEL_MAX = 8  # token labels are cut to this many characters
 CURSOR_STYLE = "reverse bold"
+MARK_STYLE = "bold underline"  # the input cells that fed the cell under the cursor (readable without colour)
+MARK_RULER = "bold underline yellow"
+
+
+@dataclass(frozen=True)
+class Marks:
+    """The cells of a 2-D slice to mark: a row (int) or every row (None) × a column or every column."""
+
+    r: int | None
+    c: int | None
+
+    def row(self, r: int) -> bool:
+        return self.r is None or self.r == r
+
+    def col(self, c: int) -> bool:
+        return self.c is None or self.c == c
+
+    @property
+    def anchor(self) -> tuple[int, int]:
+        """A marked cell to keep in the window."""
+        return (self.r or 0, self.c or 0)
 
 
 @dataclass(frozen=True)
@@ -140,7 +161,7 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
 
 def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
                 precision: int | NumberFormat = 4, values: bool = True, scale: Scale | None = None,
-                cursor: tuple[int, int] | None = None) -> Text:
+                cursor: tuple[int, int] | None = None, marks: Marks | None = None) -> Text:
     """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
     cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out."""
     precision = number_format(mat, precision)
@@ -149,7 +170,8 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
     cur_r, cur_c = cursor if cursor is not None else (-1, -1)
     out.append(" " * lw)
     for c, w in zip(win.cols, win.widths):
-        out.append(("…" if c is None else str(c)).rjust(w - 1) + " ", "bold" if c == cur_c else "dim")
+        ruler = MARK_RULER if marks is not None and c is not None and marks.col(c) else "dim"
+        out.append(("…" if c is None else str(c)).rjust(w - 1) + " ", "bold" if c == cur_c else ruler)
     if col_labels:
         out.append("\n" + " " * lw)
         for c, w in zip(win.cols, win.widths):
@@ -165,7 +187,8 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
                        "dim")
             continue
         label = str(r).rjust(idx_w) + (" " + _label(row_labels, r) if row_labels else "")
-        out.append(label.ljust(lw), "bold" if r == cur_r else "dim")
+        ruler = MARK_RULER if marks is not None and marks.row(r) else "dim"
+        out.append(label.ljust(lw), "bold" if r == cur_r else ruler)
         for c, w in zip(win.cols, win.widths):
             if c is None:
                 out.append("…".rjust(w - 1) + " ", "dim")
@@ -174,6 +197,8 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
             style = cell_style(v, scale)
             if r == cur_r and c == cur_c:
                 style = f"{style} {CURSOR_STYLE}".strip()
+            elif marks is not None and marks.row(r) and marks.col(c):
+                style = f"{style} {MARK_STYLE}".strip()
             out.append(cell_text(v, precision, values, " " * (w - 1)).rjust(w - 1), style)
             out.append(" ")
     return out

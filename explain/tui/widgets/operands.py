@@ -13,7 +13,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from explain.render.grid import draw_window, fit_window, window_scale
+from explain import ops
+from explain.render.grid import Marks, draw_window, fit_window, window_scale
 from explain.render.tensor import number_format
 from explain.shape_rules import fmt_shape
 from explain.tui.state import View
@@ -42,11 +43,29 @@ def _axes_and_shape(view: View, name: str) -> tuple[tuple[str, ...], tuple[int, 
     return spec.axes, tuple(spec.shape)
 
 
-def operand_view(view: View, name: str, sym: str, width: int) -> Text:
-    """One operand as a titled corner of its 2-D slice."""
+def marks_of(feed: tuple | None, ndim: int) -> tuple[tuple[int, ...] | None, Marks | None]:
+    """The slice an operand should show and the cells to mark in it, from the op's ``feeds`` index (ints pick,
+    slices take all); (None, None) when the feed does not pin the leading axes."""
+    if feed is None or ndim == 0:
+        return None, None
+    feed = tuple(feed) + (slice(None),) * (ndim - len(feed))
+    lead = feed[: max(ndim - 2, 0)]
+    if not all(isinstance(i, int) for i in lead):
+        return None, None
+    tail = feed[max(ndim - 2, 0):]
+    if ndim == 1:
+        return (), Marks(0, tail[0] if isinstance(tail[0], int) else None)
+    r, c = tail
+    return tuple(lead), Marks(r if isinstance(r, int) else None, c if isinstance(c, int) else None)
+
+
+def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None) -> Text:
+    """One operand as a titled window of its 2-D slice; the cells in ``feed`` (the op's linkage for the cell
+    under the cursor) are marked and kept in view."""
     axes, shape = _axes_and_shape(view, name)
     value: Any = view.trace.value(name)
-    lead = operand_slice(view, axes, shape)
+    fed_lead, marks = marks_of(feed, len(shape))
+    lead = fed_lead if fed_lead is not None else operand_slice(view, axes, shape)
     title = Text.assemble((sym, "bold cyan"), " ", (name, "dim"), f" {fmt_shape(shape)}")
     if lead:
         title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
@@ -60,9 +79,11 @@ def operand_view(view: View, name: str, sym: str, width: int) -> Text:
     nf = number_format(mat, view.precision)  # the same decimals as the result and the drill-down
     if nf.exponent:
         title.append(f"  {nf.legend()}", "bold")
-    win = fit_window(mat, (0, 0), (0, 0), width, MAX_ROWS + 1, precision=nf, values=view.values)
+    anchor = marks.anchor if marks is not None else (0, 0)
+    win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, precision=nf, values=view.values)
     scale = window_scale(mat, win)[0] if view.heat and not nf.integer else None
-    return Text("\n").join([title, draw_window(mat, win, precision=nf, values=view.values, scale=scale)])
+    return Text("\n").join([title, draw_window(mat, win, precision=nf, values=view.values, scale=scale,
+                                               marks=marks)])
 
 
 def operands_height(view: View) -> int:
@@ -79,9 +100,20 @@ def operands_height(view: View) -> int:
 
 
 class Operands(ViewWidget):
-    """The step's inputs, side by side."""
+    """The step's inputs, side by side, with the cells that fed the cell under the cursor marked."""
 
-    DEPENDS = ('trace', 'index', 'lead', 'show', 'precision')
+    def feeds(self, view: View) -> list[Any]:
+        """The op's linkage for the cell under the cursor (one index per input), or [] when it has none."""
+        step = view.step
+        if step.output is None:
+            return []
+        try:
+            inputs = view.trace.inputs_of(step)
+            return list(ops.get(step.op).feeds(view.index_of_cell, inputs, **step.attrs))
+        except Exception:  # an op without values for an input (shape-only parameters): no marks, never a crash
+            return []
+
+    DEPENDS = ('trace', 'index', 'lead', 'cell', 'show', 'precision')  # the marks follow the cell
 
     def render(self) -> Any:
         view = self.view
@@ -96,5 +128,7 @@ class Operands(ViewWidget):
         grid = Table.grid(padding=(0, 2))
         for _ in names:
             grid.add_column(no_wrap=True, overflow="crop", max_width=width)
-        grid.add_row(*[operand_view(view, n, syms[i] or n, width) for i, n in enumerate(names)])
+        feeds = self.feeds(view)
+        grid.add_row(*[operand_view(view, n, syms[i] or n, width, feeds[i] if i < len(feeds) else None)
+                       for i, n in enumerate(names)])
         return grid
