@@ -77,6 +77,14 @@ class Window:
         return None
 
 
+def _plain_format(mat: Any, precision: int | NumberFormat) -> NumberFormat:
+    """The given format, or plain decimals for a number: never a pass over the matrix here (the window's cost
+    stays the window's; callers that want a grid-wide format compute it once with ``number_format``)."""
+    if isinstance(precision, NumberFormat):
+        return precision
+    return NumberFormat(precision, integer=getattr(getattr(mat, "dtype", None), "kind", "f") in "iub")
+
+
 def fit_axis(n: int, origin: int, cursor: int, capacity: int, size: Callable[[int], int],
              gap: int) -> list[int | None]:
     """Indices of an axis of length ``n`` that fit ``capacity`` (index i takes ``size(i)``, an elision takes
@@ -137,7 +145,7 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
                precision: int | NumberFormat = 4, values: bool = True) -> Window:
     """The window of ``mat`` (2-D) that fits ``width`` × ``height`` characters, rulers and labels included.
     ``precision`` is a :class:`NumberFormat` (the caller computes it once per slice) or a number of decimals."""
-    precision = number_format(mat, precision)
+    precision = _plain_format(mat, precision)
     n_rows, n_cols = mat.shape
     header = 2 if col_labels else 1
     rows = fit_axis(n_rows, origin[0], cursor[0], max(1, height - header), lambda i: 1, ROW_GAP)
@@ -164,7 +172,7 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
                 cursor: tuple[int, int] | None = None, marks: Marks | None = None) -> Text:
     """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
     cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out."""
-    precision = number_format(mat, precision)
+    precision = _plain_format(mat, precision)
     out = Text(no_wrap=True, overflow="crop")
     lw = win.label_width
     cur_r, cur_c = cursor if cursor is not None else (-1, -1)
