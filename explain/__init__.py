@@ -13,15 +13,15 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["run", "Trace", "Step", "__version__"]
+__all__ = ["run", "generate", "Trace", "Step", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so that `import explain` (and the CLI's `explain check`) never pays for numpy.
-    if name == "run":
-        from explain.api import run
+    if name in ("run", "generate"):
+        from explain import api
 
-        return run
+        return getattr(api, name)
     if name in ("Trace", "Step"):
         from explain import trace
 

@@ -103,22 +103,48 @@ def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
     return {"pos": inp.tokens, "vocab": RowLabels(inp.vocab, cfg.d_vocab or 0)}  # lazy: d_vocab may be 10⁷
 
 
-def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool) -> Trace:
+def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sampling: Any = None) -> Trace:
     from explain.models import zoo
     from explain.models.notation import notation
 
     rec = Recorder(cfg, params, shape_only, notation(cfg))
     rec.labels.update(_labels(cfg, inp))
     getattr(zoo, MODELS[cfg.model].function)(rec, cfg, inp)
-    return rec.trace()
+    trace = rec.trace()
+    if sampling is not None:
+        from explain.models.generate import generate
+
+        drawn = generate(rec, cfg, inp, sampling)
+        trace = rec.trace()
+        trace.meta["generation"] = {"sampling": sampling, "prompt": [list(ids) for ids in inp.ids],
+                                    "steps": [t.name for t in drawn],
+                                    "stopped_at_eos": len(drawn) < sampling.max_new_tokens}
+    return trace
 
 
-def plan(model: str, **options: Any) -> Trace:
+def _check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
+    """Refuse a generation the model cannot run: not a GPT, or one that would run past the context."""
+    if not MODELS[cfg.model].generates:
+        able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.generates)
+        raise UsageError(f"generation needs a decoder-only model that predicts the next token: use {able}, not "
+                         f"'{cfg.model}'")
+    last = inp.seq_len + sampling.max_new_tokens - 1  # positions the forward passes use
+    if last > cfg.n_ctx:
+        room = cfg.n_ctx - inp.seq_len + 1
+        raise InputError(f"the prompt has {inp.seq_len} tokens and {sampling.max_new_tokens} new ones would "
+                         f"need {last} positions, but the context is {cfg.n_ctx}; use --max-new-tokens {room} or "
+                         "less, or a shorter prompt")
+
+
+def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
-    numbers computed (and no numpy imported unless embeddings are loaded from a file)."""
+    numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
+    :class:`~explain.sampling.Sampling`), the generation's steps too."""
     options = {k: v for k, v in options.items() if k not in ("weights",)}
     cfg, inp = _prepare(model, **options)
-    return _record(cfg, inp, None, shape_only=True)
+    if sampling is not None:
+        _check_generation(cfg, inp, sampling)
+    return _record(cfg, inp, None, shape_only=True, sampling=sampling)
 
 
 def _available_bytes() -> int:
@@ -172,17 +198,47 @@ def check_memory(planned: Trace | tuple[int, int]) -> None:
     avail = _available_bytes()
     budget = int(MEMORY_SHARE * avail)
     if need > budget:
+        gen = ""
+        if isinstance(planned, Trace) and "generation" in planned.meta:  # each new token keeps one position
+            per = generation_bytes(planned)
+            gen = (f"; a generation keeps only each new token's own steps, about {_gib(per['per_token'])} a token, "
+                   f"and the key/value cache ({_gib(per['cache'])}) holds the rest: use fewer --max-new-tokens")
         raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace {_gib(trace)}) but "
                             f"explain plans to use at most {MEMORY_SHARE:.0%} of the {_gib(avail)} available "
-                            f"({_gib(budget)}); use a shorter input, fewer --layers, or a smaller --vocab/--d-model")
+                            f"({_gib(budget)}); use a shorter input, fewer --layers, or a smaller --vocab/--d-model"
+                            f"{gen}")
 
 
-def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Trace:
+def generation_bytes(trace: Trace) -> dict[str, int]:
+    """Memory of a generation's trace: the prompt's forward, each new token's own steps (the last full one's
+    size) and the key/value cache buffers (allocated once for every token), in bytes."""
+    from explain import ops
+
+    def held(s: Any) -> int:
+        return BYTES_PER_VALUE * ops.get(s.op).stored_values(s.shape, [trace.shape_of(n) for n in s.inputs],
+                                                             **s.attrs)
+
+    n = len(trace.meta["generation"]["steps"])
+    last = f"gen.{n - 1}."
+    out = {"prompt": 0, "per_token": 0, "cache": 0}
+    for s in trace:
+        if s.op == "kv_append":
+            out["cache"] += held(s)
+        elif not s.name.startswith("gen."):
+            out["prompt"] += held(s)
+        elif s.name.startswith(last) and n > 1:
+            out["per_token"] += held(s)
+    return out
+
+
+def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, **options: Any) -> Trace:
     """Run ``model`` one operation at a time and return its :class:`Trace`.
 
     Options are the CLI's, named as in :data:`explain.options.OPTIONS` (``n_heads`` for ``--heads``). From
     Python, ``text`` may also be a list (a gpt batch), ``tokens`` a list of ids, ``embeddings`` a (T, d) array,
     ``weights`` a dict of arrays, and ``checkpoint`` an opened checkpoint.
+    With ``sampling`` (a :class:`~explain.sampling.Sampling`, see :func:`generate`), new tokens are appended
+    after the forward pass.
     """
     from explain.weights import check_params, init_params, load_params
 
@@ -190,7 +246,11 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
         options["checkpoint"] = _open(options["checkpoint"])  # open once: the tokenizer, then the weights
     cfg, inp = _prepare(model, **options)
     check_memory(estimate(cfg, inp))  # before planning every layer
-    planned = _record(cfg, inp, None, shape_only=True)
+    if sampling is not None:
+        _check_generation(cfg, inp, sampling)
+    planned = _record(cfg, inp, None, shape_only=True, sampling=sampling)
+    if sampling is not None:
+        check_memory(planned)  # the estimate is the prompt's forward; the plan adds the new tokens
     if options.get("checkpoint") is not None and weights is None:
         ck = _open(options["checkpoint"])
         params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
@@ -205,8 +265,45 @@ def run(model: str, *, weights: str | dict | None = None, **options: Any) -> Tra
     # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        trace = _record(cfg, inp, params, shape_only=False)
+        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling)
     return trace
 
 
-__all__ = ["run", "plan", "check_memory", "estimate"]
+def generate(model: str = "gpt", *, max_new_tokens: int | None = None, temperature: float | None = None,
+             top_k: int | None = None, top_p: float | None = None, greedy: bool = False, ignore_eos: bool = False,
+             **options: Any) -> Trace:
+    """Run the prompt through ``model`` (a gpt) and append new tokens one at a time; returns the trace, whose
+    ``meta["generation"]`` names the steps that hold the new tokens (see :func:`generated_ids`).
+
+    ``seed`` seeds everything random: the initial weights (without a checkpoint or ``weights``) and the draws.
+    ``temperature=0`` is greedy decoding. The generation stops early once the end-of-text token is drawn (a
+    checkpoint's ``eos_token_id``, or ``<eos>``), unless ``ignore_eos``. The other options are :func:`run`'s."""
+    from dataclasses import replace
+
+    from explain.sampling import make_sampling
+
+    sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
+    if not ignore_eos:
+        sampling = replace(sampling, eos=_eos(options))
+    return run(model, sampling=sampling, **options)
+
+
+def _eos(options: dict[str, Any]) -> int | None:
+    """The end-of-text token id: the checkpoint's ``eos_token_id`` (the first, if a list), else ``<eos>``."""
+    from explain.inputs import EOS
+
+    if options.get("checkpoint") is None:
+        return EOS
+    options["checkpoint"] = ck = _open(options["checkpoint"])
+    eos = ck.config.get("eos_token_id")
+    eos = eos[0] if isinstance(eos, list) and eos else eos
+    return eos if isinstance(eos, int) and not isinstance(eos, bool) else None
+
+
+def generated_ids(trace: Trace) -> list[list[int]]:
+    """The new token ids of a generation's trace, one list per sequence of the batch."""
+    names = trace.meta["generation"]["steps"]
+    return [[int(trace[n].output[b, 0]) for n in names] for b in range(trace[names[0]].shape[0])]
+
+
+__all__ = ["run", "plan", "generate", "generated_ids", "check_memory", "estimate"]

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "check": "explain.commands.check:check",
     "export": "explain.commands.export:export",
     "tutorial": "explain.commands.tutorial:tutorial",
+    "generate": "explain.commands.generate:generate",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -74,3 +74,35 @@ def merge_heads(z):
     """Concatenate the heads: (..., h, T, l) -> (..., T, h·l), head 0 first."""
     *lead, h, t, d = z.shape
     return np.moveaxis(z, -3, -2).reshape(*lead, t, h * d)
+
+
+def top_k_filter(logits, k):
+    """Top-k filter: keep the k largest logits of each row and set the rest to
+    -inf, so softmax gives them probability 0. A logit equal to the k-th
+    largest is kept too (as transformers' TopKLogitsWarper does)."""
+    k = min(int(k), logits.shape[-1])
+    kth = np.sort(logits, axis=-1)[..., -k, None]
+    return np.where(logits < kth, -np.inf, logits)
+
+
+def top_p_filter(logits, p):
+    """Top-p (nucleus) filter: rank the tokens by probability, keep them while
+    the probability of the tokens ranked above is still below p, set the rest
+    to -inf. The most probable token is always kept."""
+    order = np.argsort(-logits, axis=-1, kind="stable")
+    ranked = np.take_along_axis(logits, order, axis=-1)
+    e = np.exp(ranked - ranked[..., :1])
+    probs = e / np.sum(e, axis=-1, keepdims=True)
+    c = np.cumsum(probs, axis=-1)
+    before = np.concatenate([np.zeros_like(c[..., :1]), c[..., :-1]], axis=-1)
+    cut = np.empty(logits.shape, dtype=bool)
+    np.put_along_axis(cut, order, before >= p, axis=-1)
+    return np.where(cut, -np.inf, logits)
+
+
+def sample(probs, u):
+    """Inverse-CDF draw: for each row, the first token whose cumulative
+    probability exceeds u times the row's total (u uniform in [0, 1)); a
+    token of probability 0 is never drawn. probs (..., V), u (...) -> ids."""
+    c = np.cumsum(probs, axis=-1)
+    return np.sum(c <= u[..., None] * c[..., -1:], axis=-1)

@@ -43,6 +43,7 @@ class Option:
     tutorial: bool = True  # may be set in a tutorial's [options]
     summary: bool = False  # printed in the export's run summary (the dimensions)
     shown: bool = False  # the re-run form fills it in from the run; others show the run's value as a hint
+    # type may also be "float" or "flag" (the generation options below)
 
     @property
     def form_label(self) -> str:
@@ -98,6 +99,23 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+# How ``explain generate`` chooses its tokens (explain.sampling.make_sampling checks the values, so that Python,
+# the CLI and a tutorial's [generate] table get the same messages). Not run options: only 'generate' takes them.
+GENERATION: tuple[Option, ...] = (
+    Option("max_new_tokens", "--max-new-tokens", "int", group="generate", default=5, metavar="N",
+           models=("gpt",), help="How many tokens to append (default 5)."),
+    Option("temperature", "--temperature", "float", group="generate", default=1.0, metavar="T", models=("gpt",),
+           help="Divide the logits by T before softmax (default 1; 0 is greedy)."),
+    Option("top_k", "--top-k", "int", group="generate", metavar="K", models=("gpt",),
+           help="Draw only among the K most probable tokens."),
+    Option("top_p", "--top-p", "float", group="generate", metavar="P", models=("gpt",),
+           help="Draw only among the most probable tokens holding P of the probability (0 < P ≤ 1)."),
+    Option("greedy", "--greedy", "flag", group="generate", models=("gpt",),
+           help="Take the most probable token each time (no sampling)."),
+    Option("ignore_eos", "--ignore-eos", "flag", group="generate", models=("gpt",), tutorial=False,
+           help="Go on after the end-of-text token (by default it ends the text)."),
+)
 
 
 def of_group(group: str) -> tuple[Option, ...]:

@@ -15,6 +15,7 @@ shape rule. This module imports numpy only when values are computed.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -81,13 +82,14 @@ class Step:
 
 
 def group_of(name: str) -> tuple[str, ...]:
-    """The tree path of a step name: ``decoder.blocks.0.attn.q`` → ("decoder", "blocks.0", "attn")."""
+    """The tree path of a step name: ``decoder.blocks.0.attn.q`` → ("decoder", "blocks.0", "attn");
+    ``gen.3.blocks.0.attn.q`` (new token 3 of a generation) → ("gen.3", "blocks.0", "attn")."""
     parts = name.split(".")[:-1]
     out: list[str] = []
     i = 0
     while i < len(parts):
-        if parts[i] == "blocks" and i + 1 < len(parts):
-            out.append(f"blocks.{parts[i + 1]}")
+        if parts[i] in ("blocks", "gen") and i + 1 < len(parts):
+            out.append(f"{parts[i]}.{parts[i + 1]}")
             i += 2
         else:
             out.append(parts[i])
@@ -164,8 +166,10 @@ class Trace(Sequence[Step]):
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the step outputs the trace holds (views counted at their own size)."""
-        return sum(s.nbytes for s in self.steps)
+        """Bytes of the step outputs the trace holds (views counted at their own size, except where the op
+        says what it stores: a key/value cache is one buffer, not a copy per new token)."""
+        return BYTES_PER_VALUE * sum(
+            ops.get(s.op).stored_values(s.shape, [self.shape_of(n) for n in s.inputs], **s.attrs) for s in self.steps)
 
     @property
     def n_params(self) -> int:
@@ -174,6 +178,16 @@ class Trace(Sequence[Step]):
 
 Notation = Callable[[str, str, dict[str, Any]], tuple[str, str | None]]
 """``(step name, op kind, attrs) -> (symbol, note or None)``: a model's table of symbols and narration."""
+
+
+GENERATED = re.compile(r"gen\.\d+\.")
+
+
+def param_name(name: str) -> str:
+    """The parameter a name refers to: the steps of new token n of a generation are named ``gen.n.`` + the
+    name the step has in the prompt's forward, and use that forward's parameters (``gen.3.blocks.0.attn.W_Q``
+    is ``blocks.0.attn.W_Q``)."""
+    return GENERATED.sub("", name, count=1) if name.startswith("gen.") else name
 
 
 def _no_notation(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
@@ -211,7 +225,7 @@ class Recorder:
     def param(self, name: str, shape: Shape, axes: tuple[str, ...], init: str = "uniform", fan_in: int = 1,
               sym: str | None = None) -> Ref:
         """Declare a parameter; in a numeric run its array comes from ``params`` (loaded or initialised)."""
-        name = self._prefix + name
+        name = param_name(self._prefix + name)
         shape = tuple(shape)
         sym = sym or name.rsplit(".", 1)[-1]
         self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym)
@@ -220,8 +234,15 @@ class Recorder:
 
     def reuse(self, name: str) -> Ref:
         """A parameter declared earlier (by its full name), used again (a tied unembedding reuses W_E)."""
+        name = param_name(name)
         spec = self.specs[name]
         return Ref(name, spec.sym, spec.shape if self.shape_only else self.params[name], spec.axes, spec.shape)
+
+    def ref(self, name: str) -> Ref:
+        """A step recorded earlier, by its full name, as a value to compute with (a generation reads the prompt's
+        K and V)."""
+        step = next(s for s in reversed(self.steps) if s.name == name)
+        return Ref(name, step.syms.out, step.shape if self.shape_only else step.output, step.axes, step.shape)
 
     def input(self, name: str, value: Any, axes: tuple[str, ...], shape: Shape | None = None) -> Ref:
         """Record a given value (token ids, embeddings, targets) as a step of its own."""

@@ -17,8 +17,14 @@ from explain.options import OPTIONS, Option
 def click_option(o: Option) -> Callable:
     """The click option of one definition (ranges here are click's usage checks; the config checks the rest)."""
     param_decls = (o.flag, o.name)
+    if o.type == "int" and o.group == "generate":  # checked by explain.sampling, with its own messages
+        return click.option(*param_decls, type=int, metavar=o.metavar or None, help=o.help)
     if o.type == "int":
         return click.option(*param_decls, type=click.IntRange(min=o.min), help=o.help)
+    if o.type == "float":
+        return click.option(*param_decls, type=float, metavar=o.metavar or None, help=o.help)
+    if o.type == "flag":
+        return click.option(*param_decls, is_flag=True, help=o.help)
     if o.type == "choice":
         return click.option(*param_decls, type=click.Choice(list(o.choices)), help=o.help)
     return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=o.help)

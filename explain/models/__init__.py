@@ -32,6 +32,7 @@ class Model:
     heads: int | None = None  # a fixed number of heads (the single-head models)
     target: str | None = None  # the decoder's text when none is given (encoder-decoder models)
     forward: str = ""  # the function of explain.models.zoo that records it (default: its name)
+    generates: bool = False  # it can go on writing, one token at a time (explain.models.generate)
 
     @property
     def function(self) -> str:
@@ -64,7 +65,7 @@ MODELS: dict[str, Model] = {m.name: m for m in (
     Model("transformer", "the full encoder-decoder of Attention Is All You Need", _DEEP, "Thinking Machines",
           loss=NEXT_TOKEN, target="Denkende Maschinen"),
     Model("gpt", "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss", _DEEP, "The cat is happy",
-          batched=True, loss=NEXT_TOKEN),
+          batched=True, loss=NEXT_TOKEN, generates=True),
 )}
 
 

@@ -55,15 +55,23 @@ def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool) -> Ref:
     return rec.op("weighted_sum", "z", a, v)  # (T, d_k)
 
 
-def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False) -> Ref:
+def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False,
+              cache: dict | None = None) -> Ref:
     """Multi-head attention: h heads, each with its own W_Q, W_K, W_V (d × m); concatenate; project with W_O.
-    Queries come from ``x``; keys and values from ``memory`` (the encoder's output) or, by default, ``x``."""
+    Queries come from ``x``; keys and values from ``memory`` (the encoder's output) or, by default, ``x``.
+    With a key/value ``cache`` (generation: {"K", "V": the earlier positions', "capacity", "first"}), x is one
+    new position whose K and V are appended to the cached ones; it comes after all of them, so nothing is masked."""
     h, m = cfg.n_heads, cfg.head_dim
     x_kv = x if memory is None else memory
     with rec.scope(name):
         q = rec.op("linear_heads", "q", x, *head_params(rec, cfg, "W_Q", "b_Q"))  # (h, T, m)
         k = rec.op("linear_heads", "k", x_kv, *head_params(rec, cfg, "W_K", "b_K"))  # (h, S, m)
         v = rec.op("linear_heads", "v", x_kv, *head_params(rec, cfg, "W_V", "b_V"))  # (h, S, m)
+        if cache is not None:
+            append = dict(capacity=cache["capacity"], first=cache["first"])
+            k = rec.op("kv_append", "k_cache", cache["K"], k, **append)  # (h, S+1, m)
+            v = rec.op("kv_append", "v_cache", cache["V"], v, **append)  # (h, S+1, m)
+            causal = False
         z = sdpa(rec, q, k, v, m, causal)  # (h, T, m)
         z = rec.op("merge_heads", "concat", z)  # (T, h·m)
         W_O, b_O = linear_params(rec, h * m, cfg.d_model, "W_O", "b_O", ("concat", "d_model"))

@@ -15,7 +15,7 @@ from fnmatch import translate
 from typing import Any
 
 from explain.config import Config
-from explain.trace import Notation
+from explain.trace import Notation, param_name
 
 Row = tuple[str, str, str, str | None]
 
@@ -88,6 +88,21 @@ OWN: dict[str, list[Row]] = {
         ("attn_out", "*", "O", "Project the concatenated heads with W_O."),
     ],
     "gpt": [
+        # a generation's new tokens (explain.models.generate); their forward steps fall back to the rows below
+        ("gen.*.next_logits", "*", "z", None),
+        ("gen.*.temperature", "*", "z/T", None),
+        ("gen.*.top_k", "*", "z_k", None),
+        ("gen.*.top_p", "*", "z_p", None),
+        ("gen.*.probs", "*", "P", "Softmax over the vocabulary: the probability of each token coming next."),
+        ("gen.*.u", "*", "u", None),
+        ("gen.*.next", "*", "next", None),
+        ("gen.*.pos_embed", "*", "P", "The new token sits at position {start}: row {start} of W_pos."),
+        ("gen.*.attn.k_cache", "*", "K_cache", None),
+        ("gen.*.attn.v_cache", "*", "V_cache", None),
+        ("gen.*.attn.scores", "*", "S", "Scores of the new position's query against every key, the cached ones "
+                                        "and its own: one row, nothing to mask (every key is at or before it)."),
+        ("gen.*.logits", "*", "logits", "The new position's logits: one score per vocabulary token for the token "
+                                        "after it."),
         ("pos_embed", "*", "P", "Learned positional embedding: row p of W_pos is added at position p."),
         ("blocks.0.resid_pre", "*", "x",
          "The residual stream starts as token embedding + position embedding (broadcast over the batch)."),
@@ -104,6 +119,7 @@ OWN: dict[str, list[Row]] = {
     ],
 }
 
+GEN_NUMBER = re.compile(r"gen\.\d+\.")
 _compiled: dict[str, list[tuple[re.Pattern, str, str, str | None]]] = {}
 _found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)
 
@@ -121,8 +137,12 @@ def _match(model: str, name: str, kind: str) -> tuple[str, str | None]:
     key = (model, name, kind)
     hit = _found.get(key)
     if hit is None:
-        hit = _found[key] = next(((sym, note) for pattern, k, sym, note in _rows(model)
-                                  if k in ("*", kind) and pattern.match(name)), (name.rsplit(".", 1)[-1], None))
+        plain = param_name(name)  # a generation's gen.N.blocks.0.ln1 reads as blocks.0.ln1 unless a gen row says
+        hit = next(((sym, note) for pattern, k, sym, note in _rows(model) if k in ("*", kind) and pattern.match(name)
+                    and (plain == name or pattern.pattern.startswith("(?s:gen"))), None)
+        if hit is None:
+            hit = _match(model, plain, kind) if plain != name else (name.rsplit(".", 1)[-1], None)
+        _found[key] = hit
     return hit
 
 
@@ -133,6 +153,8 @@ def notation(cfg: Config) -> Notation:
                    d_concat=cfg.n_heads * cfg.head_dim)
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
+        if name.startswith("gen."):  # every new token's steps share one entry (as gen.0.…) in the cache
+            name = GEN_NUMBER.sub("gen.0.", name, count=1)
         sym, note = _match(model, name, kind)
         if note and "{" in note:
             values = dict(context, **attrs)

@@ -119,9 +119,10 @@ def transformer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     next_token_loss(rec, log_probs, inp.label_ids, (len(inp.label_ids),), ("tgt",))
 
 
-def gpt_block(rec: Recorder, cfg: Config, x: Ref) -> Ref:
-    """Pre-LN: the residual stream passes through; attention and the MLP read a normalised copy and add to it."""
-    x = rec.op("add", "resid_mid", x, mha(rec, cfg, "attn", layer_norm(rec, cfg, "ln1", x), causal=True))
+def gpt_block(rec: Recorder, cfg: Config, x: Ref, cache: dict | None = None) -> Ref:
+    """Pre-LN: the residual stream passes through; attention and the MLP read a normalised copy and add to it.
+    With a key/value ``cache``, x is one new position of a generation (:mod:`explain.models.generate`)."""
+    x = rec.op("add", "resid_mid", x, mha(rec, cfg, "attn", layer_norm(rec, cfg, "ln1", x), causal=True, cache=cache))
     return rec.op("add", "resid_post", x, mlp(rec, cfg, layer_norm(rec, cfg, "ln2", x), "gelu"))  # (B, T, d)
 
 

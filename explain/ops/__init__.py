@@ -4,7 +4,7 @@ Importing this package imports the op classes (no numpy); see :mod:`explain.ops.
 kind provides.
 """
 
-from explain.ops import elementwise, embedding, normalize, products  # noqa: F401 - registers the op kinds
+from explain.ops import cache, elementwise, embedding, normalize, products, sampling  # noqa: F401 - registers the op kinds
 from explain.ops.base import REGISTRY, CellExplanation, Op, Syms, get, num
 
 __all__ = ["REGISTRY", "CellExplanation", "Op", "Syms", "get", "num"]

@@ -136,6 +136,10 @@ class Op:
         ins = self.join.join(fmt_shape(s) for s in self.shown_shapes(shapes, **attrs))
         return f"{ins} → {fmt_shape(out)}" if ins else f"→ {fmt_shape(out)}"
 
+    def stored_values(self, out: Shape, shapes: list[Shape], **attrs: Any) -> int:
+        """How many values the step's output holds of its own (for memory estimates): all of them by default."""
+        return math.prod(out)
+
     def shown_shapes(self, shapes: list[Shape], **attrs: Any) -> list[Shape]:
         """The operand shapes as the formula shows them (a transposed operand shows its transposed shape)."""
         return list(shapes)

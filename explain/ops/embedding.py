@@ -84,31 +84,32 @@ def syms_w(shapes) -> str:
 
 @register
 class PosEmbed(Op):
-    """Learned positions: the first T rows of W_pos (position p uses row p)."""
+    """Learned positions: rows ``start`` … ``start + n − 1`` of W_pos (position p uses row p); ``start`` is the
+    new position when a generation runs one new token on the key/value cache."""
 
     kind = "pos_embed"
     default_note = "Learned positional embedding: position p uses row p of W_pos, the same for every sentence."
 
-    def shape(self, w, n: int = 1, **attrs):
-        if n > w[0]:
-            raise ShapeError(f"{n} positions but W_pos has only {w[0]} rows (the context); shorten the input "
-                             f"or raise --context to {n}")
+    def shape(self, w, n: int = 1, start: int = 0, **attrs):
+        if start + n > w[0]:
+            raise ShapeError(f"{start + n} positions but W_pos has only {w[0]} rows (the context); shorten the "
+                             f"input or raise --context to {start + n}")
         return (n, w[1])
 
     def axes(self, w, **attrs):
         return ("pos", w[-1])
 
-    def formula(self, syms: Syms, n: int = 1, **attrs) -> str:
-        return f"{syms.out} = {syms.ins[0]}[0:{n}]"
+    def formula(self, syms: Syms, n: int = 1, start: int = 0, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]}[{start}:{start + n}]"
 
-    def source(self, out, ins, n: int = 1, **attrs) -> str:
-        return f"{ins[0]}[:{n}]"
+    def source(self, out, ins, n: int = 1, start: int = 0, **attrs) -> str:
+        return f"{ins[0]}[{start}:{start + n}]" if start else f"{ins[0]}[:{n}]"
 
-    def feeds(self, index, inputs, **attrs):
-        return [tuple(index)]  # position p uses row p
+    def feeds(self, index, inputs, start: int = 0, **attrs):
+        return [(start + index[0], index[1])]  # position p uses row p
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        p, j = self.feeds(index, inputs)[0]
+    def explain(self, index, inputs, output, syms: Syms, start: int = 0, **attrs) -> CellExplanation:
+        p, j = self.feeds(index, inputs, start=start)[0]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}[{p}, {j}]",
                                lines=[f"position {p} uses row {p} of {syms.ins[0]}: {num(output[index])}"])
 

@@ -32,11 +32,24 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     """Every step of the trace, after a one-line summary of the run."""
     cfg = trace.config
     tokens = trace.labels.get("pos") or []
-    console.print(Text(f"explain run {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters; "
+    command = "generate" if "generation" in trace.meta else "run"
+    console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters; "
                        f"tokens: {' '.join(tokens)}", style="bold"))
     console.print()
     for step in trace:
         print_step(console, trace, step, precision)
+    from explain.predict import all_predictions
+    from explain.render.predictions import generation_view, predictions_view
+
+    preds = all_predictions(trace)
+    if preds:
+        console.print(Rule(Text("next-token predictions", style="bold"), align="left"))
+        for p in preds:
+            console.print(predictions_view(p))
+            console.print()
+    if "generation" in trace.meta:
+        console.print(Rule(Text("generation", style="bold"), align="left"))
+        console.print(generation_view(trace))
 
 
 def _jsonable(value: Any) -> Any:
@@ -95,7 +108,30 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
         write((", " if n else "") + json.dumps(meta, ensure_ascii=False)[:-1] + ', "values": ')
         _write_values(s.output, write)
         write("}")
-    write("]}")
+    write("]")
+    tail = _predictions_and_generation(trace)
+    if tail:
+        write(", " + json.dumps(tail, ensure_ascii=False)[1:-1])
+    write("}")
+
+
+def _predictions_and_generation(trace: Trace) -> dict[str, Any]:
+    """The next-token predictions (where there are logits) and what a generation drew, for the JSON document."""
+    from explain.predict import all_predictions
+
+    out: dict[str, Any] = {}
+    preds = all_predictions(trace)
+    if preds:
+        out["predictions"] = [p.to_dict() for p in preds]
+    gen = trace.meta.get("generation")
+    if gen:
+        from explain.api import generated_ids
+
+        s = gen["sampling"]
+        out["generation"] = {"max_new_tokens": s.max_new_tokens, "greedy": s.greedy, "temperature": s.temperature,
+                             "top_k": s.top_k, "top_p": s.top_p, "seed": s.seed, "prompt": gen["prompt"],
+                             "new_tokens": generated_ids(trace), "steps": gen["steps"]}
+    return out
 
 
 def trace_json(trace: Trace) -> str:

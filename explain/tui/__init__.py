@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None) -> None:
-    """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration."""
+def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None,
+               start: str | None = None) -> None:
+    """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration; ``start`` names
+    the step to open on (the first by default)."""
     from explain.tui.app import ExplainApp
 
-    ExplainApp(trace, tutorial=tutorial, options=options).run()
+    ExplainApp(trace, tutorial=tutorial, options=options, start=start).run()
 
 
 __all__ = ["open_trace"]

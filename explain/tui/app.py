@@ -28,15 +28,19 @@ class ExplainApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "explain"
 
-    def __init__(self, trace: Trace, tutorial: Any = None, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, trace: Trace, tutorial: Any = None, options: dict[str, Any] | None = None,
+                 start: str | None = None) -> None:
         super().__init__()
         self.trace = trace
         self.tutorial = tutorial
         self.options = dict(options or {})
+        self.start = start
 
     def get_default_screen(self) -> Screen:
         screen = StepScreen(self.trace, self.tutorial, no_color=self.no_color)
         screen.run_options = self.options
+        if self.start is not None and self.start in self.trace:
+            screen.set_reactive(StepScreen.view, screen.view.go(self.trace[self.start].index))
         return screen
 
     def on_mount(self) -> None:

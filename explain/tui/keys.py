@@ -86,6 +86,7 @@ KEYS: list[Key] = [
     Key("e", "rerun", "re-run", "Change the input text and the config, and run again", "Run"),
     Key("x", "export_step", "export", "Export this step as a numpy script (in this folder)", "Run"),
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
+    Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt only)", "Run"),
     Key("H", "page(0, -1)", "pan", "Pan left a window", "Cell", group="pan"),
     Key("J,pagedown", "page(1, 0)", "pan", "Pan down a window", "Cell", "J", group="pan"),
     Key("K,pageup", "page(-1, 0)", "pan", "Pan up a window", "Cell", "K", group="pan"),

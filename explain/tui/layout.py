@@ -20,6 +20,7 @@ DRILL_MIN_W = 40  # the narrowest drill-down beside the matrix
 MATRIX_MIN_H = 4  # title, ruler, one row, legend: the matrix never gets less
 OPERANDS_MIN_H = 4  # title, ruler, one row and its margin: less than this and the operands are hidden
 CENTRE_PAD = 2  # the centre column's padding (left and right)
+PREDICTIONS_MIN_H = 4  # title, header, the top token, the actual token's line
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Needs:
     drill_min_h: int  # head, title, arithmetic and result with the table cut to one row
     operands_h: int  # 0 when the step has no inputs
     tutorial: bool = False
+    predictions_h: int = 0  # the next-token predictions (steps about the vocabulary), 0 on other steps
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,8 @@ class Layout:
     matrix_h: int  # below: the matrix's height; beside: the height of the row holding both
     drill_w: int  # beside: the drill-down's width; below: the centre's width
     drill_h: int
-    hidden: tuple[str, ...] = ()  # panes hidden for lack of room: "operands", "sidebar"
+    hidden: tuple[str, ...] = ()  # panes hidden for lack of room: "operands", "sidebar", "predictions"
+    predictions_h: int = 0  # above the matrix: what is left after the matrix's need and the drill-down's minimum
 
 
 def sidebar_width(width: int, tutorial: bool) -> int:
@@ -76,6 +79,12 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
     info_h = min(needs.info_h, 4 if body < 32 else 7)
     info_h = info_h + (1 if body >= 32 else 0)  # a blank line under the header where there is room
     room = max(1, body - info_h)
+    # the predictions take what is left once the matrix has what it needs and the drill-down its minimum
+    pred_h = min(needs.predictions_h, max(0, room - max(needs.matrix_h, MATRIX_MIN_H) - needs.drill_min_h))
+    if needs.predictions_h and pred_h < PREDICTIONS_MIN_H:
+        pred_h = 0
+        hidden.append("predictions")
+    room = max(1, room - pred_h)
 
     beside = centre >= needs.matrix_w + max(DRILL_MIN_W, min(needs.drill_w, 56)) + 1
     if beside:
@@ -84,7 +93,7 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
         work_min = max(MATRIX_MIN_H, needs.drill_min_h)
         ops_h = _operands(room, work_need, work_min, needs.operands_h, operands, hidden)
         work = room - ops_h
-        return Layout(sidebar_w, info_h, ops_h, True, work, drill_w, work, tuple(hidden))
+        return Layout(sidebar_w, info_h, ops_h, True, work, drill_w, work, tuple(hidden), pred_h)
 
     # below: the drill-down gets what it needs (down to its minimum), the matrix what it needs (down to its
     # minimum), the operands the rest, and whatever is left goes to the drill-down's table of terms
@@ -97,7 +106,7 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
         extra = drill_h - needs.drill_h - 1
         drill_h -= extra
         matrix_h += extra
-    return Layout(sidebar_w, info_h, ops_h, False, matrix_h, centre, drill_h, tuple(hidden))
+    return Layout(sidebar_w, info_h, ops_h, False, matrix_h, centre, drill_h, tuple(hidden), pred_h)
 
 
 def _operands(room: int, need: int, minimum: int, ops_need: int, choice: bool | None, hidden: list[str]) -> int:

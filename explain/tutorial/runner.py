@@ -49,6 +49,10 @@ def run_options(tutorial: Tutorial) -> dict[str, Any]:
     opts = dict(tutorial.options)
     if tutorial.embeddings is not None:
         opts["embeddings"] = tutorial.embeddings
+    if tutorial.generate:  # never stops early at an end-of-text token: the stops name every new token's steps
+        from explain.sampling import make_sampling
+
+        opts["sampling"] = make_sampling(**tutorial.generate, seed=opts.get("seed"))
     return opts
 
 
@@ -84,8 +88,8 @@ def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
 def _run(tutorial: Tutorial) -> Trace:
     from explain.api import run
 
-    opts = run_options(tutorial)
     try:
+        opts = run_options(tutorial)
         if tutorial.weights:
             return run(tutorial.model, weights=_full_weights(tutorial, opts), **opts)
         return run(tutorial.model, **opts)

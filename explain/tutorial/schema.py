@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from explain.models import MODELS
-from explain.options import OPTION, OPTIONS
+from explain.options import GENERATION, OPTION, OPTIONS
 from explain.tutorial.arrays import to_array
 from explain.tutorial.errors import Source
 
 DEFAULT_TOL = 1e-6  # absolute; book numbers printed to 4 decimals need tol = 5e-5
 
-TOP_KEYS = ("title", "summary", "model", "tol", "options", "weights", "stops")
+TOP_KEYS = ("title", "summary", "model", "tol", "options", "generate", "weights", "stops")
+GENERATE_KEYS = tuple(o.name for o in GENERATION if o.tutorial)  # explain.generate's settings
 STOP_KEYS = ("step", "title", "narration", "cell", "question", "answer", "expect")
 OPTION_KEYS = tuple(o.name for o in OPTIONS if o.tutorial)
 NUMBER_EXPECTS = ("value", "row_sums", "row_means", "row_vars", "min", "max", "above_diagonal")
@@ -92,6 +93,7 @@ class Tutorial:
     path: Path | None = None
     tol: float = DEFAULT_TOL
     source: Source | None = field(default=None, repr=False, compare=False)
+    generate: dict[str, Any] = field(default_factory=dict)  # a [generate] table: new tokens after the run
 
 
 class _Parser:
@@ -175,7 +177,31 @@ class _Parser:
             raise self.fail("the tutorial has no stops", "add at least one [[stops]] table with step, title and "
                             "narration")
         stops = [self.stop(s, i, tol) for i, s in enumerate(stops_data)]
-        return Tutorial(name, title, summary, model, stops, options, embeddings, weights, path, tol, self.src)
+        return Tutorial(name, title, summary, model, stops, options, embeddings, weights, path, tol, self.src,
+                        self.generation(data.get("generate", {})))
+
+    def generation(self, d: Any) -> dict[str, Any]:
+        """The [generate] table: max_new_tokens, temperature (a number, or one per text of the batch), top_k,
+        top_p, greedy; checked here for types, and by explain.sampling.make_sampling for values."""
+        if not isinstance(d, dict):
+            raise self.fail("[generate] must be a table", "write [generate] on its own line, then max_new_tokens = 3",
+                            field="generate")
+        self.unknown(d, GENERATE_KEYS, "[generate]", prefix="generate.")
+        out: dict[str, Any] = {}
+        for key, v in d.items():
+            f = f"generate.{key}"
+            kind = next(o.type for o in GENERATION if o.name == key)
+            if kind == "int":
+                out[key] = self.count(v, f)
+            elif kind == "flag":
+                if not isinstance(v, bool):
+                    raise self.fail(f"must be true or false, got {v!r}", "write greedy = true", field=f)
+                out[key] = v
+            elif key == "temperature" and isinstance(v, list):
+                out[key] = [self.number(x, f) for x in v]
+            else:
+                out[key] = self.number(v, f)
+        return out
 
     def options(self, d: Any, path: Path | None) -> tuple[dict[str, Any], Any]:
         if not isinstance(d, dict):

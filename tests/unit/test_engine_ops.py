@@ -13,6 +13,7 @@ import explain
 from explain import ops
 from explain.kernels import softmax
 from explain.ops.base import Syms
+from explain.sampling import make_sampling
 
 MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt"]
 
@@ -40,6 +41,8 @@ def test_every_cell_explanation_reports_the_cell_value(model: str) -> None:
 
 def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     kinds = {s.op for m in MODELS for s in explain.api.plan(m)} | {s.op for s in explain.api.plan("simple", normalize="sum")}
+    for sampling in (make_sampling(2, top_k=3, top_p=0.9), make_sampling(2, greedy=True)):
+        kinds |= {s.op for s in explain.api.plan("gpt", sampling=sampling)}
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
 

@@ -13,11 +13,15 @@ import pytest
 import explain
 from explain import kernels, ops
 from explain.export.plan import build, var_names
+from explain.sampling import make_sampling
 
 RUNS = {
     "simple": {}, "simple-sum": {"normalize": "sum"}, "attention": {}, "causal": {}, "multihead": {},
     "synthesizer": {}, "encoder": {}, "transformer": {}, "gpt": {}, "gpt-batch": {"text": ["the cat", "a dog"]},
     "simple-embeddings": {"embeddings": None},
+    # generation: the cached forward, temperature, both filters and a seeded draw; and greedy decoding
+    "gpt-generate": {"sampling": make_sampling(3, temperature=0.8, top_k=4, top_p=0.9, seed=1)},
+    "gpt-greedy": {"sampling": make_sampling(2, greedy=True)},
 }
 
 

@@ -22,6 +22,7 @@ EXPECTED_NAMES = [
     "01-attention-without-weights", "02-softmax-and-context-vectors", "03-thinking-machines",
     "04-causal-attention", "05-multi-head-attention", "06-positional-encoding", "07-learned-positions",
     "08-encoder-block", "09-encoder-decoder", "10-gpt-and-its-loss", "11-synthesizer-attention",
+    "12-from-logits-to-text",
 ]
 
 

@@ -25,7 +25,8 @@ SHOWN = {o.name for o in OPTIONS if o.shown}  # filled in from the run; the othe
 BATCH_SEPARATOR = " | "
 # Options with no field in the form; kept for the re-run. Token ids and embeddings are inputs too: typing new
 # text replaces them.
-CARRIED = tuple(o.name for o in OPTIONS if o.name != "text" and o.type != "int")
+# A generation's settings ("sampling") are carried too: a re-run of a generation generates again.
+CARRIED = tuple(o.name for o in OPTIONS if o.name != "text" and o.type != "int") + ("sampling",)
 
 
 def defaults_from(trace: Trace, options: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from explain.errors import ExplainError
 from explain.tui.messages import RunFailed, RunFinished
 from explain.tui.widgets.step_tree import StepTree
 
+GENERATE_MORE = 5  # new tokens per press of G
+
 
 class RunActions:
     """Export and re-run, for :class:`~explain.tui.screens.step.StepScreen` (which provides trace, tutorial,
@@ -80,6 +82,30 @@ class RunActions:
         threading.Thread(target=engine, name="explain-run", daemon=True).start()
         self.post_message(await done)
 
+    # -- generate -------------------------------------------------------------------------------------------
+    def action_generate(self) -> None:
+        """Run this run's input again with GENERATE_MORE more new tokens (the same settings and seed, so the
+        tokens already drawn come out the same), and go to the first new one."""
+        from dataclasses import replace as with_
+
+        from explain.models import MODELS
+        from explain.sampling import make_sampling
+
+        if not MODELS[self.trace.config.model].generates:
+            able = ", ".join(m.name for m in MODELS.values() if m.generates)
+            self.notify(f"generation needs a model that writes the next token: {able}", severity="warning")
+            return
+        gen = self.trace.meta.get("generation")
+        if gen is None:
+            sampling = with_(make_sampling(GENERATE_MORE, seed=self.trace.config.seed), eos=None)
+        else:
+            sampling = with_(gen["sampling"], max_new_tokens=len(gen["steps"]) + GENERATE_MORE, eos=None)
+        options = {**self.run_options, "model": self.trace.config.model, "sampling": sampling}
+        if "text" not in options and "tokens" not in options and "checkpoint" not in options:
+            options["text"] = " ".join(self.trace.labels.get("pos") or [])
+        self.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}…", timeout=3)
+        self._run(options)
+
     def on_run_failed(self, message: RunFailed) -> None:  # by name: @on is not collected from a mixin
         self.notify(message.message, title="run refused", severity="error", timeout=10)
 
@@ -91,6 +117,11 @@ class RunActions:
             self.tutorial_on, self.tutorial, self.stop_steps = False, None, []
         self.query_one(StepTree).set_trace(trace)
         index = trace[name].index if name in trace else 0
+        gen = trace.meta.get("generation")
+        if gen and message.options.get("sampling") is not None:  # G: go to the first token not shown before
+            old = len(self.view.trace.meta.get("generation", {}).get("steps", []))
+            first = f"gen.{old}.embed" if old else "gen.0.next_logits"
+            index = trace[first].index if first in trace else index
         self.view = replace(self.view, trace=trace, index=index).clamped()
         self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
         self.refresh_bindings()

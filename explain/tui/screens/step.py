@@ -26,6 +26,7 @@ from explain.tui.tutorial import resolve_stops
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.narration import NarrationPane, stop_markdown
 from explain.tui.widgets.operands import Operands, operands_height
+from explain.tui.widgets.predictions import PredictionsPane
 from explain.tui.widgets.step_info import StepInfo
 from explain.tui.widgets.step_tree import StepTree
 from explain.tui.widgets.tensor_view import TensorView
@@ -67,6 +68,7 @@ class StepScreen(RunActions, Screen):
             with Vertical(id="centre"):
                 yield StepInfo(id="info")
                 yield Operands(id="operands")
+                yield PredictionsPane(id="predictions")
                 with Horizontal(id="work"):
                     yield TensorView(id="tensor")
                     yield CellPanel(id="cell")
@@ -107,7 +109,8 @@ class StepScreen(RunActions, Screen):
             _, drill_h, drill_min = panel.needs(view, centre)
             drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
         return layout.Needs(info, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
-                            tutorial=self.tutorial is not None and self.tutorial_on)
+                            tutorial=self.tutorial is not None and self.tutorial_on,
+                            predictions_h=self.query_one(PredictionsPane).needs(view))
 
     def _relayout(self, force: bool = False) -> None:
         """Compute the layout for this size and step, and apply what changed."""
@@ -141,6 +144,10 @@ class StepScreen(RunActions, Screen):
         ops.styles.display = "block" if plan.operands_h else "none"
         if plan.operands_h:
             ops.styles.height = plan.operands_h
+        preds = self.query_one(PredictionsPane)
+        preds.styles.display = "block" if plan.predictions_h else "none"
+        if plan.predictions_h:
+            preds.styles.height = plan.predictions_h
         work, tensor, cell = self.query_one("#work"), self.query_one(TensorView), self.query_one(CellPanel)
         work.styles.layout = "horizontal" if plan.side_by_side else "vertical"
         self.set_class(plan.side_by_side, "-beside")
@@ -158,6 +165,8 @@ class StepScreen(RunActions, Screen):
                          else "operands: no room")
         if "sidebar" in plan.hidden:
             hints.append("tree hidden (T)")
+        if "predictions" in plan.hidden:
+            hints.append("predictions: no room")
         tensor.hint = " · ".join(hints)
 
     # -- state down ----------------------------------------------------------------------------------------
@@ -169,7 +178,7 @@ class StepScreen(RunActions, Screen):
             return
         self._relayout()
         for widget in (self.query_one(StepInfo), self.query_one(Operands), self.query_one(TensorView),
-                       self.query_one(CellPanel)):
+                       self.query_one(CellPanel), self.query_one(PredictionsPane)):
             widget.view = view
         self.query_one(StepTree).show_step(view.index)
 

@@ -1,0 +1,71 @@
+"""``explain generate MODEL``: run the prompt, then append new tokens one at a time (the TUI, ``--plain`` or
+``--json``); each new token is a group of recorded steps, ``gen.N.…``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
+from explain.errors import UsageError
+from explain.options import GENERATION
+
+
+def generation_options(f):
+    """Decorate a command with the generation options (defined in :data:`explain.options.GENERATION`)."""
+    for o in reversed(GENERATION):
+        f = click_option(o)(f)
+    return f
+
+
+@click.command(epilog=MODEL_HELP + " Generation needs 'gpt'.")
+@model_options
+@generation_options
+@click.option("--plain", is_flag=True, help="Print every step, then the generated text, instead of the TUI.")
+@click.option("--json", "as_json", is_flag=True, help="Write one JSON document: every step, the new tokens, "
+              "the predictions.")
+@click.option("--precision", type=click.IntRange(0, 12), default=4, show_default=True, help="Digits after the point.")
+def generate(model: str, max_new_tokens: int | None, temperature: float | None, top_k: int | None, top_p: float | None,
+             greedy: bool, ignore_eos: bool, plain: bool, as_json: bool, precision: int, **kwargs) -> None:
+    """Append new tokens after the input, one at a time, and step through how each was chosen.
+
+    Each new token is a group of steps: the forward pass of its one new position on the key/value cache, the
+    logits, ÷ temperature, the top-k and top-p filters, softmax and the draw (greedy, or a seeded uniform
+    number u and the cumulative probabilities it falls between). --seed seeds the draws (and the initial
+    weights, without --checkpoint or --weights): the same seed gives the same text.
+
+    \b
+    Examples:
+      explain generate gpt --checkpoint DIR --text "The cat" --max-new-tokens 5 --top-k 3
+      explain generate gpt --text "The cat is" --greedy --plain
+      explain generate gpt --text "The cat is" --temperature 0.7 --top-p 0.9 --seed 1 --json > gen.json
+    """
+    if plain and as_json:
+        raise UsageError("choose one of --plain and --json")
+    from explain.api import generate as run_generate
+    from explain.sampling import make_sampling
+
+    options = run_kwargs(model, kwargs)
+    sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
+    for note in sampling.notes:
+        click.echo(f"note: {note}", err=True)
+    trace = run_generate(model, max_new_tokens=sampling.max_new_tokens, temperature=temperature if not
+                         sampling.greedy else None, top_k=top_k, top_p=top_p, greedy=sampling.greedy, ignore_eos=ignore_eos,
+                         **options)
+    if as_json:
+        from explain.render.plain import trace_json
+
+        click.echo(trace_json(trace))
+        return
+    if plain or not sys.stdout.isatty():
+        from rich.console import Console
+
+        from explain.render.plain import print_trace
+
+        print_trace(Console(), trace, precision)
+        return
+    from explain.tui import open_trace
+
+    # the re-run form and G keep generating with these settings; open on the first step of the generation
+    open_trace(trace, options={**options, "sampling": trace.meta["generation"]["sampling"]}, start="gen.0.next_logits")

@@ -1,0 +1,78 @@
+"""Generation with the decoder-only GPT: after the prompt's forward pass, one new token at a time.
+
+Token n's steps are recorded in the scope ``gen.n`` (``gen.3.blocks.0.attn.q``), under the names the prompt's
+forward uses, and with its parameters. Token 0 is read off the prompt's last position; each later token runs
+the forward pass of its one new position on the key/value cache (the prompt's K and V, with a row appended per
+token: ``kv_append``), so a long generation records one position per token and earlier positions are never
+recomputed (Pope et al. 2022, "Efficiently Scaling Transformer Inference", §2; ``past_key_values`` in
+transformers). Then the choice: ÷ temperature, the top-k and top-p filters, softmax, and the draw (greedy
+argmax, or inverse-CDF sampling with a seeded uniform number), in the order ``transformers``' ``generate``
+applies them.
+"""
+
+from __future__ import annotations
+
+from explain.config import Config
+from explain.inputs import Inputs
+from explain.models.layers import layer_norm
+from explain.models.zoo import gpt_block
+from explain.sampling import Sampling
+from explain.trace import Recorder, Ref
+
+
+def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:
+    """The forward pass of the one new position ``pos`` on the cache: embed, blocks, final LN, logits."""
+    W_E = rec.reuse("W_E")
+    x = rec.op("embed", "embed", token, W_E)  # (B, 1, d)
+    x = rec.op("add", "blocks.0.resid_pre", x, rec.op("pos_embed", "pos_embed", rec.reuse("W_pos"), n=1, start=pos))
+    for i, cache in enumerate(caches):
+        with rec.scope(f"blocks.{i}"):
+            x = gpt_block(rec, cfg, x, cache)  # (B, 1, d)
+    x = layer_norm(rec, cfg, "ln_final", x)
+    return rec.op("linear", "logits", x, W_E, transpose_w=True)  # (B, 1, d_vocab)
+
+
+def next_token(rec: Recorder, logits: Ref, s: Sampling, n: int) -> Ref:
+    """Logits (B, T, V) → the next token (B, 1): ÷ temperature, top-k, top-p, softmax, draw."""
+    z = logits if logits.shape[-2] == 1 else rec.op("last_position", "next_logits", logits)  # (B, 1, V)
+    if not s.greedy:
+        z = rec.op("temperature", "temperature", z, t=s.temperature)
+        if s.top_k is not None:
+            z = rec.op("top_k", "top_k", z, k=s.top_k)
+        if s.top_p is not None:
+            z = rec.op("top_p", "top_p", z, p=s.top_p)
+    probs = rec.op("softmax", "probs", z)  # (B, 1, V)
+    if s.greedy:
+        return rec.op("argmax", "next", probs)  # (B, 1)
+    u = rec.op("uniform", "u", shape=probs.shape[:-1], axes=probs.axes[:-1], seed=s.seed, n=n)  # (B, 1)
+    return rec.op("sample", "next", probs, u)  # (B, 1)
+
+
+def ended(rec: Recorder, tokens: list[Ref], eos: int | None) -> bool:
+    """Whether every sequence has drawn the end-of-text token (a shape-only plan never knows: it plans for all)."""
+    if eos is None or rec.shape_only:
+        return False
+    return all(any(int(t.value[b, 0]) == eos for t in tokens) for b in range(tokens[0].shape[0]))
+
+
+def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
+    """Append up to ``s.max_new_tokens`` tokens after the prompt's forward (already recorded); the draws."""
+    T, L = inp.seq_len, cfg.n_layers
+    capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
+
+    def caches(prefix: str, first: bool) -> list[dict]:
+        k, v = ("k", "v") if first else ("k_cache", "v_cache")
+        return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
+                 "capacity": capacity, "first": first} for i in range(L)]
+
+    with rec.scope("gen.0"):
+        tokens = [next_token(rec, rec.ref("logits"), s, 0)]
+    cache = caches("", True)
+    for n in range(1, s.max_new_tokens):
+        if ended(rec, tokens, s.eos):
+            break
+        with rec.scope(f"gen.{n}"):
+            logits = gpt_step(rec, cfg, tokens[-1], T + n - 1, cache)
+            tokens.append(next_token(rec, logits, s, n))
+        cache = caches(f"gen.{n}.", False)
+    return tokens

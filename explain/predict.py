@@ -1,0 +1,149 @@
+"""Next-token predictions read off a trace: for one position, the k most probable next tokens as words, with
+their probabilities and log-probabilities, and the token that really comes next (in the text, the target, or
+the one a generation drew) with its rank.
+
+Wherever a trace has logits (``gpt``, the ``transformer``'s decoder, checkpoints, and each new token of a
+generation), :func:`predictions` gives a :class:`Predictions`; the TUI pane, ``--plain`` and ``--json`` all
+print this one value. It reads recorded values only, and needs numpy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from explain.trace import Step, Trace
+
+DEFAULT_K = 5
+_GEN = re.compile(r"gen\.(\d+)\.")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One vocabulary token at a position: its rank (1 = most probable), id, label, probability, log-prob."""
+
+    rank: int
+    id: int
+    token: str
+    prob: float
+    logprob: float
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """The top-k next tokens at ``position`` of sequence ``batch``, from the logits step ``source``;
+    ``actual`` is the token that comes next (``actual_is`` says how we know), or None at the end of a text."""
+
+    source: str
+    batch: int
+    position: int
+    top: list[Candidate]
+    actual: Candidate | None
+    actual_is: str
+    after: str = ""  # the token at ``position``, the one the prediction follows
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def has_predictions(trace: Trace) -> bool:
+    return "logits" in trace and trace["logits"].axes[-1:] == ("vocab",)
+
+
+def source_of(trace: Trace, step: Step | None = None) -> tuple[str, int | None]:
+    """The logits step that predicts at ``step`` (a generation's token n: its own logits), and n or None."""
+    m = _GEN.match(step.name) if step is not None else None
+    if m is None:
+        return "logits", None
+    n = int(m.group(1))
+    return ("logits" if n == 0 else f"gen.{n}.logits"), n
+
+
+def predictions(trace: Trace, step: Step | None = None, position: int = -1, batch: int = 0,
+                k: int = DEFAULT_K) -> Predictions:
+    """The top-k next tokens at ``position`` (−1: the last) for the logits that ``step`` belongs to."""
+    import numpy as np
+
+    from explain.kernels import log_softmax
+
+    name, n = source_of(trace, step)
+    logits = np.asarray(trace[name].output)
+    if logits.ndim == 2:  # the transformer's decoder: (T, V), no batch
+        logits = logits[None]
+    T = logits.shape[-2]
+    pos = position % T
+    if n is not None:  # token 0 is chosen at the prompt's last position; a later one's logits hold one position
+        pos = 0 if n > 0 else T - 1
+    lp = log_softmax(logits[batch, pos])
+    vocab = trace.labels.get("vocab") or []
+
+    def cand(i: int) -> Candidate:
+        rank = 1 + int((lp > lp[i]).sum())
+        return Candidate(rank, int(i), vocab[i] if i < len(vocab) else f"#{i}", float(np.exp(lp[i])), float(lp[i]))
+
+    order = np.argsort(-lp, kind="stable")[:k]
+    actual, how = _actual(trace, n, batch, pos)
+    absolute = _position_of(trace, n) if n else pos
+    return Predictions(name, batch, absolute, [cand(i) for i in order], None if actual is None else cand(actual),
+                       how, _token_at(trace, n, batch, pos, vocab))
+
+
+def _token_at(trace: Trace, n: int | None, batch: int, pos: int, vocab: list[str]) -> str:
+    """The label of the token at the position that predicts: in the input, or the one drawn before token n."""
+    if n:
+        i = int(trace[f"gen.{n - 1}.next"].output[batch, 0])
+    elif "tokens" in trace:
+        ids = trace["tokens"].output
+        row = ids[batch] if ids.ndim == 2 else ids
+        i = -1 if _decoder(trace) else int(row[pos])
+    else:
+        i = -1
+    if _decoder(trace):
+        tgt = trace.labels.get("tgt") or []
+        return tgt[pos] if pos < len(tgt) else ""
+    return vocab[i] if 0 <= i < len(vocab) else ""
+
+
+def _decoder(trace: Trace) -> bool:
+    """The logits are an encoder-decoder's: they predict the target text, not the input's next token."""
+    from explain.models import MODELS
+
+    return MODELS[trace.config.model].target is not None
+
+
+def _position_of(trace: Trace, n: int) -> int:
+    """The position whose logits chose new token n: the prompt's last, then one further per token."""
+    return trace["logits"].shape[-2] - 1 + n
+
+
+def _actual(trace: Trace, n: int | None, batch: int, pos: int) -> tuple[int | None, str]:
+    """The token that comes after ``pos``, and how we know it."""
+    if n is not None:
+        return int(trace[f"gen.{n}.next"].output[batch, 0]), "drawn"
+    if "targets" in trace and _decoder(trace):
+        targets = trace["targets"].output
+        return (int(targets[pos]), "target") if pos < len(targets) else (None, "")
+    if "tokens" in trace:
+        ids = trace["tokens"].output
+        row = ids[batch] if ids.ndim == 2 else ids
+        if pos + 1 < len(row):
+            return int(row[pos + 1]), "next in the text"
+    if "gen.0.next" in trace and pos == trace["logits"].shape[-2] - 1:
+        return int(trace["gen.0.next"].output[batch, 0]), "drawn"
+    return None, ""
+
+
+def all_predictions(trace: Trace, k: int = DEFAULT_K) -> list[Predictions]:
+    """Predictions at every position of every sequence of the forward pass, then at each generated token."""
+    if not has_predictions(trace):
+        return []
+    out = []
+    shape = trace["logits"].shape
+    batch = shape[0] if len(shape) == 3 else 1
+    for b in range(batch):
+        out += [predictions(trace, None, t, b, k) for t in range(shape[-2])]
+        gen = trace.meta.get("generation")
+        if gen:
+            out += [predictions(trace, trace[f"gen.{n}.next"], -1, b, k) for n in range(1, len(gen["steps"]))]
+    return out

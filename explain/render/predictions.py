@@ -1,0 +1,75 @@
+"""Rich renderables for next-token predictions (:mod:`explain.predict`) and a generation's summary, shared by
+``--plain`` and the TUI's predictions pane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from explain.predict import Predictions
+from explain.trace import Trace
+
+
+def predictions_view(p: Predictions, title: bool = True) -> Group:
+    """``next after position 3 (happy)``, then rank, token, p, log p; the actual next token marked (and added
+    below the top k with its rank when it is not among them)."""
+    parts: list[Any] = []
+    if title:
+        parts.append(Text(f"next token after position {p.position}" + (f" {repr_token(p.after)}" if p.after else "")
+                          + (f", sequence {p.batch}" if p.batch else ""), style="bold"))
+    table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+    for name, justify in (("rank", "right"), ("token", "left"), ("p", "right"), ("log p", "right"), ("", "left")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    shown = list(p.top)
+    if p.actual is not None and all(c.id != p.actual.id for c in shown):
+        shown.append(p.actual)
+    for c in shown:
+        mark = p.actual_is if p.actual is not None and c.id == p.actual.id else ""
+        style = "bold green" if mark else ""
+        table.add_row(str(c.rank), Text(repr_token(c.token), style=style), f"{c.prob:.4f}", f"{c.logprob:.3f}",
+                      Text(f"← {mark}" if mark else "", style="green"))
+    parts.append(table)
+    if p.actual is not None:
+        parts.append(Text(f"{p.actual_is}: {repr_token(p.actual.token)} (id {p.actual.id}), rank {p.actual.rank}, "
+                          f"p = {p.actual.prob:.4g}", style="dim"))
+    return Group(*parts)
+
+
+def repr_token(token: str) -> str:
+    """A token as shown in a table: quoted, so a leading space (␣) or an empty label is visible."""
+    return f"'{token}'"
+
+
+def generation_view(trace: Trace) -> Group:
+    """What a generation made: the prompt, the new tokens with their probabilities, how they were chosen."""
+    from explain.api import generated_ids
+
+    gen = trace.meta["generation"]
+    vocab = trace.labels.get("vocab") or []
+
+    def label(i: int) -> str:
+        return vocab[i] if i < len(vocab) else f"#{i}"
+
+    parts: list[Any] = [Text(f"generated {len(gen['steps'])} token(s), {gen['sampling'].describe()}", style="bold")]
+    for b, ids in enumerate(generated_ids(trace)):
+        # byte-level BPE labels carry their own spaces (␣); the word-level tokenizer's words need one between
+        sep = "" if any("␣" in t for t in vocab[:2000]) else " "
+        prompt = sep.join(label(i) for i in gen["prompt"][b]).replace("␣", " ")
+        new = sep.join(label(i) for i in ids).replace("␣", " ")
+        parts.append(Text.assemble((prompt + sep, ""), (new, "bold green")))
+        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+        for col in ("new", "token", "id", "p (drawn from)", "how"):
+            table.add_column(col, no_wrap=True)
+        for n, (name, i) in enumerate(zip(gen["steps"], ids)):
+            probs = trace[name.rsplit(".", 1)[0] + ".probs"].output
+            how = "argmax" if trace[name].op == "argmax" else f"u = {float(trace[f'gen.{n}.u'].output[b, 0]):.4f}"
+            table.add_row(str(n), repr_token(label(i)), str(i), f"{float(probs[b, 0, i]):.4f}", how)
+        parts.append(table)
+    if gen.get("stopped_at_eos"):
+        eos = gen["sampling"].eos
+        parts.append(Text(f"stopped: every sequence drew {repr_token(label(eos))} (id {eos}), the end-of-text token, "
+                          f"before {gen['sampling'].max_new_tokens} tokens (--ignore-eos goes on)", style="dim"))
+    return Group(*parts)
