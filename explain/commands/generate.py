@@ -54,9 +54,10 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
                          sampling.greedy else None, top_k=top_k, top_p=top_p, greedy=sampling.greedy, ignore_eos=ignore_eos,
                          **options)
     if as_json:
-        from explain.render.plain import trace_json
+        from explain.render.plain import write_trace_json
 
-        click.echo(trace_json(trace))
+        write_trace_json(trace, sys.stdout.write)  # streamed, as 'explain run --json'
+        sys.stdout.write("\n")
         return
     if plain or not sys.stdout.isatty():
         from rich.console import Console
