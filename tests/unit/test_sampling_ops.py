@@ -159,16 +159,16 @@ def test_top_k_explains_why_a_token_was_cut() -> None:
 def test_top_p_explains_the_cumulative_before_the_token() -> None:
     z = np.log(np.array([[[0.6, 0.33, 0.05, 0.02]]]))
     ex, _ = explain_cell("top_p", (0, 0, 2), [z], p=0.9)
-    assert "cumulative 0.93 ≥ p = 0.9 before it" in ex.lines and ex.value == -np.inf
+    assert "cumulative 0.9300 ≥ p = 0.9000 before it" in ex.lines and ex.value == -np.inf
     ex, _ = explain_cell("top_p", (0, 0, 1), [z], p=0.9)
-    assert "cumulative 0.6 < p = 0.9 before it" in ex.lines
+    assert "cumulative 0.6000 < p = 0.9000 before it" in ex.lines
 
 
 def test_sample_explains_where_u_falls() -> None:
     probs, u = np.array([[0.2, 0.5, 0.3]]), np.array([0.6])
     ex, out = explain_cell("sample", (0,), [probs, u])
     assert out[0] == 1 and ex.value == 1.0
-    assert "cumulative before token 1 = 0.2 ≤ u = 0.6 < 0.7 = cumulative through token 1" in ex.lines
+    assert "cumulative before token 1 = 0.2000 ≤ u = 0.6000 < 0.7000 = cumulative through token 1" in ex.lines
 
 
 def test_kv_append_fills_one_buffer_and_never_changes_an_earlier_view() -> None:

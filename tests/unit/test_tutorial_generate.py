@@ -62,7 +62,7 @@ def test_the_tutorial_numbers_are_the_hand_derivation() -> None:
     assert hand["probs2.0"][29] == pytest.approx(1 / (1 + math.exp(-0.5) + math.exp(-1)), abs=1e-4)
     soft = {T: np.exp(hand["logits"] / T) / np.exp(hand["logits"] / T).sum() for T in (0.5, 1.0, 2.0)}
     assert [round(float(soft[T][29]), 2) for T in (0.5, 1.0, 2.0)] == [0.86, 0.60, 0.23]
-    assert "cumulative 0.866808 ≥ p = 0.85 before it" in trace.explain("gen.0.top_p", (0, 0, 30)).lines
+    assert "cumulative 0.8668 ≥ p = 0.8500 before it" in trace.explain("gen.0.top_p", (0, 0, 30)).lines
     assert "rank 4 > k = 3" in trace.explain("gen.0.top_k", (0, 0, 28)).lines
 
 
@@ -81,7 +81,7 @@ def test_per_sequence_temperatures() -> None:
     trace = explain.generate("gpt", text=["the cat", "the cat"], max_new_tokens=1, temperature=[0.5, 2.0])
     z = trace["gen.0.next_logits"].output
     np.testing.assert_allclose(trace["gen.0.temperature"].output, z / np.array([0.5, 2.0])[:, None, None])
-    assert trace["gen.0.temperature"].formula.endswith("(T = 0.5, 2 for sequences 0, 1, … in turn)")
+    assert trace["gen.0.temperature"].formula.endswith("(T = 0.5000, 2 for sequences 0, 1, … in turn)")
     with pytest.raises(UsageError, match="temperatures per sequence must be positive"):
         make_sampling(temperature=[0.5, 0.0])
     with pytest.raises(Exception, match="2 temperatures need logits with 2 sequences"):
