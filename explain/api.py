@@ -109,6 +109,8 @@ def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sam
 
     rec = Recorder(cfg, params, shape_only, notation(cfg))
     rec.labels.update(_labels(cfg, inp))
+    if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words
+        rec.batch_labels["pos"] = [list(t) for t in inp.batch_tokens]
     getattr(zoo, MODELS[cfg.model].function)(rec, cfg, inp)
     trace = rec.trace()
     if sampling is not None:

@@ -97,7 +97,8 @@ class Inputs:
     numpy); ``embeddings`` is a numpy array when given."""
 
     ids: list[list[int]] | None = None  # (batch, T) source token ids; batch is 1 except for gpt
-    tokens: list[str] = field(default_factory=list)  # labels of the source positions
+    tokens: list[str] = field(default_factory=list)  # labels of the source positions (the first batch item)
+    batch_tokens: list[list[str]] = field(default_factory=list)  # the labels of every batch item, in order
     embeddings: Any = None  # (T, d) given embeddings, replacing the token embedding
     target_ids: list[int] | None = None  # transformer: decoder input, <bos> + target
     target_tokens: list[str] = field(default_factory=list)
@@ -207,7 +208,8 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
             raise InputError(f"the texts of a batch must have the same number of tokens, got "
                              f"{[len(b) for b in batch]}; pad or shorten them")
         inp.ids = batch
-        inp.tokens = tok.labels(texts[0], batch[0])
+        inp.batch_tokens = [tok.labels(t, ids) for t, ids in zip(texts, batch)]
+        inp.tokens = inp.batch_tokens[0]
     if entry.uses("target"):
         tgt = target if target is not None else ""
         tgt_ids = tok.encode(tgt)

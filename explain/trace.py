@@ -1,7 +1,9 @@
 """The trace: what a run records, and the recorder the models write it with.
 
 A :class:`Trace` is a sequence of :class:`Step` s (name, op kind, input names, output array, shape, formula,
-shape signature, note, group path), plus the parameters, the config and the token labels. It is data: the
+shape signature, note, group path), plus the parameters, the config and the token labels: ``labels`` maps an
+axis name to one label per index (``pos`` holds the first batch item's words), and ``batch_labels`` maps an
+axis whose labels differ between batch items to one list per item (:meth:`Trace.axis_labels` picks). It is data: the
 TUI, the plain printer, the exporter and the tutorials read it and never reach into a model.
 
 The :class:`Recorder` is what model code calls for every operation (``rec.op("matmul", "scores", q, k,
@@ -101,12 +103,14 @@ class Trace(Sequence[Step]):
     """The record of one run; ``trace[3]`` or ``trace["blocks.0.attn.pattern"]``."""
 
     def __init__(self, config: Config, steps: list[Step], params: dict[str, Any], specs: dict[str, ParamSpec],
-                 labels: dict[str, list[str]], shape_only: bool = False) -> None:
+                 labels: dict[str, list[str]], shape_only: bool = False,
+                 batch_labels: dict[str, list[list[str]]] | None = None) -> None:
         self.config = config
         self.steps = steps
         self.params = params
         self.specs = specs
         self.labels = labels
+        self.batch_labels = dict(batch_labels or {})
         self.shape_only = shape_only
         self._by_name = {s.name: s for s in steps}
         self.meta: dict[str, Any] = {}
@@ -158,11 +162,43 @@ class Trace(Sequence[Step]):
             step = self.find(step)
         if len(index) != len(step.shape) or any(not 0 <= i < n for i, n in zip(index, step.shape)):
             raise ShapeError(f"cell {list(index)} is outside {step.name}, whose shape is {list(step.shape)}")
-        return ops.get(step.op).explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs)
+        op = ops.get(step.op)
+        extra = {"vocab": self.labels.get("vocab")} if op.reads_vocab else {}
+        return op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
 
-    def axis_labels(self, axis: str) -> list[str] | None:
-        """Labels of an axis called ``axis`` (tokens for positions, words for the vocabulary), if known."""
-        return self.labels.get(axis)
+    def axis_labels(self, axis: str, item: int | None = 0) -> list[str] | None:
+        """Labels of an axis called ``axis`` (tokens for positions, words for the vocabulary), if known.
+
+        ``item`` is the batch item shown. With ``item=None`` (a view that shows every item at once, such as the
+        (batch, pos) token ids), positions where the items differ are labelled with every item's word,
+        ``cat/dog``."""
+        per_item = self.batch_labels.get(axis)
+        if not per_item:
+            return self.labels.get(axis)
+        if item is not None:
+            return per_item[item] if 0 <= item < len(per_item) else None
+        return ["/".join(dict.fromkeys(words)) for words in zip(*per_item)]
+
+    def item_of(self, step: Step, lead: tuple[int, ...]) -> int | None:
+        """The batch item a slice ``lead`` of ``step`` shows: its batch index, or None when the batch axis is
+        one of the two axes drawn (every item is on screen); 0 for a step without a batch axis."""
+        if "batch" not in step.axes:
+            return 0
+        axis = step.axes.index("batch")
+        return lead[axis] if axis < len(lead) else None
+
+    def item_text(self, item: int) -> str:
+        """The words of batch item ``item``, space-separated (``The dog is happy``)."""
+        per_item = self.batch_labels.get("pos")
+        words = per_item[item] if per_item and 0 <= item < len(per_item) else self.labels.get("pos") or []
+        return " ".join(words)
+
+    def tokens_text(self) -> str:
+        """The input's words for a one-line summary: every batch item, separated by `` | ``."""
+        per_item = self.batch_labels.get("pos")
+        if per_item:
+            return " | ".join(" ".join(words) for words in per_item)
+        return " ".join(self.labels.get("pos") or self.labels.get("src") or [])
 
     @property
     def nbytes(self) -> int:
@@ -208,6 +244,7 @@ class Recorder:
         self.specs: dict[str, ParamSpec] = {}
         self.steps: list[Step] = []
         self.labels: dict[str, list[str]] = {}
+        self.batch_labels: dict[str, list[list[str]]] = {}
         self.notation = notation or _no_notation
         self._names: set[str] = set()
         self._prefix = ""  # the current scope, "blocks.0.attn." (empty at the top)
@@ -283,4 +320,4 @@ class Recorder:
 
     def trace(self) -> Trace:
         return Trace(self.config, self.steps, {} if self.shape_only else self.params, self.specs, self.labels,
-                     self.shape_only)
+                     self.shape_only, self.batch_labels)

@@ -166,7 +166,7 @@ def print_walkthrough(console: Any, tut: Any, trace: Any, answers: bool = False,
 
     console.print(Text(tut.title, style="bold"))
     console.print(Text(" ".join(tut.summary.split()), style="italic"))
-    tokens = " ".join(trace.labels.get("pos") or trace.labels.get("src") or [])
+    tokens = trace.tokens_text()
     console.print(Text(f"{tut.name}: model {tut.model}, {len(tut.stops)} stops, {len(trace)} steps, "
                        f"{trace.n_params:,} parameters; tokens: {tokens}", style="dim"))
     console.print()

@@ -39,10 +39,11 @@ def run_summary(export: Export) -> list[str]:
     dims = ", ".join(f"{o.name}={cfg[o.name]}" for o in OPTIONS if o.summary and cfg.get(o.name) is not None)
     lines = [f"Model: {export.model} ({dims})."]
     labels = trace.labels
-    batch = trace["tokens"].shape[0] if "tokens" in trace and len(trace["tokens"].shape) == 2 else 1
-    first = " of the first sequence" if batch > 1 else ""
-    for axis, what in (("src", "Source tokens"), ("tgt", "Target tokens"), ("pos", f"Tokens{first}")):
-        if labels.get(axis) and (axis != "pos" or "src" not in labels):
+    items = trace.batch_labels.get("pos") or []
+    for axis, what in (("src", "Source tokens"), ("tgt", "Target tokens"), ("pos", "Tokens")):
+        if axis == "pos" and len(items) > 1:  # a batch: each sequence's own words, by its batch index
+            lines.extend(f"Tokens of batch item {b}: {' '.join(words)}" for b, words in enumerate(items))
+        elif labels.get(axis) and (axis != "pos" or "src" not in labels):
             lines.append(f"{what}: {' '.join(labels[axis])}")
     return lines
 

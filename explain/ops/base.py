@@ -85,6 +85,12 @@ def arg(x: Any, digits: int | None = None) -> str:
     return f"(−{text[1:]})" if text.startswith("-") else text
 
 
+def token(token_id: int, vocab: list[str] | None) -> str:
+    """``id 26 (dog)``: a token id with its word when the vocabulary is known."""
+    word = vocab[token_id] if vocab is not None and 0 <= token_id < len(vocab) else None
+    return f"id {token_id} ({word})" if word is not None else f"id {token_id}"
+
+
 def idx(index: tuple[int, ...]) -> str:
     """``[0, 1]`` for an index tuple."""
     return "[" + ", ".join(str(i) for i in index) + "]"
@@ -121,6 +127,9 @@ class Op:
     helpers: ClassVar[tuple[str, ...]] = ()  # names of explain.kernels functions the source calls
     default_note: ClassVar[str] = ""
     probability: ClassVar[bool] = False  # its output rows are probability distributions (colour scale 0..1)
+    # Whether explain() names token ids by their words: the trace then passes ``vocab`` (the vocabulary's
+    # labels) to it, so a student reads "id 26 (dog)", not a bare number.
+    reads_vocab: ClassVar[bool] = False
 
     # -- shapes ---------------------------------------------------------------------------------------------
     def shape(self, *shapes: Shape, **attrs: Any) -> Shape:

@@ -6,7 +6,7 @@ import math
 
 from explain import shape_rules as sr
 from explain.errors import ShapeError
-from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, idx, num, register, token
 
 
 @register
@@ -15,6 +15,7 @@ class Input(Op):
 
     kind = "input"
     default_note = "Given as input."
+    reads_vocab = True
 
     def shape(self, shape: tuple = (), **attrs):
         return tuple(shape)
@@ -34,9 +35,13 @@ class Input(Op):
     def source(self, out, ins, **attrs) -> str:
         return out  # the exporter writes the value as a literal or loads it from the sidecar
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} is given as input",
-                               lines=[f"{syms.out}{idx(index)} = {num(output[index])}"])
+    def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None,
+                **attrs) -> CellExplanation:
+        value = output[index]
+        # integer inputs are token ids (the tokens, the targets): name each by its word
+        shown = token(int(value), vocab) if output.dtype.kind in "iu" else num(value)
+        return CellExplanation(index, float(value), f"{syms.out}{idx(index)} is given as input",
+                               lines=[f"{syms.out}{idx(index)} = {shown}"])
 
 
 @register
@@ -46,6 +51,7 @@ class Embed(Op):
     kind = "embed"
     join = " → rows of "
     default_note = "Each token id picks its row of the embedding matrix W_E: a learned vector per word."
+    reads_vocab = True
 
     def shape(self, ids, w, **attrs):
         if len(w) != 2:
@@ -69,11 +75,12 @@ class Embed(Op):
         *pos, j = index
         return [tuple(pos), (int(ids[tuple(pos)]), j)]  # the token id, then its row of W_E
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None,
+                **attrs) -> CellExplanation:
         *pos, j = index
         tok = self.feeds(index, inputs)[1][0]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[1]}[{tok}, {j}]",
-                               lines=[f"position {idx(tuple(pos))} holds token id {tok}",
+                               lines=[f"position {idx(tuple(pos))} holds token {token(tok, vocab)}",
                                       f"row {tok} of {syms.ins[1]}, column {j} = {num(output[index])}"])
 
 
@@ -151,6 +158,7 @@ class Pick(Op):
 
     kind = "pick"
     default_note = "Pick, at each position, the log-probability the model gave to the token that really came next."
+    reads_vocab = True
 
     def shape(self, lp, targets, **attrs):
         if tuple(lp[:-1]) != tuple(targets):
@@ -171,10 +179,11 @@ class Pick(Op):
         lp, targets = inputs
         return [tuple(index) + (int(targets[tuple(index)]),), tuple(index)]
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None,
+                **attrs) -> CellExplanation:
         tok = self.feeds(index, inputs)[0][-1]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index + (tok,))}",
-                               lines=[f"the correct next token at {idx(index)} is id {tok}",
+                               lines=[f"the correct next token at {idx(index)} is {token(tok, vocab)}",
                                       f"log p = {num(output[index])}  (p = {num(math.exp(output[index]))})"])
 
 

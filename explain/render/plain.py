@@ -31,10 +31,9 @@ def print_step(console: Console, trace: Trace, step: Step, precision: int = 4,
 def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     """Every step of the trace, after a one-line summary of the run."""
     cfg = trace.config
-    tokens = trace.labels.get("pos") or []
     command = "generate" if "generation" in trace.meta else "run"
     console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters; "
-                       f"tokens: {' '.join(tokens)}", style="bold"))
+                       f"tokens: {trace.tokens_text()}", style="bold"))
     console.print()
     for step in trace:
         print_step(console, trace, step, precision)

@@ -34,11 +34,12 @@ def slice_names(step: Step, lead: tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
-def axis_labels(trace: Trace, step: Step, axis: int) -> list[str] | None:
-    """Token labels for an axis whose name the trace knows (positions, vocabulary), else None."""
+def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ()) -> list[str] | None:
+    """Token labels for an axis whose name the trace knows (positions, vocabulary), else None; those of the
+    batch item that the slice ``lead`` shows."""
     if not step.axes or axis >= len(step.axes):
         return None
-    labels = trace.axis_labels(step.axes[axis])
+    labels = trace.axis_labels(step.axes[axis], trace.item_of(step, tuple(lead)))
     if labels is not None and len(labels) == step.shape[axis]:
         return labels
     return None
@@ -71,8 +72,8 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     heat = heat and not nf.integer  # token ids and targets are labels, not magnitudes
     rows, cols = head_tail(n_rows, max_rows), head_tail(n_cols, max_cols)
     nd = len(step.shape)
-    row_labels = axis_labels(trace, step, nd - 2) if nd >= 2 else None
-    col_labels = axis_labels(trace, step, nd - 1) if nd >= 1 else None
+    row_labels = axis_labels(trace, step, nd - 2, lead) if nd >= 2 else None
+    col_labels = axis_labels(trace, step, nd - 1, lead) if nd >= 1 else None
     import numpy as np
 
     sample = mat[np.ix_([r for r in rows if r is not None], [c for c in cols if c is not None])]

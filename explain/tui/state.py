@@ -133,9 +133,14 @@ def changed(old: View | None, new: View | None, fields: tuple[str, ...]) -> bool
     return any(getattr(old, f) is not getattr(new, f) and getattr(old, f) != getattr(new, f) for f in fields)
 
 
-def slice_label(step: Step, lead: tuple[int, ...]) -> str:
-    """``batch 0 of 1 · head 1 of 2``: the slice a 2-D view shows, by axis name."""
-    return " · ".join(f"{axis} {i} of {n}" for axis, i, n in zip(step.axes, lead, step.shape))
+def slice_label(step: Step, lead: tuple[int, ...], trace: Trace | None = None) -> str:
+    """``batch 1 of 2 (The dog is happy) · head 1 of 2``: the slice a 2-D view shows, by axis name; a batch
+    item of several is named by its words when the trace is given."""
+    parts = []
+    for axis, i, n in zip(step.axes, lead, step.shape):
+        words = f" ({trace.item_text(i)})" if trace is not None and axis == "batch" and n > 1 else ""
+        parts.append(f"{axis} {i} of {n}{words}")
+    return " · ".join(parts)
 
 
 def next_of_kind(trace: Trace, index: int, direction: int) -> int | None:

@@ -23,7 +23,7 @@ class PatternTile(Widget):
     def render(self) -> Text:
         view, step = self.view, self.view.step
         nd = len(step.shape)
-        rows, cols = axis_labels(view.trace, step, nd - 2), axis_labels(view.trace, step, nd - 1)
+        rows, cols = axis_labels(view.trace, step, nd - 2, view.lead), axis_labels(view.trace, step, nd - 1, view.lead)
         mat = view.matrix()
         win = fit_window(mat, (0, 0), view.cell, max(self.content_size.width, 8),
                          max(self.content_size.height - 1, 3), row_labels=rows, col_labels=cols,

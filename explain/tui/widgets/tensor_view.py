@@ -103,7 +103,7 @@ class TensorView(Widget, can_focus=True):
         lines = [Text.assemble(("result ", "bold"), (step.syms.out, "bold cyan"), f"  {fmt_shape(step.shape)}",
                                (f"   {self.hint}" if self.hint else "", "dim italic"))]
         if lead_shape(step):
-            lines.append(Text.assemble(("slice ", "dim"), (slice_label(step, view.lead), "bold yellow"),
+            lines.append(Text.assemble(("slice ", "dim"), (slice_label(step, view.lead, view.trace), "bold yellow"),
                                        ("  s/S b/B", "dim")))
         self._title_lines = len(lines)
         mat = view.matrix()
@@ -116,8 +116,8 @@ class TensorView(Widget, can_focus=True):
                                     Text(step.formula, style="dim")])
         nf = self._format(view, mat)
         nd = len(step.shape)
-        row_labels = axis_labels(view.trace, step, nd - 2) if nd >= 2 else None
-        col_labels = axis_labels(view.trace, step, nd - 1) if nd >= 1 else None
+        row_labels = axis_labels(view.trace, step, nd - 2, view.lead) if nd >= 2 else None
+        col_labels = axis_labels(view.trace, step, nd - 1, view.lead) if nd >= 1 else None
         width, height = self.content_size.width, self.content_size.height
         win = fit_window(mat, self._origin, view.cell, max(width, 8),
                          max(height - self._title_lines - FOOT_LINES, 3),
