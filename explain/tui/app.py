@@ -37,8 +37,12 @@ class ExplainApp(App[None]):
         self.start = start
 
     def get_default_screen(self) -> Screen:
-        screen = StepScreen(self.trace, self.tutorial, no_color=self.no_color)
-        screen.run_options = self.options
+        options = self.options
+        if self.tutorial is not None and not options:
+            from explain.tui.tutorial import tour_options
+
+            options = tour_options(self.tutorial, self.trace)
+        screen = StepScreen(self.trace, self.tutorial, no_color=self.no_color, options=options)
         if self.start is not None and self.start in self.trace:
             screen.set_reactive(StepScreen.view, screen.view.go(self.trace[self.start].index))
         return screen
@@ -56,3 +60,8 @@ class ExplainApp(App[None]):
             if key.action == "quit" or screen.check_action(name, ()) is False:
                 continue
             yield SystemCommand(key.help, f"key: {key.shown_keys}", partial(screen.run_action, key.action))
+        from explain.tui.tutorial import shipped
+
+        for tut in shipped():  # every shipped tutorial opens from the palette
+            yield SystemCommand(f"Tutorial {tut.name}: {tut.title}", f"{len(tut.stops)} stops, model {tut.model}",
+                                partial(screen.open_tutorial, tut.name))

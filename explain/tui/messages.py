@@ -26,7 +26,7 @@ class CellFocused(Message):
 
 @dataclass
 class RunFinished(Message):
-    """A re-run with new options succeeded; ``trace`` replaces the one shown."""
+    """A run started from the step screen (G: generate more) succeeded; ``trace`` replaces the one shown."""
 
     trace: Any
     options: dict[str, Any]
@@ -34,6 +34,6 @@ class RunFinished(Message):
 
 @dataclass
 class RunFailed(Message):
-    """A re-run was refused; ``message`` is the engine's one-line error."""
+    """A run started from the step screen was refused; ``message`` is the engine's one-line error."""
 
     message: str

@@ -162,3 +162,40 @@ def match_steps(trace: Trace, query: str, limit: int = 200) -> list[Step]:
     hits = [s for s in trace if all(w in s.name.lower() or w == s.op for w in words)]
     hits.sort(key=lambda s: (not s.name.lower().startswith(words[0]), s.index))
     return hits[:limit]
+
+
+@dataclass(frozen=True)
+class Tour:
+    """Where the student is in a tutorial: the tutorial, its own run (kept while the student looks at another
+    run, so ``t`` can come back to it), the step of every stop, the current stop, whether its answer is shown,
+    and whether the student follows the stops (n/p move stop to stop) or has left the path."""
+
+    tutorial: Any
+    trace: Trace
+    options: dict[str, Any]
+    stops: tuple[int, ...]
+    stop: int = 0
+    answered: bool = False
+    following: bool = True
+
+    @property
+    def current(self) -> Any:
+        return self.tutorial.stops[self.stop]
+
+    @property
+    def last(self) -> bool:
+        return self.stop == len(self.stops) - 1
+
+    def at(self, stop: int) -> Tour:
+        """This tour at stop ``stop`` (clamped), following, its answer hidden."""
+        return replace(self, stop=max(0, min(stop, len(self.stops) - 1)), answered=False, following=True)
+
+    def off_path(self, view: View) -> bool:
+        """Whether ``view`` shows something other than the current stop's step of the tutorial's run."""
+        return view.trace is not self.trace or view.index != self.stops[self.stop]
+
+    def stop_view(self, view: View) -> View:
+        """``view`` moved to the current stop: the tutorial's run, the stop's step and its cell."""
+        moved = replace(view, trace=self.trace).go(self.stops[self.stop])
+        cell = getattr(self.current, "cell", None)
+        return moved.at(tuple(cell)) if cell is not None else moved

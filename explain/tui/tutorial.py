@@ -39,3 +39,39 @@ def narration_map(trace: Trace, tutorial: Any) -> dict[str, str]:
     from explain.tutorial import narration_by_step
 
     return narration_by_step(tutorial, trace)
+
+
+def tour_options(tutorial: Any, trace: Trace) -> dict[str, Any]:
+    """The inputs of a tutorial's run as :func:`explain.run` keyword arguments: its [options], its embeddings,
+    and, when it gives weights, every parameter of the run (the given ones and the rest from the seed), so a
+    re-run that changes nothing reproduces the tutorial's numbers exactly."""
+    from explain.tutorial import run_options
+
+    if not hasattr(tutorial, "options"):  # a duck-typed tutorial without a run of its own
+        return {}
+    opts = run_options(tutorial)
+    if getattr(tutorial, "weights", None):
+        opts["weights"] = dict(trace.params)
+    return opts
+
+
+def next_tutorial(tutorial: Any) -> Any:
+    """The shipped tutorial after ``tutorial`` (by its number), or None at the last one or for a tutorial that
+    is not shipped (a teacher's file)."""
+    names = [t.name for t in shipped()]
+    name = getattr(tutorial, "name", None)
+    if name not in names or names.index(name) + 1 == len(names):
+        return None
+    return shipped()[names.index(name) + 1]
+
+
+_SHIPPED: list[Any] = []
+
+
+def shipped() -> list[Any]:
+    """Every shipped tutorial (read once: the palette and the last stop ask for them)."""
+    if not _SHIPPED:
+        from explain.tutorial import list_tutorials
+
+        _SHIPPED.extend(list_tutorials())
+    return _SHIPPED

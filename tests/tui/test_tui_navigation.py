@@ -76,7 +76,10 @@ def test_goto_wrong_name_suggests_and_stays_open(gpt_trace):
         await pilot.press("g", *"blocks.0.ln9", "enter")
         await pilot.pause()
         assert type(app.screen).__name__ == "SearchScreen"
-        assert "blocks.0.ln2" in str(app.screen.query_one("#error").render())
+        assert "no step named 'blocks.0.ln9'" in str(app.screen.query_one("#error").render())
+        matches = app.screen.query_one("#matches")  # the closest steps, listed inside the TUI
+        names = [str(matches.get_option_at_index(i).prompt).split()[0] for i in range(matches.option_count)]
+        assert "blocks.0.ln2" in names and "blocks.0.ln1" in names and matches.display
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen.view.index == 0

@@ -132,34 +132,47 @@ def test_rerun_form_runs_new_options(gpt_trace, tutorial):
         assert s.trace is not gpt_trace and s.trace.labels["pos"] == "the dog sat on the mat".split()
         assert s.trace.config.n_layers == 1
         assert s.view.step.name == "blocks.0.attn.pattern" and s.view.step.shape == (1, 2, 6, 6)
-        assert s.tutorial is None and not s.tutorial_on  # the run changed: its tutorial no longer applies
+        # the tutorial stays, off its path, its own run kept; the narration says so
+        assert s.tutorial is tutorial and not s.tutorial_on
+        assert "Off the tutorial's path — `t` returns to stop 1" in narration(app)
         await pilot.press("e")
         await pilot.pause()
         assert app.screen.query_one("#text").value == "the dog sat on the mat"
         await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("t")  # back to the tutorial's own run, at the stop left
+        assert s.trace is gpt_trace and s.tutorial_on and s.view.step.name == "embed"
 
     drive(app, script)
 
 
-def test_rerun_errors_are_notifications(gpt_trace):
+def test_refused_run_keeps_the_form_and_says_why_beside_the_field(gpt_trace):
     app = ExplainApp(gpt_trace)
 
     async def script(pilot):
         s = app.screen
         await pilot.press("e")
         await pilot.pause()
-        app.screen.query_one("#n_heads").value = "3"  # 8 is not divisible by 3
+        form = app.screen
+        form.query_one("#n_heads").value = "3"  # 8 is not divisible by 3
+        form.query_one("#text").value = "the dog is sad"
         await pilot.press("enter")
         await _wait_for_run(pilot, app)
-        assert s.trace is gpt_trace
-        errors = [n for n in app._notifications if n.severity == "error"]
-        assert errors and "not divisible by 3 heads" in errors[-1].message
-        await pilot.press("e")
+        assert app.screen is form and s.trace is gpt_trace  # refused: the form stays open
+        assert form.query_one("#n_heads").value == "3" and form.query_one("#text").value == "the dog is sad"
+        beside = str(form.query_one("#error-n_heads").render())
+        assert "not divisible by 3 heads" in beside and "--heads" not in beside and "heads" in beside
+        form.query_one("#n_heads").value = "0"
+        await pilot.press("enter")
         await pilot.pause()
-        app.screen.query_one("#n_ctx").value = "2"  # shorter than the text
+        assert "heads" in str(form.query_one("#error-n_heads").render()) and app.screen is form
+        form.query_one("#n_heads").value = "2"
+        form.query_one("#n_ctx").value = "2"  # shorter than the text
         await pilot.press("enter")
         await _wait_for_run(pilot, app)
-        assert "context" in [n for n in app._notifications if n.severity == "error"][-1].message
+        assert app.screen is form and "context" in str(form.query_one("#error-n_ctx").render())
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("n")  # still alive
         assert s.view.index == 1
 

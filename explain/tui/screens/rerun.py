@@ -1,126 +1,291 @@
-"""The re-run form: the model, the input text and the config, filled in from the run shown. Enter (or Run)
-dismisses with the options for :func:`explain.run`; the step screen runs them and shows the engine's
-error, if any, as a notification. Blank fields take the model's defaults."""
+"""The re-run form: it edits the inputs of the run shown (one dict of :func:`explain.run` keyword arguments:
+text, tokens, embeddings, weights, every config value, normalize) and runs them itself, so a refused run keeps
+the form open with what was typed and the error beside the field it concerns. Dismisses with
+``(trace, inputs)`` after a run, or None.
+
+Fields are only those the model uses (:func:`fields_for`); a field left as it was keeps the input unchanged
+(a derived value stays derived), so a re-run that changes nothing reproduces the run, a tutorial's hand-written
+embeddings and weights included. :func:`parse_form` turns the typed strings into inputs, in one place.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import re
+import threading
+from dataclasses import dataclass
 from typing import Any
 
-from textual import on
+from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from explain.errors import UsageError
+from explain.errors import ExplainError, UsageError
 from explain.limits import parse_option
 from explain.models import MODELS
-from explain.options import OPTIONS
+from explain.options import OPTION, OPTIONS
 from explain.trace import Trace
 
-# (option name, label); integers, blank = the model's default
-NUMBERS: list[tuple[str, str]] = [(o.name, o.form_label) for o in OPTIONS if o.type == "int"]
-SHOWN = {o.name for o in OPTIONS if o.shown}  # filled in from the run; the others show it as a hint
 BATCH_SEPARATOR = " | "
-# Options with no field in the form; kept for the re-run. Token ids and embeddings are inputs too: typing new
-# text replaces them.
-# A generation's settings ("sampling") are carried too: a re-run of a generation generates again.
-CARRIED = tuple(o.name for o in OPTIONS if o.name != "text" and o.type != "int") + ("sampling",)
 
 
-def defaults_from(trace: Trace, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The form's starting values: the options of the run shown (when the TUI started it) or its config."""
+@dataclass(frozen=True)
+class Field:
+    """One field of the form: the run option it sets, its label, its kind (int, text or choice), its help."""
+
+    key: str
+    label: str
+    kind: str = "int"
+    help: str = ""
+    choices: tuple[str, ...] = ()
+
+
+# The form's fields come from the option definitions (explain.options): the input texts, every integer and
+# every choice; token ids, embeddings, weights and checkpoints are carried over, not typed.
+FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, o.help, o.choices) for o in OPTIONS
+                            if o.type in ("int", "choice", "text")}
+DIMENSIONS = tuple(o.name for o in OPTIONS if o.type == "int" and o.name != "seed")
+
+
+def fields_for(model: str, inputs: dict[str, Any]) -> list[Field]:
+    """The fields of the options that change this model's steps (the option definitions say which), with these
+    inputs: given embeddings fix d_model and replace the vocabulary; a checkpoint's config.json sets every
+    dimension and its weights."""
+    keys = [k for k in FIELDS if OPTION[k].changes(model)]
+    if inputs.get("embeddings") is not None:
+        keys = [k for k in keys if k not in ("d_model", "d_vocab")]
+    if inputs.get("checkpoint") is not None:
+        keys = [k for k in keys if k not in DIMENSIONS and k != "seed"]
+    return [FIELDS[k] for k in keys]
+
+
+def shown_values(trace: Trace, inputs: dict[str, Any]) -> dict[str, str]:
+    """What each field shows: the input as given, else the value the run used (derived ones included)."""
     cfg = trace.config.to_dict()
-    out: dict[str, Any] = {"model": trace.config.model}
-    text = (options or {}).get("text")
+    out: dict[str, str] = {}
+    text = inputs.get("text")
     if isinstance(text, list):
         text = BATCH_SEPARATOR.join(text)
-    out["text"] = text if text is not None else " ".join(trace.labels.get("pos") or [])
-    for key, _ in NUMBERS:
-        out[key] = cfg.get(key)
-    # What the form has no field for is carried over unchanged (a re-run of a checkpoint stays on it).
-    out["carry"] = {k: v for k, v in (options or {}).items() if k in CARRIED and v is not None}
-    out["initial_text"] = out["text"]
+    out["text"] = text if text is not None else trace.tokens_text()
+    out["target"] = inputs.get("target") or " ".join((trace.labels.get("tgt") or [])[1:])
+    for key in FIELDS:
+        if key not in out:
+            value = inputs.get(key, cfg.get(key))
+            out[key] = "" if value is None else str(value)
     return out
 
 
-class RerunScreen(ModalScreen[dict[str, Any] | None]):
-    """Model, text and dimensions; Enter runs, Esc cancels."""
+def parse_form(model: str, typed: dict[str, str], shown: dict[str, str], inputs: dict[str, Any],
+               same_model: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    """The inputs of the re-run, and an error per field (empty when every field parses).
+
+    A field whose text is unchanged keeps the input as it was; a changed one replaces it; a blank one goes back
+    to the model's default. Changing the text drops the given token ids and embeddings (the text replaces them)
+    and given weights (their vocabulary no longer fits); changing a dimension drops given weights too."""
+    out: dict[str, Any] = dict(inputs) if same_model else {}
+    errors: dict[str, str] = {}
+    changed: set[str] = set()
+    for key, raw in typed.items():
+        raw = raw.strip()
+        if same_model and raw == shown.get(key, "").strip():
+            continue
+        changed.add(key)
+        field = FIELDS[key]
+        if not raw:
+            out.pop(key, None)
+        elif field.kind == "int":
+            try:  # digits and caps checked in one place (explain.limits): a 5,000-digit paste is refused
+                out[key] = parse_option(key, raw)
+            except UsageError as exc:
+                errors[key] = str(exc)
+        elif key == "text":
+            texts = [t.strip() for t in raw.split(BATCH_SEPARATOR.strip()) if t.strip()]
+            out["text"] = texts if len(texts) > 1 else texts[0]
+        else:
+            out[key] = raw
+    if "text" in changed:
+        for key in ("tokens", "embeddings", "weights"):
+            out.pop(key, None)
+    elif same_model and ("tokens" in out or "embeddings" in out):
+        # the text field showed the labels of the given ids or embeddings; they stay the input
+        if not isinstance(inputs.get("text"), (str, list)):
+            out.pop("text", None)
+    if changed & set(DIMENSIONS) and isinstance(out.get("weights"), dict):
+        out.pop("weights")
+    if not same_model:
+        out.pop("normalize", None) if model != "simple" else None
+    return out, errors
+
+
+# CLI flags as the form's fields (token ids and embeddings are typed as text)
+_FLAGS = {**{o.flag: o.name for o in OPTIONS if o.name in FIELDS}, "--tokens": "text", "--embeddings": "text"}
+
+
+def field_of_error(message: str, keys: list[str], changed: set[str] | frozenset[str] = frozenset()
+                   ) -> tuple[str | None, str]:
+    """The field an engine error concerns (of the flags and option names it mentions that the form shows, one
+    the user changed first, else the first), and the message in the form's words (``use --heads 4`` →
+    ``use heads 4``)."""
+    mentioned: list[str] = []
+    for m in re.finditer(r"--[a-z][a-z-]*|\b(?:d_model|n_heads|d_head|d_ff|n_layers|d_vocab|n_ctx|seed|normalize)\b"
+                         r"|\b(?:heads|context|layers|vocab)\b", message):
+        word = m.group(0)
+        key = _FLAGS.get(word) or _FLAGS.get(f"--{word}") or word
+        if key in keys and key not in mentioned:
+            mentioned.append(key)
+    found = next((k for k in mentioned if k in changed), mentioned[0] if mentioned else None)
+    text = re.sub(r"--[a-z][a-z-]*", lambda m: FIELDS[_FLAGS[m.group(0)]].label if m.group(0) in _FLAGS
+                  else m.group(0), message)
+    return found, text
+
+
+async def in_daemon_thread(fn: Any) -> Any:
+    """``fn()`` run in a daemon thread and awaited. Not Textual's thread worker: those come from the executor
+    that Python joins at exit, so a long run would keep the process alive after 'q'. Quitting (or a newer run:
+    the workers are exclusive) cancels the awaiting worker and abandons the thread."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+
+    def target() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as exc:  # handed to the awaiting worker, which decides
+            result, error = None, exc
+
+        def settle() -> None:
+            if not done.done():
+                done.set_exception(error) if error is not None else done.set_result(result)
+
+        try:
+            loop.call_soon_threadsafe(settle)
+        except RuntimeError:  # the app has quit and its loop is closed: nobody is waiting
+            pass
+
+    threading.Thread(target=target, name="explain-run", daemon=True).start()
+    return await done
+
+
+class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
+    """Model, input and the dimensions the model uses; Enter runs (the form stays open until the run is
+    done, and shows a refusal beside its field), Esc cancels."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "cancel"), Binding("ctrl+r", "submit", "run")]
 
-    def __init__(self, values: dict[str, Any]) -> None:
+    def __init__(self, trace: Trace, inputs: dict[str, Any], note: str = "") -> None:
         super().__init__()
-        self.values = values
+        self.trace = trace
+        self.inputs = {k: v for k, v in inputs.items() if k != "model"}  # the model is the trace's
+        self.model = trace.config.model
+        self.shown = shown_values(trace, self.inputs)
+        self.note = note
+        self._built: str | None = None  # the model whose fields are shown
 
     def compose(self) -> ComposeResult:
-        v = self.values
         with Vertical(id="dialog"):
-            yield Static("Re-run: change the input and the config. Blank = the model's default. "
-                         "For a gpt batch, separate texts with ' | '.", id="hint")
+            yield Static("Re-run: change what you want; what you leave as it is stays as it was. "
+                         "Blank = the model's default." + (f"\n{self.note}" if self.note else ""), id="hint")
             with Grid(id="form"):
                 yield Label("model")
-                yield Select([(f"{m}: {d.summary}", m) for m, d in MODELS.items()], value=v["model"], allow_blank=False,
+                yield Select([(f"{m}: {d}", m) for m, d in MODELS.items()], value=self.model, allow_blank=False,
                              id="model", compact=True)
-                yield Label("text")
-                yield Input(v.get("text") or "", id="text", compact=True)
-                for key, label in NUMBERS:
-                    yield Label(label)
-                    current = v.get(key)
-                    shown = str(current) if key in SHOWN and current is not None else ""
-                    hint = f"default (now {current})" if current is not None else "default"
-                    yield Input(shown, placeholder=hint, type="integer", id=key, compact=True)
+            yield Static("", id="error")
             with Horizontal(id="buttons"):
                 yield Button("Run", variant="primary", id="run", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
 
-    def on_mount(self) -> None:
-        self.query_one("#text", Input).focus()
+    async def on_mount(self) -> None:
+        await self._build(self.model)
 
-    @on(Select.Changed, "#model")
-    def _model_changed(self, event: Select.Changed) -> None:
-        if event.value != self.values["model"]:  # another model's dimensions start from its own defaults
-            for key, _ in NUMBERS:
-                if key != "seed":
-                    field = self.query_one(f"#{key}", Input)
-                    field.value, field.placeholder = "", "default"
+    async def _build(self, model: str) -> None:
+        """The fields of ``model``: the run's values for the run's own model, the defaults for another."""
+        if model == self._built:
+            return
+        self._built = model
+        grid = self.query_one("#form", Grid)
+        await grid.remove_children(list(grid.children)[2:])
+        same = model == self.model
+        widgets: list[Any] = []
+        for field in fields_for(model, self.inputs if same else {}):
+            value = self.shown.get(field.key, "") if same or field.key in ("text", "target") else ""
+            widgets.append(Label(field.label, id=f"label-{field.key}"))
+            if field.kind == "choice":
+                widgets.append(Select([(n, n) for n in field.choices], value=value or field.choices[0],
+                                      allow_blank=False, id=field.key, compact=True))
+            else:
+                widgets.append(Input(value, placeholder=field.help, type="text", id=field.key, compact=True,
+                                     classes="wide" if field.kind == "text" else ""))
+            widgets.append(Static("", id=f"error-{field.key}", classes="field-error"))
+        await grid.mount_all(widgets)
+        self._focus_first()
 
-    def options(self) -> dict[str, Any]:
-        """The form as keyword arguments of :func:`explain.run` (blank fields left out), with the options the
-        form has no field for carried over while the model stays the same."""
-        out: dict[str, Any] = {"model": self.query_one("#model", Select).value}
-        carry = dict(self.values.get("carry") or {}) if out["model"] == self.values["model"] else {}
-        text = self.query_one("#text", Input).value.strip()
-        if text != (self.values.get("initial_text") or "").strip():
-            carry.pop("tokens", None)
-            carry.pop("embeddings", None)
-        elif "tokens" in carry or "embeddings" in carry:
-            text = ""  # the text field showed the labels of given ids or embeddings, not text to tokenize
-        out.update(carry)
-        if text:
-            texts = [t.strip() for t in text.split(BATCH_SEPARATOR.strip()) if t.strip()]
-            out["text"] = texts if len(texts) > 1 else texts[0]
-        for key, _ in NUMBERS:
-            raw = self.query_one(f"#{key}", Input).value.strip()
-            if raw and raw not in ("-", "+"):
-                out[key] = parse_option(key, raw)  # digits and caps checked: a 5,000-digit paste is refused
+    def _focus_first(self) -> None:
+        fields = self.query("#form Input")
+        if fields:
+            fields.first().focus()
+
+    def typed(self) -> dict[str, str]:
+        """Each field's text as typed."""
+        out: dict[str, str] = {}
+        for field in fields_for(self.query_one("#model", Select).value, self.inputs):
+            for widget in self.query(f"#{field.key}"):
+                out[field.key] = str(widget.value) if widget.value is not Select.BLANK else ""
         return out
 
+    @on(Select.Changed, "#model")
+    async def _model_changed(self, event: Select.Changed) -> None:
+        await self._build(str(event.value))
+
+    def _say(self, errors: dict[str, str], general: str = "") -> None:
+        for widget in self.query(".field-error"):
+            widget.update("")
+        for key, message in errors.items():
+            for widget in self.query(f"#error-{key}"):
+                widget.update(Text(message, style="bold red"))
+        self.query_one("#error", Static).update(Text(general, style="bold red") if general else "")
+
     def action_submit(self) -> None:
-        try:
-            options = self.options()
-        except UsageError as exc:  # the form stays open with everything typed in it
-            self.notify(str(exc), title="not run", severity="error", timeout=8)
+        model = str(self.query_one("#model", Select).value)
+        options, errors = parse_form(model, self.typed(), self.shown, self.inputs, model == self.model)
+        if errors:
+            self._say(errors, "fix the field marked in red")
             return
-        self.dismiss(options)
+        self._say({}, "")
+        self.query_one("#error", Static).update(Text(f"running {model}…", style="italic"))
+        self._run(model, options)
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def _run(self, model: str, options: dict[str, Any]) -> None:
+        from explain.api import run
+
+        try:
+            trace = await in_daemon_thread(lambda: run(model, **options))
+        except ExplainError as exc:
+            self._refused(str(exc))
+        except Exception as exc:  # a bug in the engine must not take the session down with it
+            self._refused(f"internal error: {exc!r}")
+        else:
+            self.dismiss((trace, options))
+
+    def _refused(self, message: str) -> None:
+        """The run was refused: the form stays as typed, the error beside its field (or under the form)."""
+        typed = self.typed()
+        changed = {k for k, v in typed.items() if v.strip() != self.shown.get(k, "").strip()}
+        key, text = field_of_error(message, list(typed), changed)
+        self._say({key: text} if key else {}, "the run was refused: see the field in red" if key else text)
+        if key:
+            for widget in self.query(f"#{key}"):
+                widget.focus()
 
     @on(Input.Submitted)
     def _enter(self) -> None:
         self.action_submit()
 
     @on(Button.Pressed, "#run")
-    def _run(self) -> None:
+    def _run_pressed(self) -> None:
         self.action_submit()
 
     @on(Button.Pressed, "#cancel")

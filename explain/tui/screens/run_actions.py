@@ -1,11 +1,9 @@
 """The step screen's actions that leave the screen's state: export (``x``, ``X``) and re-run (``e``: the form,
-a worker awaiting :func:`explain.run` in a daemon thread, and the result or the engine's error coming back as a message).
+which runs :func:`explain.run` itself and comes back with the new run and its inputs).
 A mixin, so the step screen's module stays about navigation."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import replace
 from typing import Any
 
@@ -13,14 +11,13 @@ from textual import work
 
 from explain.errors import ExplainError
 from explain.tui.messages import RunFailed, RunFinished
-from explain.tui.widgets.step_tree import StepTree
 
 GENERATE_MORE = 5  # new tokens per press of G
 
 
 class RunActions:
     """Export and re-run, for :class:`~explain.tui.screens.step.StepScreen` (which provides trace, tutorial,
-    view, run_options and the Screen methods)."""
+    view, tour, run_options, show_run and the Screen methods)."""
 
     # -- export ----------------------------------------------------------------------------------------------
     def _export(self, steps: list[str] | None) -> None:
@@ -47,40 +44,36 @@ class RunActions:
 
     # -- re-run ----------------------------------------------------------------------------------------------
     def action_rerun(self) -> None:
-        from explain.tui.screens.rerun import RerunScreen, defaults_from
+        """The form over the inputs of the run shown; in a tutorial, first ask whether to leave it (its run is
+        kept: ``t`` comes back to it)."""
+        if not self.tutorial_on:
+            self._open_form()
+            return
+        from explain.tui.screens.confirm import ConfirmScreen
 
-        def submitted(options: dict[str, Any] | None) -> None:
-            if options is not None:
-                self.notify(f"running {options['model']}…", timeout=2)
-                self._run(options)
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._open_form()
 
-        self.app.push_screen(RerunScreen(defaults_from(self.trace, self.run_options)), submitted)
+        self.app.push_screen(ConfirmScreen(
+            "Re-running leaves the tutorial for a run of your own. The tutorial's run is kept: "
+            f"`t` brings you back to stop {self.stop_index + 1}. Continue?", yes="Re-run", no="Stay"), answered)
 
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def _run(self, options: dict[str, Any]) -> None:
-        # The engine runs in a daemon thread that this worker awaits, not in Textual's thread worker: those
-        # come from the executor that Python joins at exit, so a long run would keep the process alive after
-        # 'q'. Quitting (or a newer re-run, exclusive=True) cancels this worker and abandons the thread.
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future = loop.create_future()
+    def _open_form(self) -> None:
+        from explain.tui.screens.rerun import RerunScreen
 
-        def engine() -> None:
-            from explain.api import run
+        def finished(result: tuple[Any, dict[str, Any]] | None) -> None:
+            if result is None:
+                return
+            trace, inputs = result
+            if self.tour is not None:  # the tutorial stays, off its path, with its own run kept
+                self.tour = replace(self.tour, following=False)
+            self.show_run(trace, inputs)
+            self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
+            self.refresh_bindings()
 
-            opts = {k: v for k, v in options.items() if k != "model"}
-            try:
-                result: Any = RunFinished(run(options["model"], **opts), options)
-            except ExplainError as exc:
-                result = RunFailed(str(exc))
-            except Exception as exc:  # a bug in the engine must not take the session down with it
-                result = RunFailed(f"internal error: {exc!r}")
-            try:
-                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))
-            except RuntimeError:  # the app has quit and its loop is closed: nobody is waiting
-                pass
-
-        threading.Thread(target=engine, name="explain-run", daemon=True).start()
-        self.post_message(await done)
+        note = f"From the tutorial '{self.tutorial.title}': its inputs are filled in." if self.tutorial_on else ""
+        self.app.push_screen(RerunScreen(self.trace, self.run_options, note), finished)
 
     # -- generate -------------------------------------------------------------------------------------------
     def action_generate(self) -> None:
@@ -106,23 +99,32 @@ class RunActions:
         self.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}…", timeout=3)
         self._run(options)
 
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def _run(self, options: dict[str, Any]) -> None:
+        from explain.api import run
+        from explain.tui.screens.rerun import in_daemon_thread
+
+        opts = {k: v for k, v in options.items() if k != "model"}
+        try:
+            message: Any = RunFinished(await in_daemon_thread(lambda: run(options["model"], **opts)), options)
+        except ExplainError as exc:
+            message = RunFailed(str(exc))
+        except Exception as exc:  # a bug in the engine must not take the session down with it
+            message = RunFailed(f"internal error: {exc!r}")
+        self.post_message(message)
+
     def on_run_failed(self, message: RunFailed) -> None:  # by name: @on is not collected from a mixin
         self.notify(message.message, title="run refused", severity="error", timeout=10)
 
     def on_run_finished(self, message: RunFinished) -> None:
-        trace, name = message.trace, self.view.step.name
-        self.trace, self.run_options = trace, message.options
-        if self.tutorial is not None:
-            self.notify("the run changed: the tutorial is closed", timeout=4)
-            self.tutorial_on, self.tutorial, self.stop_steps = False, None, []
-        self.query_one(StepTree).set_trace(trace)
-        index = trace[name].index if name in trace else 0
+        trace, old = message.trace, self.view.trace
+        if self.tour is not None and self.tutorial_on:  # a generation from a tutorial leaves its path
+            self.tour = replace(self.tour, following=False)
+        self.show_run(trace, {k: v for k, v in message.options.items() if k != "model"})
         gen = trace.meta.get("generation")
         if gen and message.options.get("sampling") is not None:  # G: go to the first token not shown before
-            old = len(self.view.trace.meta.get("generation", {}).get("steps", []))
-            first = f"gen.{old}.embed" if old else "gen.0.next_logits"
-            index = trace[first].index if first in trace else index
-        self.view = replace(self.view, trace=trace, index=index).clamped()
+            before = len(old.meta.get("generation", {}).get("steps", []))
+            first = f"gen.{before}.embed" if before else "gen.0.next_logits"
+            if first in trace:
+                self.view = self.view.go(trace[first].index)
         self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
-        self.refresh_bindings()
-

@@ -1,7 +1,7 @@
 """The step screen: the whole run, one operation at a time.
 
-It owns the state (the :class:`~explain.tui.state.View` and the tutorial position, as reactives) and hands
-it down to its widgets as attributes; widgets post messages up (StepSelected, CellFocused). Every action is
+It owns the state (the :class:`~explain.tui.state.View` and the :class:`~explain.tui.state.Tour`, as
+reactives) and hands it down to its widgets as attributes; widgets post messages up (StepSelected, CellFocused). Every action is
 a key in :mod:`explain.tui.keys`. Modal screens (search, re-run, help, heads) are imported when opened.
 """
 
@@ -10,19 +10,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from explain.errors import ExplainError
 from explain.trace import Trace
 from explain.tui import keys, layout
 from explain.tui.messages import CellFocused, StepSelected
 from explain.tui.screens.run_actions import RunActions
-from explain.tui.state import MAX_PRECISION, MIN_PRECISION, SHOW_MODES, View, next_of_kind
-from explain.tui.tutorial import resolve_stops
+from explain.tui.state import MAX_PRECISION, MIN_PRECISION, SHOW_MODES, Tour, View, next_of_kind
+from explain.tui.tutorial import next_tutorial, resolve_stops
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.narration import NarrationPane, stop_markdown
 from explain.tui.widgets.operands import Operands, operands_height
@@ -39,32 +40,56 @@ class StepScreen(RunActions, Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    # State. None of it repaints the screen itself (that would redraw every widget on every key): watchers
-    # hand it down, and each widget repaints only for the parts it draws.
+    # State, as values with one owner (this screen): the view (the run's trace, step, slice, cell) and the
+    # tour (tutorial, stop, answer, on or off its path). None of it repaints the screen itself (that would
+    # redraw every widget on every key): watchers hand it down, and each widget repaints only for what it draws.
     view: reactive[View] = reactive(None, repaint=False, init=False)  # type: ignore[arg-type]
-    tutorial_on: reactive[bool] = reactive(False, bindings=True, repaint=False, init=False)
-    stop_index: reactive[int] = reactive(0, repaint=False, init=False)
-    answer_shown: reactive[bool] = reactive(False, bindings=True, repaint=False, init=False)
+    tour: reactive[Tour | None] = reactive(None, repaint=False, init=False)
     show_operands: reactive[bool | None] = reactive(None, repaint=False, init=False)  # None: when there is room
     show_sidebar: reactive[bool] = reactive(True, repaint=False, init=False)
 
-    def __init__(self, trace: Trace, tutorial: Any = None, no_color: bool = False) -> None:
+    def __init__(self, trace: Trace, tutorial: Any = None, no_color: bool = False,
+                 options: dict[str, Any] | None = None) -> None:
         super().__init__()
-        self.trace = trace
-        self.tutorial = tutorial
-        self.stop_steps: list[int] = resolve_stops(trace, tutorial) if tutorial is not None else []
-        self.run_options: dict[str, Any] = {}
+        self.run_options: dict[str, Any] = dict(options or {})  # the inputs of the run shown
         self._composed = False
         self._layout: layout.Layout | None = None
         self._layout_key: tuple = ()
-        self.set_reactive(StepScreen.view, View(trace, no_color=no_color))
+        self._enabled: tuple[bool | None, ...] = ()  # the tutorial keys enabled when the footer was built
+        view = View(trace, no_color=no_color)
+        self.set_reactive(StepScreen.view, view)
+        if tutorial is not None:
+            tour = Tour(tutorial, trace, dict(self.run_options), tuple(resolve_stops(trace, tutorial)))
+            self.set_reactive(StepScreen.tour, tour)
+            self.set_reactive(StepScreen.view, tour.stop_view(view))
+
+    # read-only names for the parts of the state that widgets and tests ask about
+    @property
+    def trace(self) -> Trace:
+        return self.view.trace
+
+    @property
+    def tutorial(self) -> Any:
+        return self.tour.tutorial if self.tour is not None else None
+
+    @property
+    def tutorial_on(self) -> bool:
+        return self.tour is not None and self.tour.following
+
+    @property
+    def stop_index(self) -> int:
+        return self.tour.stop if self.tour is not None else 0
+
+    @property
+    def answer_shown(self) -> bool:
+        return self.tour is not None and self.tour.answered
 
     # -- layout ------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield StepTree(self.trace, id="tree")
-                yield NarrationPane(id="narration")
+                yield NarrationPane(self._narration(), id="narration")
             with Vertical(id="centre"):
                 yield StepInfo(id="info")
                 yield Operands(id="operands")
@@ -76,15 +101,20 @@ class StepScreen(RunActions, Screen):
 
     def on_mount(self) -> None:
         self._composed = True
+        self._enabled = self._tutorial_keys()
         self._sync_classes()
-        if self.tutorial is not None:
-            self.tutorial_on = True
-            self._go_to_stop(0)
         self._push(self.view)
+        self.call_after_refresh(self._tree_home)
         self.query_one(TensorView).focus()
 
+    def _tree_home(self) -> None:
+        """The tree opens at its root (moving the cursor to the first step scrolled it one line down)."""
+        tree = self.query_one(StepTree)
+        if tree.cursor_line < tree.scrollable_content_region.height:
+            tree.scroll_home(animate=False, immediate=True)
+
     def _sync_classes(self) -> None:
-        self.set_class(self.tutorial is not None, "-has-tutorial")
+        self.set_class(self.tour is not None, "-has-tutorial")
         self.set_class(self.tutorial_on, "-tutorial")
 
     def watch_show_operands(self) -> None:
@@ -170,8 +200,28 @@ class StepScreen(RunActions, Screen):
         tensor.hint = " · ".join(hints)
 
     # -- state down ----------------------------------------------------------------------------------------
-    def watch_view(self, view: View) -> None:
+    def watch_view(self, old: View, view: View) -> None:
+        if old is not None and old.trace is not view.trace and self._composed:
+            self.query_one(StepTree).set_trace(view.trace)
         self._push(view)
+        self._narrate()
+
+    def watch_tour(self, old: Tour | None, tour: Tour | None) -> None:
+        self._sync_classes()
+        if (old is not None and old.following) != (tour is not None and tour.following):
+            self._relayout(force=True)  # the narration and the tree swap places
+        self._narrate()
+        if self._composed and not self.tutorial_on:
+            self.query_one(StepTree).show_step(self.view.index)
+        # The footer rebuilds (a second frame) on every refresh of the bindings: only when the tutorial keys
+        # that are enabled change, not on every stop.
+        enabled = self._tutorial_keys()
+        if enabled != self._enabled:
+            self._enabled = enabled
+            self.refresh_bindings()
+
+    def _tutorial_keys(self) -> tuple[bool | None, ...]:
+        return tuple(self.check_action(a, ()) for a in sorted(keys.TUTORIAL_ACTIONS))
 
     def _push(self, view: View) -> None:
         if not self._composed:
@@ -180,40 +230,52 @@ class StepScreen(RunActions, Screen):
         for widget in (self.query_one(StepInfo), self.query_one(Operands), self.query_one(TensorView),
                        self.query_one(CellPanel), self.query_one(PredictionsPane)):
             widget.view = view
-        self.query_one(StepTree).show_step(view.index)
+        if not self.tutorial_on:  # the tree is hidden on the tutorial's path: moving it would cost a frame
+            self.query_one(StepTree).show_step(view.index)
+
+    def _narration(self) -> str:
+        tour = self.tour
+        if tour is None:
+            return ""
+        total = len(tour.stops)
+        if not tour.following and tour.off_path(self.view):
+            shown = (f"`{self.view.step.name}`" if self.view.trace is tour.trace
+                     else f"`{self.view.step.name}` of a run of your own")
+            return stop_markdown(tour.current, tour.stop, total, tour.answered, True, off_path=shown)
+        next_title = None
+        if tour.last and tour.following:
+            nxt = next_tutorial(tour.tutorial)
+            next_title = nxt.title if nxt is not None else None
+        return stop_markdown(tour.current, tour.stop, total, tour.answered, wandering=not tour.following,
+                             next_title=next_title)
 
     def _narrate(self) -> None:
-        if self.tutorial is None:
-            return
-        stops = self.tutorial.stops
-        text = stop_markdown(stops[self.stop_index], self.stop_index, len(stops), self.answer_shown,
-                             wandering=not self.tutorial_on)
-        self.query_one(NarrationPane).text = text
-
-    def watch_tutorial_on(self) -> None:
-        self._sync_classes()
-        self._relayout(force=True)
-        self._narrate()
-
-    def watch_answer_shown(self) -> None:
-        self._narrate()
+        if self._composed:
+            self.query_one(NarrationPane).text = self._narration()
 
     def _go_to_stop(self, i: int) -> None:
-        stops = self.tutorial.stops
-        i = max(0, min(i, len(stops) - 1))
-        self.stop_index, self.answer_shown = i, False
-        view = self.view.go(self.stop_steps[i])
-        cell = getattr(stops[i], "cell", None)
-        if cell is not None:
-            view = view.at(tuple(cell))
-        self.view = view
-        self._narrate()
-        self.refresh_bindings()  # whether `a` (answer) applies depends on the stop
+        tour = self.tour.at(i)
+        self.run_options = dict(tour.options)
+        self.view = tour.stop_view(self.view)
+        self.tour = tour
+
+    def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Any = None) -> None:
+        """Show another run (a re-run, another tutorial): the view moves to it, at the step of the same name
+        when there is one; with ``tutorial``, a new tour starts at its first stop."""
+        self.run_options = dict(options)
+        if tutorial is not None:
+            self.tour = Tour(tutorial, trace, dict(options), tuple(resolve_stops(trace, tutorial)))
+            self._go_to_stop(0)
+            return
+        name = self.view.step.name
+        self.view = replace(self.view, trace=trace, index=trace[name].index if name in trace else 0).clamped()
 
     # -- messages up ---------------------------------------------------------------------------------------
     @on(StepSelected)
     def _step_selected(self, message: StepSelected) -> None:
-        self.view = self.view.go(message.index)
+        if message.index != self.view.index:
+            self._leave_path("the tree")
+            self.view = self.view.go(message.index)
 
     @on(CellFocused)
     def _cell_focused(self, message: CellFocused) -> None:
@@ -221,28 +283,54 @@ class StepScreen(RunActions, Screen):
 
     # -- actions ---------------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The tutorial keys are there for the whole tour (each says when it has nothing to do): a footer that
+        # changed from stop to stop would be rebuilt, a second frame on every step.
         if action in keys.TUTORIAL_ACTIONS:
-            if self.tutorial is None:
-                return False
-            if action == "wander":
-                return self.tutorial_on
-            if action == "back_to_tutorial":
-                return not self.tutorial_on
-            if action == "scroll_narration":
-                return True
-            stop = self.tutorial.stops[self.stop_index]
-            return self.tutorial_on and bool(getattr(stop, "answer", None)) and not self.answer_shown
+            return self.tour is not None
         return True
 
     def _step_by(self, delta: int) -> None:
         if self.tutorial_on:
-            last = len(self.tutorial.stops) - 1
-            if delta > 0 and self.stop_index >= last:
-                self.notify("That was the last stop. Press w to wander through every step.", timeout=4)
+            if delta > 0 and self.tour.last:
+                self._offer_next_tutorial()
                 return
-            self._go_to_stop(self.stop_index + delta)
+            self._go_to_stop(self.tour.stop + delta)
         else:
             self.view = self.view.go(self.view.index + delta)
+
+    def _offer_next_tutorial(self) -> None:
+        from explain.tui.screens.confirm import ConfirmScreen
+
+        nxt = next_tutorial(self.tutorial)
+        if nxt is None:
+            self.notify("That was the last stop of the last tutorial. Press w to wander through every step, "
+                        "or Ctrl+P to open another tutorial.", timeout=5)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.open_tutorial(nxt.name)
+
+        self.app.push_screen(ConfirmScreen(f"That was the last stop. Open the next tutorial, **{nxt.title}**?",
+                                           yes="Open it", no="Stay here"), answered)
+
+    def open_tutorial(self, name: str) -> None:
+        """Load, run and check a shipped tutorial, and start its tour here (a worker: runs take a moment)."""
+        self.notify(f"opening {name}…", timeout=2)
+        self._open_tutorial(name)
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def _open_tutorial(self, name: str) -> None:
+        from explain.tui.screens.rerun import in_daemon_thread
+        from explain.tutorial import load_tutorial, run_options, run_tutorial
+
+        try:
+            tut = await in_daemon_thread(lambda: load_tutorial(name))
+            trace = await in_daemon_thread(lambda: run_tutorial(tut))
+        except ExplainError as exc:
+            self.notify(str(exc), title="cannot open the tutorial", severity="error")
+            return
+        self.show_run(trace, run_options(tut), tut)
 
     def action_next(self) -> None:
         self._step_by(1)
@@ -258,21 +346,23 @@ class StepScreen(RunActions, Screen):
 
     def action_last(self) -> None:
         if self.tutorial_on:
-            self._go_to_stop(len(self.tutorial.stops) - 1)
+            self._go_to_stop(len(self.tour.stops) - 1)
         else:
             self.view = self.view.go(len(self.trace) - 1)
 
-    def _leave_stops(self) -> None:
-        """Free movement (search, go to, same op kind) leaves the tutorial's stops for wandering."""
+    def _leave_path(self, how: str) -> None:
+        """Free movement (search, go to, the tree, same op kind) leaves the tutorial's path: say so."""
         if self.tutorial_on:
-            self.tutorial_on = False
+            self.tour = replace(self.tour, following=False)
+            self.notify(f"{how} took you off the tutorial's path — `t` returns to stop {self.tour.stop + 1}",
+                        timeout=5)
 
     def _kind(self, direction: int) -> None:
         i = next_of_kind(self.trace, self.view.index, direction)
         if i is None:
             self.notify(f"no {'later' if direction > 0 else 'earlier'} {self.view.step.op} step", timeout=3)
             return
-        self._leave_stops()
+        self._leave_path(f"{'] (next' if direction > 0 else '[ (previous'} {self.view.step.op})")
         self.view = self.view.go(i)
 
     def action_next_kind(self) -> None:
@@ -334,14 +424,28 @@ class StepScreen(RunActions, Screen):
         pane.scroll_relative(y=direction * max(1, pane.size.height // 2), animate=False)
 
     def action_wander(self) -> None:
-        self.tutorial_on = False
+        if self.tour is None:
+            return
+        if not self.tour.following:
+            self.notify("You are already wandering: t comes back to the tutorial.", timeout=3)
+            return
+        self.tour = replace(self.tour, following=False)
 
     def action_back_to_tutorial(self) -> None:
-        self.tutorial_on = True
-        self._go_to_stop(self.stop_index)
+        """Back to the stop the student left, in the tutorial's own run (after a re-run too)."""
+        if self.tour is not None:
+            self._go_to_stop(self.tour.stop)
 
     def action_answer(self) -> None:
-        self.answer_shown = True
+        tour = self.tour
+        if tour is None:
+            return
+        if not getattr(tour.current, "answer", None):
+            self.notify("This stop asks no question.", timeout=3)
+        elif not tour.following:
+            self.notify("Press t to come back to the stop first.", timeout=3)
+        else:
+            self.tour = replace(tour, answered=True)
 
     def action_search(self) -> None:
         self._open_search("search")
@@ -353,11 +457,11 @@ class StepScreen(RunActions, Screen):
         from explain.tui.screens.search import SearchScreen
 
         def chosen(index: int | None) -> None:
-            if index is not None:
-                self._leave_stops()
+            if index is not None and index != self.view.index:
+                self._leave_path("search" if mode == "search" else "go to")
                 self.view = self.view.go(index)
 
-        self.app.push_screen(SearchScreen(self.trace, mode), chosen)
+        self.app.push_screen(SearchScreen(self.trace, mode, current=self.view.index), chosen)
 
     def action_heads(self) -> None:
         from explain.tui.screens.heads import HeadsScreen, pattern_step
