@@ -190,7 +190,7 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
                          "Blank = the model's default." + (f"\n{self.note}" if self.note else ""), id="hint")
             with Grid(id="form"):
                 yield Label("model")
-                yield Select([(f"{m}: {d}", m) for m, d in MODELS.items()], value=self.model, allow_blank=False,
+                yield Select([(f"{m}: {d}"[:44], m) for m, d in MODELS.items()], value=self.model, allow_blank=False,
                              id="model", compact=True)
             yield Static("", id="error")
             with Horizontal(id="buttons"):
@@ -240,11 +240,13 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
         await self._build(str(event.value))
 
     def _say(self, errors: dict[str, str], general: str = "") -> None:
-        for widget in self.query(".field-error"):
+        for widget in self.query(".field-error"):  # each field's error shows right under it
             widget.update("")
+            widget.remove_class("-shown")
         for key, message in errors.items():
             for widget in self.query(f"#error-{key}"):
-                widget.update(Text(message, style="bold red"))
+                widget.update(Text(f"↑ {message}", style="bold red"))
+                widget.add_class("-shown")
         self.query_one("#error", Static).update(Text(general, style="bold red") if general else "")
 
     def action_submit(self) -> None:

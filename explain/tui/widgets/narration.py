@@ -1,19 +1,19 @@
 """The tutorial pane: the current stop's title, narration and question as Markdown; the answer once revealed;
 and, when the student has left the tutorial's path, a line that says so instead of a stop's narration.
 
-The Markdown is drawn by one Static (rich's Markdown renderer), synchronously: the narration is in the same
-frame as the rest of the screen, at start-up and on every step change (Textual's Markdown widget mounts its
-blocks asynchronously, which showed the narration one or two frames late)."""
+The Markdown is drawn with rich's Markdown renderer, synchronously, into the lines of one scroll view: the
+narration is in the same frame as the rest of the screen, at start-up and on every step change (Textual's
+Markdown widget mounts its blocks asynchronously, which showed the narration one or two frames late)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.markdown import Markdown
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 KEYS_LINE = "`n`/`→` next stop · `p`/`←` previous · `w` wander through every step"
 
@@ -28,9 +28,8 @@ def stop_markdown(stop: Any, position: int, total: int, answer_shown: bool, wand
     if off_path is not None:
         return "\n\n".join([
             f"*stop {position + 1} of {total}: {stop.title}*",
-            "## Off the tutorial's path",
-            f"Off the tutorial's path — `t` returns to stop {position + 1}.",
-            f"You are looking at `{off_path}`, which is not this stop's step.",
+            f"**Off the tutorial's path — `t` returns to stop {position + 1}.**",
+            f"You are looking at {off_path}, which is not this stop's step.",
         ])
     parts = [f"*stop {position + 1} of {total}*", f"## {stop.title}", stop.narration.strip()]
     question = getattr(stop, "question", None)
@@ -50,19 +49,51 @@ def stop_markdown(stop: Any, position: int, total: int, answer_shown: bool, wand
     return "\n\n".join(parts)
 
 
-class NarrationPane(VerticalScroll):
-    """The narration of the current stop (``text`` is its Markdown source)."""
+class NarrationPane(ScrollView):
+    """The narration of the current stop (``text`` is its Markdown source), drawn line by line: the lines are
+    rendered when the text or the width changes, and the virtual size follows, so a new stop needs no second
+    layout pass (a container of auto-height widgets reflowed once more when its scrollbar changed)."""
 
     text: reactive[str] = reactive("", layout=False)
 
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.set_reactive(NarrationPane.text, text)
+        self._lines: list[Strip] = []
+        self._width = 0
 
-    def compose(self) -> ComposeResult:
-        yield Static(Markdown(self.text), id="narration-text")
+    def _render_lines(self, width: int) -> None:
+        width = max(width, 10)
+        console = self.app.console
+        options = console.options.update_width(width)
+        lines = console.render_lines(Markdown(self.text), options, style=self.rich_style, pad=True)
+        self._lines = [Strip(line, width) for line in lines]
+        self._width = width
+        self.virtual_size = Size(width, len(self._lines))
+        self._scroll_update(self.virtual_size)  # the scrollbar now, in this frame
 
-    def watch_text(self, text: str) -> None:
-        if self.children:
-            self.query_one("#narration-text", Static).update(Markdown(text))
-            self.scroll_home(animate=False)
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # A layout pass passes the view's own size as its virtual size, which ScrollView takes for a change and
+        # repaints the scrollbar after the frame (one more frame per step). Only a real resize is a change here:
+        # the virtual size is ours, and _render_lines keeps the scrollbar up to date.
+        if size == self._size and container_size == self.container_size:
+            return False
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+    def watch_text(self) -> None:
+        if self.is_mounted and self.scrollable_content_region.width:
+            self._render_lines(self.scrollable_content_region.width)
+            self.scroll_to(y=0, animate=False, immediate=True)
+            self.refresh()
+
+    def on_resize(self) -> None:
+        self._render_lines(self.scrollable_content_region.width)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if width != self._width:
+            self._render_lines(width)
+        index = y + int(self.scroll_y)
+        if index >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        return self._lines[index].crop(int(self.scroll_x), int(self.scroll_x) + width)
