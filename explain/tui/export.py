@@ -1,5 +1,6 @@
-"""Export from the TUI: the current step (``x``) or the whole run (``X``) as a numpy script in the working
-directory, through :func:`explain.export.write_export`. Never overwrites: ``name.py`` exists → ``name-1.py``."""
+"""Export from the TUI: the current step (``x``) or the whole run (``X``) as a numpy script, through
+:func:`explain.export.write_export`. The step screen asks for the file name (prefilled with
+:func:`default_name`, in the working directory) and asks before overwriting a file."""
 
 from __future__ import annotations
 
@@ -9,26 +10,29 @@ from typing import Any
 from explain.trace import Trace
 
 
-def free_path(directory: Path, stem: str, suffix: str = ".py") -> Path:
-    """``stem.py`` in ``directory``, or the first of ``stem-1.py``, ``stem-2.py``, … that does not exist."""
-    path = directory / f"{stem}{suffix}"
-    n = 1
-    while path.exists():
-        path = directory / f"{stem}-{n}{suffix}"
-        n += 1
-    return path
-
-
 def step_stem(name: str) -> str:
     """``blocks.0.attn.scores`` → ``blocks_0_attn_scores``."""
     return name.replace(".", "_")
 
 
-def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None = None,
-           directory: Path | None = None) -> Path:
-    """Write the export and return its path; ImportError when the export module is not there yet."""
+def default_name(trace: Trace, steps: list[str] | None) -> str:
+    """The file name offered: the step's name, or ``MODEL_run``, as a .py file."""
+    return f"{step_stem(steps[0]) if steps else f'{trace.config.model}_run'}.py"
+
+
+def target_path(name: str, directory: Path | None = None) -> Path:
+    """The file a typed name means: relative names are in ``directory`` (the working directory), ``~`` is
+    expanded, and a name without a suffix gets ``.py``."""
+    path = Path(name).expanduser()
+    if not path.suffix:
+        path = path.with_suffix(".py")
+    return path if path.is_absolute() else (directory or Path.cwd()) / path
+
+
+def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None, path: Path,
+           overwrite: bool = False) -> Path:
+    """Write the export to ``path`` (replacing it only with ``overwrite``) and return where it went;
+    ImportError when the export module is not there."""
     from explain.export import write_export
 
-    stem = step_stem(steps[0]) if steps else f"{trace.config.model}_run"
-    path = free_path(directory or Path.cwd(), stem)
-    return write_export(trace, path, steps=steps, fmt="py", force=False, narration=narration)
+    return Path(write_export(trace, path, steps=steps, fmt="py", force=overwrite, narration=narration))

@@ -67,9 +67,9 @@ def fake_export(monkeypatch, tmp_path):
     calls = []
 
     def write_export(trace, path, *, steps=None, fmt="py", force=False, narration=None):
-        assert not force and not Path(path).exists()
+        assert force or not Path(path).exists()
         Path(path).write_text("# exported\n")
-        calls.append(dict(path=Path(path), steps=steps, fmt=fmt, narration=narration))
+        calls.append(dict(path=Path(path), steps=steps, fmt=fmt, narration=narration, force=force))
         return Path(path)
 
     module = types.ModuleType("explain.export")
@@ -79,20 +79,44 @@ def fake_export(monkeypatch, tmp_path):
     return calls
 
 
-def test_export_step_and_run_never_overwrite(gpt_trace, tutorial, fake_export, tmp_path):
+def test_export_asks_the_name_says_where_and_never_overwrites_unasked(gpt_trace, tutorial, fake_export, tmp_path):
     app = ExplainApp(gpt_trace, tutorial=tutorial)
 
     async def script(pilot):
-        await pilot.press("n", "x", "x", "X")
+        await pilot.press("n", "x")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "PromptScreen"
+        assert app.screen.query_one("#answer").value == "blocks_0_attn_q.py"  # prefilled, in this folder
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(n.message == f"wrote {tmp_path / 'blocks_0_attn_q.py'}" for n in app._notifications)
+        await pilot.press("x", "enter")  # the same name again: asked before replacing
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(fake_export) == 1
+        await pilot.press("x", "enter", "enter")  # …and replaced when confirmed
+        await pilot.pause()
+        assert len(fake_export) == 2 and fake_export[1]["force"]
+        await pilot.press("X")
+        await pilot.pause()
+        field = app.screen.query_one("#answer")
+        assert field.value == "gpt_run.py"
+        field.value = "no/such/folder/run.py"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "there is no folder" in str(app.screen.query_one("#error").render())
+        field.value = "my_run"
+        await pilot.press("enter")
         await pilot.pause()
 
     drive(app, script)
-    assert [c["path"].name for c in fake_export] == ["blocks_0_attn_q.py", "blocks_0_attn_q-1.py", "gpt_run.py"]
+    assert [c["path"].name for c in fake_export] == ["blocks_0_attn_q.py", "blocks_0_attn_q.py", "my_run.py"]
     assert fake_export[0]["steps"] == ["blocks.0.attn.q"] and fake_export[2]["steps"] is None
-    assert all(c["fmt"] == "py" for c in fake_export)
+    assert all(c["fmt"] == "py" for c in fake_export) and not fake_export[2]["force"]
     assert "Queries" in fake_export[0]["narration"]["blocks.0.attn.q"]  # the stop's narration goes along
     assert set(fake_export[2]["narration"]) == {"embed", "blocks.0.attn.q", "blocks.0.attn.masked"}
-    assert any("wrote" in n.message and "gpt_run.py" in n.message for n in app._notifications)
 
 
 def test_export_not_available_yet(gpt_trace, monkeypatch, tmp_path):
@@ -101,7 +125,7 @@ def test_export_not_available_yet(gpt_trace, monkeypatch, tmp_path):
     app = ExplainApp(gpt_trace)
 
     async def script(pilot):
-        await pilot.press("x")
+        await pilot.press("x", "enter")
         await pilot.pause()
         assert any(n.message == "export is not available yet" for n in app._notifications)
 

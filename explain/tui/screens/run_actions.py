@@ -5,6 +5,7 @@ A mixin, so the step screen's module stays about navigation."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from textual import work
@@ -21,20 +22,57 @@ class RunActions:
 
     # -- export ----------------------------------------------------------------------------------------------
     def _export(self, steps: list[str] | None) -> None:
+        """Ask for the file name (prefilled, in the working directory), ask again before replacing a file,
+        write, and say where the file went."""
+        from explain.tui.export import default_name, target_path
+        from explain.tui.screens.prompt import PromptScreen
+
+        what = f"step {steps[0]}" if steps else "the whole run"
+
+        def check(name: str) -> str | None:
+            folder = target_path(name).parent
+            return None if folder.is_dir() else f"there is no folder {folder}; give an existing one"
+
+        def named(name: str | None) -> None:
+            if name is None:
+                return
+            path = target_path(name)
+            if not path.exists():
+                self._write(steps, path, overwrite=False)
+                return
+            from explain.tui.screens.confirm import ConfirmScreen
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._write(steps, path, overwrite=True)
+                else:
+                    self.notify("nothing written", timeout=3)
+
+            self.app.push_screen(ConfirmScreen(f"`{path}` exists. Replace it?", yes="Replace", no="Keep it"),
+                                 answered)
+
+        self.app.push_screen(PromptScreen(f"Export {what} as a numpy script. File name (in {Path.cwd()}):",
+                                          default_name(self.trace, steps), check), named)
+
+    def _write(self, steps: list[str] | None, path: Path, overwrite: bool) -> None:
         from explain.tui.export import export
         from explain.tui.tutorial import narration_map
 
         try:
-            narration = narration_map(self.trace, self.tutorial) if self.tutorial is not None else None
+            narration = narration_map(self.trace, self.tutorial) if self._tutorial_run() else None
             if narration is not None and steps:
                 narration = {k: v for k, v in narration.items() if k in steps} or None
-            path = export(self.trace, steps, narration)
+            written = export(self.trace, steps, narration, path, overwrite=overwrite)
         except ImportError:
             self.notify("export is not available yet", severity="warning")
         except (ExplainError, OSError) as exc:
             self.notify(f"export failed: {exc}", severity="error", timeout=8)
         else:
-            self.notify(f"wrote {path}", title="exported", timeout=6)
+            self.notify(f"wrote {written.resolve()}", title="exported", timeout=8)
+
+    def _tutorial_run(self) -> bool:
+        """Whether the run shown is the tutorial's own (its narration goes along with an export)."""
+        return self.tour is not None and self.trace is self.tour.trace
 
     def action_export_step(self) -> None:
         self._export([self.view.step.name])
