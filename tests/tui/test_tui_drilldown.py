@@ -37,7 +37,9 @@ def test_matmul_scale_softmax_cells(thinking_machines):
     app = ExplainApp(thinking_machines)
 
     async def script(pilot):
-        await pilot.press("g", *"attn.scores", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"attn.scores", "enter")
         await pilot.pause()
         text = panel(app)
         assert "S[0, 0] = Q[0] · K[0]" in text
@@ -63,7 +65,9 @@ def test_mask_cells_say_why():
     app = ExplainApp(trace)
 
     async def script(pilot):
-        await pilot.press("g", *"attn.masked", "enter", "l", "l")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"attn.masked", "enter", "l", "l")
         await pilot.pause()
         assert app.screen.view.index_of_cell == (0, 2)
         text = panel(app)
@@ -84,11 +88,15 @@ def test_layer_norm_and_residual_cells(gpt_trace):
     app = ExplainApp(gpt_trace)
 
     async def script(pilot):
-        await pilot.press("g", *"blocks.0.ln1", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"blocks.0.ln1", "enter")
         await pilot.pause()
         text = panel(app)
         assert "mean = " in text and "variance" in text
-        await pilot.press("g", *"blocks.0.resid_mid", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"blocks.0.resid_mid", "enter")
         await pilot.pause()
         text = panel(app)
         x, a = gpt_trace["blocks.0.resid_pre"].output[0, 0, 0], gpt_trace["blocks.0.attn_out"].output[0, 0, 0]

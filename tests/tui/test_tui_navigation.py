@@ -40,7 +40,9 @@ def test_same_op_kind_jumps(gpt_trace):
 
     async def script(pilot):
         s = app.screen
-        await pilot.press("g", *"blocks.0.attn.pattern", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"blocks.0.attn.pattern", "enter")
         assert s.view.step.name == "blocks.0.attn.pattern"
         await pilot.press("right_square_bracket")
         assert s.view.step.name == "blocks.1.attn.pattern"
@@ -73,7 +75,9 @@ def test_goto_wrong_name_suggests_and_stays_open(gpt_trace):
     app = ExplainApp(gpt_trace)
 
     async def script(pilot):
-        await pilot.press("g", *"blocks.0.ln9", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"blocks.0.ln9", "enter")
         await pilot.pause()
         assert type(app.screen).__name__ == "SearchScreen"
         assert "no step named 'blocks.0.ln9'" in str(app.screen.query_one("#error").render())
@@ -115,7 +119,9 @@ def test_cell_cursor_keys_mouse_and_slices(gpt_trace):
 
     async def script(pilot):
         s = app.screen
-        await pilot.press("g", *"blocks.0.attn.scores", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"blocks.0.attn.scores", "enter")
         await pilot.press("l", "l", "j", "shift+down", "shift+left")
         assert s.view.cell == (2, 1)
         await pilot.press("k", "h", "h", "h")  # clamped at the edge
@@ -170,7 +176,9 @@ def test_big_tensor_window_pans(wide_trace):
 
     async def script(pilot):
         s = app.screen
-        await pilot.press("g", *"logits", "enter")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"logits", "enter")
         await pilot.pause()
         view = s.query_one(TensorView)
         shown = text_of(view)
@@ -200,7 +208,9 @@ def test_resize_keeps_state_and_refits(wide_trace):
 
     async def script(pilot):
         s = app.screen
-        await pilot.press("g", *"logits", "enter", "l", "l", "l")
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press(*"logits", "enter", "l", "l", "l")
         wide = s.query_one(TensorView).page[1]
         await pilot.resize_terminal(80, 24)
         await pilot.pause()

@@ -114,7 +114,9 @@ def test_search_and_goto_in_a_tutorial_say_they_leave_the_path():
 
     async def script(pilot):
         s = app.screen
-        await pilot.press("slash", *"zzz")
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"zzz")
         await pilot.pause()
         assert "no step matches 'zzz'" in str(app.screen.query_one("#error").render())
         await pilot.press("escape", "g")

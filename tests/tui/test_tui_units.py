@@ -3,12 +3,14 @@ state, step matching, export file naming, stop resolution."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import FakeStop
 
 from explain.render.grid import draw_window, fit_axis, fit_window
-from explain.tui.export import free_path, step_stem
+from explain.tui.export import default_name, step_stem, target_path
 from explain.tui.state import View, full_index, match_steps, next_of_kind, split_index
 from explain.tui.tutorial import resolve_stops, stop_target
 
@@ -115,13 +117,13 @@ def test_match_steps_and_next_of_kind(gpt_trace):
     assert next_of_kind(gpt_trace, first, -1) is None
 
 
-def test_free_path_never_overwrites(tmp_path):
+def test_export_names_and_paths(gpt_trace, tmp_path):
     assert step_stem("blocks.0.attn.scores") == "blocks_0_attn_scores"
-    assert free_path(tmp_path, "a").name == "a.py"
-    (tmp_path / "a.py").write_text("")
-    assert free_path(tmp_path, "a").name == "a-1.py"
-    (tmp_path / "a-1.py").write_text("")
-    assert free_path(tmp_path, "a").name == "a-2.py"
+    assert default_name(gpt_trace, ["blocks.0.attn.scores"]) == "blocks_0_attn_scores.py"
+    assert default_name(gpt_trace, None) == "gpt_run.py"
+    assert target_path("a", tmp_path) == tmp_path / "a.py"  # no suffix: .py
+    assert target_path("sub/a.txt", tmp_path) == tmp_path / "sub" / "a.txt"
+    assert target_path(str(tmp_path / "b.py"), Path("/elsewhere")) == tmp_path / "b.py"  # absolute stays
 
 
 def test_stops_resolve_to_steps_and_groups(gpt_trace, tutorial):

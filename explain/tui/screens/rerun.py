@@ -190,7 +190,7 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
                          "Blank = the model's default." + (f"\n{self.note}" if self.note else ""), id="hint")
             with Grid(id="form"):
                 yield Label("model")
-                yield Select([(f"{m}: {d}"[:44], m) for m, d in MODELS.items()], value=self.model, allow_blank=False,
+                yield Select([(f"{m}: {d.summary}"[:44], m) for m, d in MODELS.items()], value=self.model, allow_blank=False,
                              id="model", compact=True)
             yield Static("", id="error")
             with Horizontal(id="buttons"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -78,6 +78,20 @@ class SearchScreen(ModalScreen[int | None]):
             self._fill(match_steps(self.trace, ""))
         else:
             self.query_one(OptionList).display = False
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed while the dialog is still opening (before the box has focus) go into the box, so a fast
+        typist loses nothing."""
+        field = self.query_one(Input)
+        if field.has_focus:
+            return
+        if event.is_printable and event.character:
+            field.insert_text_at_cursor(event.character)
+            event.stop()
+        elif event.key == "enter":
+            event.stop()
+            field.focus()
+            self._submitted(Input.Submitted(field, field.value))
 
     def _fill(self, hits: list[Step]) -> None:
         options = self.query_one(OptionList)
