@@ -116,8 +116,6 @@ def parse_form(model: str, typed: dict[str, str], shown: dict[str, str], inputs:
             out.pop("text", None)
     if changed & set(DIMENSIONS) and isinstance(out.get("weights"), dict):
         out.pop("weights")
-    if not same_model:
-        out.pop("normalize", None) if model != "simple" else None
     return out, errors
 
 
