@@ -1,5 +1,5 @@
 """The TUI's re-run form given what the CLI refuses: a 5,000-digit paste, 10⁶ and 10⁸ layers, a number that is
-not ASCII digits. Each is refused in the form (a notification naming the field), the form stays open with
+not ASCII digits. Each is refused in the form (the error beside the field it concerns), the form stays open with
 everything typed in it, and nothing runs; quitting while a long run is working ends the app at once."""
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ async def _refuses_in_place(field: str, value: str, words: str) -> None:
         await pilot.pause()
         assert app.screen is screen, "the form closed on a bad value"
         assert screen.query_one(f"#{field}").value == value, "what was typed was lost"
-        notes = [n.message for n in app._notifications]
-        assert any(words in m for m in notes), notes
+        beside = str(screen.query_one(f"#error-{field}").render())  # the error sits under its field
+        assert words in beside, beside
         assert not any(w.is_running for w in app.workers), "a run started"
 
 
