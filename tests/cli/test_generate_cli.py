@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.cli.clitools import invoke, one_line_error
+from clitools import invoke, one_line_error
 
 CKPT = str(Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny")
 BASE = ("generate", "gpt", "--checkpoint", CKPT, "--text", "The cat")
