@@ -17,7 +17,9 @@ classes with shapes instead of arrays. ``compute`` and ``explain`` import numpy 
 
 from __future__ import annotations
 
+import ast
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -182,7 +184,26 @@ class Op:
 
 @lru_cache(maxsize=1024)
 def _compiled(expr: str) -> Any:
-    return compile(expr, "<op source>", "eval")  # the op's own text, never user input
+    """The op's own expression, compiled once. It is built from the op's text and numeric attributes, never
+    from user input; :func:`_check_expression` makes sure of that before anything is evaluated."""
+    tree = ast.parse(expr, "<op source>", "eval")
+    _check_expression(tree, expr)
+    return compile(tree, "<op source>", "eval")
+
+
+def _check_expression(tree: ast.AST, expr: str) -> None:
+    """Refuse an op expression that holds anything but numpy arithmetic: names other than the inputs
+    (``_0``, ``_1``, …), ``np`` and the kernels; dunder attributes; string or bytes constants. An attribute
+    value that carried text (a name from a file, say) into a source string can then never run."""
+    allowed = set(_namespace())
+    for node in ast.walk(tree):
+        bad = (isinstance(node, ast.Name) and node.id not in allowed and not re.fullmatch(r"_\d+", node.id)) \
+            or (isinstance(node, ast.Attribute) and node.attr.startswith("__")) \
+            or (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))) \
+            or isinstance(node, (ast.Lambda, ast.NamedExpr, ast.ListComp, ast.GeneratorExp, ast.DictComp,
+                                 ast.SetComp))
+        if bad:
+            raise AssertionError(f"op expression {expr!r} is not plain numpy arithmetic")  # a bug, not input
 
 
 @lru_cache(maxsize=1)
