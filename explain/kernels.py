@@ -19,30 +19,45 @@ def softmax(x, axis=-1):
     as all zeros rather than NaN."""
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isneginf(m), 0.0, m)
-    e = np.exp(x - m)
+    e = x - m
+    np.exp(e, out=e)  # in place: GPT-2's logits make a 51 MB array; one is enough
     s = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(s > 0, s, 1.0)  # a fully masked row: 0 / 1 = 0
+    e /= np.where(s > 0, s, 1.0)  # a fully masked row: 0 / 1 = 0
+    return e
 
 
 def log_softmax(x, axis=-1):
     """log(softmax(x)) computed stably as x - max - log(sum(exp(x - max)))."""
-    m = np.max(x, axis=axis, keepdims=True)
-    shifted = x - m
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    x = np.asarray(x, dtype=float)  # no copy for floats; integers become floats
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    shifted -= np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    return shifted
 
 
 def layer_norm(x, w, b, eps=1e-5):
     """Layer norm over the last axis: (x - mean) / sqrt(var + eps) * w + b,
     with the biased variance (divide by n), as torch.nn.LayerNorm does."""
     mean = np.mean(x, axis=-1, keepdims=True)
-    var = np.mean((x - mean) ** 2, axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * w + b
+    centred = x - mean
+    var = np.mean(centred**2, axis=-1, keepdims=True)
+    return centred / np.sqrt(var + eps) * w + b
 
 
 def gelu(x):
     """GELU, tanh approximation (as GPT-2):
     0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+    # Step by step in one buffer: GPT-2's MLP makes (tokens, 4·d_model) of these, and
+    # x * x * x is several times faster than numpy's x**3.
+    x = np.asarray(x, dtype=float)  # no copy for floats; integers become floats
+    u = np.asarray(x * x * x)  # an array even for one number: each step works in it
+    u *= 0.044715
+    u += x
+    u *= np.sqrt(2.0 / np.pi)  # u = √(2/π)·(x + 0.044715·x³)
+    np.tanh(u, out=u)
+    u += 1.0
+    u *= x
+    u *= 0.5  # 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+    return u
 
 
 def relu(x):

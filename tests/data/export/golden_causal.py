@@ -20,9 +20,11 @@ def softmax(x, axis=-1):
     as all zeros rather than NaN."""
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isneginf(m), 0.0, m)
-    e = np.exp(x - m)
+    e = x - m
+    np.exp(e, out=e)  # in place: GPT-2's logits make a 51 MB array; one is enough
     s = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(s > 0, s, 1.0)  # a fully masked row: 0 / 1 = 0
+    e /= np.where(s > 0, s, 1.0)  # a fully masked row: 0 / 1 = 0
+    return e
 
 
 def causal_mask(scores):
