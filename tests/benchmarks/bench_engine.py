@@ -12,7 +12,7 @@ Measured in one process, against a plain untraced numpy forward of the same weig
 - memory: bytes the trace keeps alive (tracemalloc, which numpy reports its allocations to) against the bytes
   of the tensors it holds (trace.nbytes); target ≤ 1.5.
 
-Run: python tests/benchmarks/bench_engine.py [--runs N] [--tokens T]
+Run: python tests/benchmarks/bench_engine.py [--runs N] [--tokens T] [--keep-freed-memory]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import os
 import statistics
 import sys
 import time
@@ -42,7 +43,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--keep-freed-memory", action="store_true",
+                    help="run again with glibc keeping freed memory (no fresh pages for the trace after the "
+                         "first run), to show how much of the ratio is the kernel handing out new pages")
     args = ap.parse_args()
+    if args.keep_freed_memory and "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        # A trace keeps every tensor (440 MiB here), and each first touch of a fresh page is a page fault;
+        # the untraced forward reuses its freed temporaries. glibc's tunables, read at start-up, make freed
+        # memory stay in the process, so that cost goes away from the second run on.
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 32))
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
     tokens = ",".join(str(7 + (i * 31) % 40) for i in range(args.tokens))
     opts = dict(GPT2, tokens=tokens)
 
