@@ -53,6 +53,10 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     trace = run_generate(model, max_new_tokens=sampling.max_new_tokens, temperature=temperature if not
                          sampling.greedy else None, top_k=top_k, top_p=top_p, greedy=sampling.greedy, ignore_eos=ignore_eos,
                          **options)
+    vocab = trace.config.d_vocab
+    if top_k is not None and vocab and top_k >= vocab:
+        click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
+                   "nothing; use a smaller k", err=True)
     if as_json:
         from explain.render.plain import write_trace_json
 

@@ -155,7 +155,8 @@ class TopK(_Filter):
         rows = [(r + 1, int(i), float(row[i]), "kept" if row[i] >= kth else "cut") for r, i in enumerate(order)]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: token {v}, rank {rank} of "
                                f"{row.size} (1 = largest logit)", ("rank", "token", "logit", ""), rows,
-                               [f"the k-th largest logit (k = {k}) is {num(kth)}", why,
+                               [f"k = {k} is at least the vocabulary's {row.size} tokens: every token is kept"
+                                if k >= row.size else f"the k-th largest logit (k = {k}) is {num(kth)}", why,
                                 *self._cut(float(row[v]), float(output[index]))])
 
 

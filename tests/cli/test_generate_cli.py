@@ -45,6 +45,15 @@ def test_temperature_zero_says_it_is_greedy() -> None:
     assert json.loads(r.stdout)["generation"]["greedy"]
 
 
+def test_top_k_beyond_the_vocabulary_is_noted() -> None:
+    r = invoke(*BASE, "--max-new-tokens", "1", "--top-k", "100000", "--seed", "1", "--json")
+    assert r.exit_code == 0
+    vocab = json.loads(r.stdout)["config"]["d_vocab"]
+    assert f"note: --top-k 100000 keeps every token (the vocabulary has {vocab})" in r.stderr
+    r = invoke(*BASE, "--max-new-tokens", "1", "--top-k", "2", "--seed", "1", "--json")
+    assert "note:" not in r.stderr
+
+
 @pytest.mark.parametrize("args,code,needle", [
     (("--temperature", "-1"), 2, "--temperature must be 0 or more"),
     (("--temperature", "nan"), 2, "--temperature is NaN"),

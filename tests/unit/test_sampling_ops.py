@@ -156,6 +156,13 @@ def test_top_k_explains_why_a_token_was_cut() -> None:
     assert "rank 2 ≤ k = 5" in ex.lines and ex.value == 8.0
 
 
+def test_top_k_at_least_the_vocabulary_says_it_keeps_every_token() -> None:
+    z = np.array([[[3.0, 1.0, 2.0]]])
+    ex, out = explain_cell("top_k", (0, 0, 1), [z], k=10)
+    assert "k = 10 is at least the vocabulary's 3 tokens: every token is kept" in ex.lines
+    assert np.array_equal(out, z)  # nothing cut
+
+
 def test_top_p_explains_the_cumulative_before_the_token() -> None:
     z = np.log(np.array([[[0.6, 0.33, 0.05, 0.02]]]))
     ex, _ = explain_cell("top_p", (0, 0, 2), [z], p=0.9)
