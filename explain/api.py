@@ -103,15 +103,18 @@ def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
     return {"pos": inp.tokens, "vocab": RowLabels(inp.vocab, cfg.d_vocab or 0)}  # lazy: d_vocab may be 10⁷
 
 
-def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sampling: Any = None) -> Trace:
-    from explain.models import zoo
+def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sampling: Any = None,
+            training: Any = None) -> Trace:
+    """Record the model's steps; with ``sampling``, then the generated tokens; with ``training`` (a
+    :class:`explain.backward.Training`), then its objective, the backward pass and, with a learning rate, one
+    SGD step."""
     from explain.models.notation import notation
 
     rec = Recorder(cfg, params, shape_only, notation(cfg))
     rec.labels.update(_labels(cfg, inp))
     if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words
         rec.batch_labels["pos"] = [list(t) for t in inp.batch_tokens]
-    getattr(zoo, MODELS[cfg.model].function)(rec, cfg, inp)
+    _model(rec, cfg, inp)
     trace = rec.trace()
     if sampling is not None:
         from explain.models.generate import generate
@@ -121,6 +124,17 @@ def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sam
         trace.meta["generation"] = {"sampling": sampling, "prompt": [list(ids) for ids in inp.ids],
                                     "steps": [t.name for t in drawn],
                                     "stopped_at_eos": len(drawn) < sampling.max_new_tokens}
+    if training is not None:
+        from explain.backward import backward, objective, sgd
+
+        start, seed = objective(rec, training)
+        backward(rec, start, seed)
+        if training.lr is not None:
+            from explain.backward import record_loss_after
+
+            sgd(rec, training.lr)
+            record_loss_after(rec, training.lr, lambda new: _loss_with(cfg, inp, new, training))
+        trace = rec.trace()
     return trace
 
 
@@ -138,15 +152,52 @@ def _check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
                          "less, or a shorter prompt")
 
 
+def _training(options: dict[str, Any]) -> Any:
+    """Pop the backward options (``backward``, ``output_target``, ``grad_output``, ``lr``) from ``options``: a
+    :class:`explain.backward.Training`, or None for a forward-only run. A learning rate implies backward."""
+    wanted = options.pop("backward", False)
+    given = {k: options.pop(k, None) for k in ("output_target", "grad_output", "lr")}
+    if not wanted and all(v is None for v in given.values()):
+        return None
+    from explain.backward import Training, check_lr
+
+    if not wanted and given["lr"] is None:
+        raise UsageError("--output-target and --grad-output choose the objective of the backward pass; add "
+                         "--backward")
+    if given["lr"] is not None:
+        given["lr"] = check_lr(given["lr"])
+    return Training(**given)
+
+
+def _loss_with(cfg: Config, inp: Inputs, params: dict, training: Any) -> float:
+    """The loss the model (with its objective) gives with ``params``: a second, forward-only run."""
+    from dataclasses import replace
+
+    from explain.backward import objective
+
+    rec = Recorder(cfg, params, False)
+    _model(rec, cfg, inp)
+    objective(rec, replace(training, lr=None))
+    return float(next(s.output for s in rec.steps if s.name == "loss"))
+
+
+def _model(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """Record the model's own steps."""
+    from explain.models import zoo
+
+    getattr(zoo, MODELS[cfg.model].function)(rec, cfg, inp)
+
+
 def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
     numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
     :class:`~explain.sampling.Sampling`), the generation's steps too."""
     options = {k: v for k, v in options.items() if k not in ("weights",)}
+    training = _training(options)
     cfg, inp = _prepare(model, **options)
     if sampling is not None:
         _check_generation(cfg, inp, sampling)
-    return _record(cfg, inp, None, shape_only=True, sampling=sampling)
+    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
 
 
 def _available_bytes() -> int:
@@ -176,24 +227,31 @@ def _gib(n: int) -> str:
 MEMORY_SHARE = 0.8  # of the available memory a run may plan to use (the rest: Python, the TUI, the OS)
 
 
-def estimate(cfg: Config, inp: Inputs) -> tuple[int, int]:
+def estimate(cfg: Config, inp: Inputs, training: Any = None) -> tuple[int, int]:
     """(parameter count, trace bytes) of the run, in closed form: every model is one stem, ``n_layers`` equal
     blocks and one head, so the plans of one and two layers give the cost of a block, and the total follows
-    without planning the other n_layers − 2 (a 10⁸-layer request is refused in milliseconds)."""
+    without planning the other n_layers − 2 (a 10⁸-layer request is refused in milliseconds). With
+    ``training`` the trace counts the objective, every gradient step and the SGD update (a block's gradients
+    are a block's cost too, so the closed form holds)."""
     from dataclasses import replace
 
     if cfg.n_layers <= 2:
-        t = _record(cfg, inp, None, shape_only=True)
+        t = _record(cfg, inp, None, shape_only=True, training=training)
         return t.n_params, t.nbytes
-    one = _record(replace(cfg, n_layers=1), inp, None, shape_only=True)
-    two = _record(replace(cfg, n_layers=2), inp, None, shape_only=True)
+    one = _record(replace(cfg, n_layers=1), inp, None, shape_only=True, training=training)
+    two = _record(replace(cfg, n_layers=2), inp, None, shape_only=True, training=training)
     k = cfg.n_layers - 1
     return (one.n_params + k * (two.n_params - one.n_params), one.nbytes + k * (two.nbytes - one.nbytes))
 
 
-def check_memory(planned: Trace | tuple[int, int]) -> None:
+def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
+    return isinstance(planned, Trace) and any(s.group[:1] == ("backward",) for s in planned)
+
+
+def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> None:
     """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
-    planned trace or :func:`estimate`'s (parameter count, trace bytes)."""
+    planned trace or :func:`estimate`'s (parameter count, trace bytes); ``gradients`` says the trace holds the
+    backward pass (the message says so)."""
     n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
     weights = n_params * BYTES_PER_VALUE
     need = weights + trace
@@ -205,10 +263,38 @@ def check_memory(planned: Trace | tuple[int, int]) -> None:
             per = generation_bytes(planned)
             gen = (f"; a generation keeps only each new token's own steps, about {_gib(per['per_token'])} a token, "
                    f"and the key/value cache ({_gib(per['cache'])}) holds the rest: use fewer --max-new-tokens")
-        raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace {_gib(trace)}) but "
-                            f"explain plans to use at most {MEMORY_SHARE:.0%} of the {_gib(avail)} available "
-                            f"({_gib(budget)}); use a shorter input, fewer --layers, or a smaller --vocab/--d-model"
-                            f"{gen}")
+        grads = " with its gradients" if gradients or _has_gradients(planned) else ""
+        raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace{grads} "
+                            f"{_gib(trace)}) but explain plans to use at most {MEMORY_SHARE:.0%} of the "
+                            f"{_gib(avail)} available ({_gib(budget)}); use a shorter input, fewer --layers, or a "
+                            f"smaller --vocab/--d-model{gen}")
+
+
+def memory_need(planned: Trace) -> tuple[int, int]:
+    """Bytes of a run's weights and of its trace (forward steps, and gradient steps when it has them)."""
+    return planned.n_params * BYTES_PER_VALUE, planned.nbytes
+
+
+def with_backward(trace: Trace, **training: Any) -> Trace:
+    """``trace`` with its backward pass recorded after its steps, without running the forward again (the TUI's
+    ``r`` key). ``training`` takes :func:`run`'s ``output_target``, ``grad_output``, ``lr`` (no ``lr`` here:
+    an SGD step needs the model again). Refused before allocating if the gradients would not fit."""
+    from explain.backward import backward, objective
+
+    if any(s.group[:1] == ("backward",) for s in trace):
+        return trace
+    spec = _training({"backward": True, **training})
+    if spec.lr is not None:
+        raise UsageError("--lr re-runs the model; use explain.run(..., lr=...) instead")
+    for shape_only in (True, False):  # the plan first: refuse before allocating
+        rec = Recorder.resume(trace, shape_only)
+        start, seed = objective(rec, spec)
+        backward(rec, start, seed)
+        out = rec.trace()
+        if shape_only:
+            check_memory(out)
+    out.meta = dict(trace.meta)
+    return out
 
 
 def generation_bytes(trace: Trace) -> dict[str, int]:
@@ -240,17 +326,23 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     Python, ``text`` may also be a list (a gpt batch), ``tokens`` a list of ids, ``embeddings`` a (T, d) array,
     ``weights`` a dict of arrays, and ``checkpoint`` an opened checkpoint.
     With ``sampling`` (a :class:`~explain.sampling.Sampling`, see :func:`generate`), new tokens are appended
-    after the forward pass.
+    after the forward pass. For the backward pass (:mod:`explain.backward`): ``backward=True``,
+    ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and
+    ``lr`` (one SGD step, then the loss after it).
     """
     from explain.weights import check_params, init_params, load_params
 
     if options.get("checkpoint") is not None:
         options["checkpoint"] = _open(options["checkpoint"])  # open once: the tokenizer, then the weights
+    training = _training(options)
     cfg, inp = _prepare(model, **options)
-    check_memory(estimate(cfg, inp))  # before planning every layer
+    if sampling is not None and training is not None:
+        raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
+                         "generation options to see the backward pass")
+    check_memory(estimate(cfg, inp, training), gradients=training is not None)  # before planning every layer
     if sampling is not None:
         _check_generation(cfg, inp, sampling)
-    planned = _record(cfg, inp, None, shape_only=True, sampling=sampling)
+    planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
     if sampling is not None:
         check_memory(planned)  # the estimate is the prompt's forward; the plan adds the new tokens
     if options.get("checkpoint") is not None and weights is None:
@@ -267,7 +359,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling)
+        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training)
     return trace
 
 
@@ -308,4 +400,4 @@ def generated_ids(trace: Trace) -> list[list[int]]:
     return [[int(trace[n].output[b, 0]) for n in names] for b in range(trace[names[0]].shape[0])]
 
 
-__all__ = ["run", "plan", "generate", "generated_ids", "check_memory", "estimate"]
+__all__ = ["run", "plan", "generate", "generated_ids", "with_backward", "check_memory", "estimate"]

@@ -158,12 +158,13 @@ def numpy_file_kind(path: Path) -> str:
     return file_kind(path)
 
 
-def load_embeddings(path: str) -> Any:
+def load_embeddings(path: str, what: str = "embeddings") -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv, read
-    by :mod:`explain.readers` (declared sizes checked first, pickles refused) and checked here."""
+    by :mod:`explain.readers` (declared sizes checked first, pickles refused) and checked here; ``what`` names
+    the array in messages (the embeddings, or a gradient/target given for the backward pass)."""
     from explain.readers import read_embeddings
 
-    return check_embeddings(read_embeddings(path), f"the embeddings in '{path}'")
+    return check_embeddings(read_embeddings(path), f"the {what} in '{path}'")
 
 
 def prepare(model: str, texts: list[str], target: str | None, tokens: str | None,

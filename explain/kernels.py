@@ -121,3 +121,84 @@ def sample(probs, u):
     token of probability 0 is never drawn. probs (..., V), u (...) -> ids."""
     c = np.cumsum(probs, axis=-1)
     return np.sum(c <= u[..., None] * c[..., -1:], axis=-1)
+# -- backward: the vector-Jacobian products that are more than one operator --------
+
+
+def unbroadcast(g, shape):
+    """Sum a gradient over the axes that broadcasting added or stretched, so
+    it has the shape of the operand it flows back to."""
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for axis, n in enumerate(shape):
+        if n == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
+    return g
+
+
+def softmax_backward(g, a):
+    """Gradient of softmax from the upstream gradient g and the output a:
+    dS = A * (dA - rowsum(dA * A)), the softmax Jacobian applied row by row."""
+    return a * (g - np.sum(g * a, axis=-1, keepdims=True))
+
+
+def log_softmax_backward(g, y):
+    """Gradient of log-softmax from g and its output y = log p:
+    dx = g - p * rowsum(g), with p = exp(y)."""
+    return g - np.exp(y) * np.sum(g, axis=-1, keepdims=True)
+
+
+def layer_norm_backward(g, x, w, eps=1e-5):
+    """Gradient of layer norm with respect to its input x. With x̂ the
+    normalised row, n its width, σ = sqrt(var + eps) and dx̂ = g * w:
+    dx = (dx̂ - mean(dx̂) - x̂ * mean(dx̂ * x̂)) / σ."""
+    mean = np.mean(x, axis=-1, keepdims=True)
+    sigma = np.sqrt(np.mean((x - mean) ** 2, axis=-1, keepdims=True) + eps)
+    xhat = (x - mean) / sigma
+    dxhat = g * w
+    inner = dxhat - dxhat.mean(-1, keepdims=True)
+    return (inner - xhat * np.mean(dxhat * xhat, axis=-1, keepdims=True)) / sigma
+
+
+def gelu_backward(g, x):
+    """Gradient of the tanh GELU: g times its derivative
+    0.5·(1 + tanh(u)) + 0.5·x·(1 - tanh(u)²)·u', u = √(2/π)·(x + 0.044715·x³)."""
+    c = np.sqrt(2.0 / np.pi)
+    t = np.tanh(c * (x + 0.044715 * x**3))
+    du = c * (1.0 + 3 * 0.044715 * x**2)
+    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t**2) * du)
+
+
+def causal_mask_backward(g):
+    """Gradient through the causal mask: a masked score was replaced by -inf,
+    a constant, so no gradient flows to it (0); kept scores pass g through."""
+    t_q, t_k = g.shape[-2], g.shape[-1]
+    future = np.triu(np.ones((t_q, t_k), dtype=bool), k=1)
+    return np.where(future, 0.0, g)
+
+
+def pad_back(g, shape):
+    """Gradient of a cut (the first entries of each axis): g in the entries
+    that were kept, zeros after them, up to the operand's shape."""
+    return np.pad(g, [(0, n - m) for n, m in zip(shape, g.shape)])
+
+
+def split_heads(g, h):
+    """Undo the concatenation of heads: (..., T, h·l) -> (..., h, T, l)."""
+    *lead, t, c = g.shape
+    return np.moveaxis(g.reshape(*lead, t, h, c // h), -2, -3)
+
+
+def embed_backward(g, ids, n_vocab):
+    """Gradient of an embedding lookup for the matrix: row t collects the sum
+    of the gradients at every position that holds token t (others stay 0)."""
+    d = np.zeros((n_vocab, g.shape[-1]))
+    np.add.at(d, np.reshape(ids, -1), g.reshape(-1, g.shape[-1]))
+    return d
+
+
+def pick_backward(g, lp, targets):
+    """Gradient of picking lp[..., t, target[t]]: g at each picked entry, 0
+    everywhere else."""
+    d = np.zeros_like(lp)
+    np.put_along_axis(d, targets[..., None], g[..., None], axis=-1)
+    return d

@@ -7,7 +7,8 @@ hold, the dimensions the export summary prints, :class:`explain.config.Config`'s
 and the flags named in error messages. This module imports nothing, so every layer may read it.
 
 ``group`` says what an option sets: ``"input"`` (what the model reads), ``"weights"`` (where the parameters come
-from) or ``"config"`` (a field of :class:`~explain.config.Config`). ``models`` names the models that use it
+from), ``"config"`` (a field of :class:`~explain.config.Config`) or ``"backward"`` (the backward pass recorded
+after the forward steps, :mod:`explain.backward`). ``models`` names the models that use it
 (``None``: every model). ``default`` is the value when the option is not given; ``None`` means "derived" and
 ``derived`` says from what (the per-model defaults of :mod:`explain.models` override ``default``). ``affects``
 narrows ``models`` to the models whose steps the option changes (``--d-ff`` is accepted by every model, but only
@@ -27,7 +28,7 @@ class Option:
 
     name: str  # keyword of explain.run and field of Config (config options)
     flag: str  # the CLI flag, "--heads"
-    type: str  # "int", "choice", "text", "path", "ids"
+    type: str  # "int", "choice", "text", "path", "ids", "flag" (on/off), "float"
     help: str
     group: str = "config"  # "input", "weights" or "config"
     default: object = None
@@ -63,6 +64,7 @@ _HEADS = ("multihead", "synthesizer", "encoder", "transformer", "gpt")
 _BLOCKS = ("encoder", "transformer", "gpt")
 _WEIGHTED = ("attention", "causal", *_HEADS)  # every model but 'simple', which has no weights
 SEED_MAX = MAX_SEED
+_NO_LOSS = ("simple", "attention", "causal", "multihead", "synthesizer", "encoder")  # they take an objective
 
 OPTIONS: tuple[Option, ...] = (
     Option("text", "--text", "text", group="input", multiple=True, metavar="TEXT",
@@ -96,6 +98,14 @@ OPTIONS: tuple[Option, ...] = (
            help="Seed of the initial weights (default 0)."),
     Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), models=("simple",),
            help="'simple' only: softmax, or divide by the row sum."),
+    Option("backward", "--backward", "flag", group="backward",
+           help="Also record the backward pass: every gradient, one operation at a time, from the loss back."),
+    Option("output_target", "--output-target", "path", group="backward", metavar="FILE", models=_NO_LOSS,
+           help="Backward of a model without a loss: mean-squared error to this target (the output's shape)."),
+    Option("grad_output", "--grad-output", "path", group="backward", metavar="FILE", models=_NO_LOSS,
+           help="Backward of a model without a loss: start from this gradient of the output instead."),
+    Option("lr", "--lr", "float", group="backward", metavar="RATE",
+           help="Take one SGD step with this learning rate; record the updates and the loss after it."),
 )
 
 OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}

@@ -82,6 +82,21 @@ class Step:
     def nbytes(self) -> int:
         return prod(self.shape) * BYTES_PER_VALUE
 
+    @property
+    def label(self) -> str:
+        """The name within its group, as the step tree shows it: ``q`` under blocks.0 › attn, ``pattern.grad``
+        under backward › blocks.0 › attn, ``ln1.grad ← attn.q`` for one of several gradients arriving."""
+        parts = [p for g in self.group if g not in ("backward", "update") for p in g.split(".")]
+        prefix = ".".join(parts) + "." if parts else ""
+
+        def rel(n: str) -> str:
+            return n[len(prefix):] if prefix and n.startswith(prefix) else n
+
+        if ".grad.from." in self.name:
+            value, consumer = self.name.split(".grad.from.", 1)
+            return f"{rel(value)}.grad ← {rel(consumer)}"
+        return rel(self.name)
+
 
 def group_of(name: str) -> tuple[str, ...]:
     """The tree path of a step name: ``decoder.blocks.0.attn.q`` → ("decoder", "blocks.0", "attn");
@@ -317,6 +332,16 @@ class Recorder:
                     note or op.default_note, group_of(name), syms, stored)
         self.steps.append(step)
         return Ref(name, sym, shape if self.shape_only else output, out_axes, shape)
+
+    @classmethod
+    def resume(cls, trace: Trace, shape_only: bool = False) -> Recorder:
+        """A recorder that goes on after the steps of ``trace`` (the backward pass is recorded after the forward
+        steps without running them again). With ``shape_only`` the new steps get shapes, not values."""
+        rec = cls(trace.config, None if shape_only else trace.params, shape_only)
+        rec.specs, rec.labels = dict(trace.specs), dict(trace.labels)
+        rec.steps = list(trace.steps)
+        rec._names = set(trace.names())
+        return rec
 
     def trace(self) -> Trace:
         return Trace(self.config, self.steps, {} if self.shape_only else self.params, self.specs, self.labels,

@@ -27,6 +27,10 @@ def click_option(o: Option) -> Callable:
         return click.option(*param_decls, is_flag=True, help=o.help)
     if o.type == "choice":
         return click.option(*param_decls, type=click.Choice(list(o.choices)), help=o.help)
+    if o.type == "flag":
+        return click.option(*param_decls, is_flag=True, default=None, help=o.help)
+    if o.type == "float":
+        return click.option(*param_decls, type=float, metavar=o.metavar or None, help=o.help)
     return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=o.help)
 
 

@@ -82,7 +82,7 @@ def options_table() -> str:
     """The run options as a Markdown table, for the README (a test keeps the README's copy current)."""
     rows = ["| option | value | default | models | what it sets |", "| --- | --- | --- | --- | --- |"]
     for o in OPTIONS:
-        value = "/".join(o.choices) if o.choices else (o.metavar or f"N ≥ {o.min}")
+        value = "/".join(o.choices) if o.choices else (o.metavar or ("on/off" if o.type == "flag" else f"N ≥ {o.min}"))
         users = [m for m in MODELS if o.changes(m)]
         models = "all" if len(users) == len(MODELS) else ", ".join(f"`{m}`" for m in users)
         rows.append(f"| `{o.flag}` | {value} | {option_default(o)} | {models} | {o.help} |")

@@ -1,10 +1,25 @@
-"""Every op kind, registered by name: ``explain.ops.get("matmul")``.
+"""Every op kind, registered by name: ``explain.ops.get("matmul")``; ``"matmul.grad"`` is its backward.
 
 Importing this package imports the op classes (no numpy); see :mod:`explain.ops.base` for the views each op
 kind provides.
 """
 
-from explain.ops import cache, elementwise, embedding, normalize, products, sampling  # noqa: F401 - registers the op kinds
+from explain.ops import (  # noqa: F401 - registers the op kinds
+    cache,
+    elementwise,
+    embedding,
+    grad,
+    linear,
+    normalize,
+    objective,
+    products,
+    sampling,
+)
 from explain.ops.base import REGISTRY, CellExplanation, Op, Syms, get, num
+
+# every op kind with a backward also answers to "<kind>.grad" (listed, so search and the exporter see it)
+for _kind, _op in list(REGISTRY.items()):
+    if type(_op).vjp_source is not Op.vjp_source:
+        get(f"{_kind}.grad")
 
 __all__ = ["REGISTRY", "CellExplanation", "Op", "Syms", "get", "num"]

@@ -10,6 +10,10 @@
 | whether the output is a probability distribution (rows sum to 1) | :attr:`Op.probability` |
 | how one output cell was computed | :meth:`Op.explain` |
 | which input cells feed one output cell (the TUI's linkage marks) | :meth:`Op.feeds`, read by ``explain`` too |
+| backward: the vector-Jacobian product, its formula, numpy source, one gradient cell explained | :meth:`Op.vjp`, :meth:`Op.vjp_formula`, :meth:`Op.vjp_source`, :meth:`Op.vjp_explain` |
+
+The backward views are read through the op kind ``"<kind>.grad"`` (:class:`explain.ops.grad.GradOf`), so a
+gradient step is a step like any other: the TUI, printer, exporter and shapes CLI need no special case.
 
 This module imports no numpy at import time: the shape-only path (``explain shapes``) uses the same op
 classes with shapes instead of arrays. ``compute`` and ``explain`` import numpy when they are called.
@@ -127,6 +131,10 @@ class Op:
     kind: ClassVar[str] = ""
     join: ClassVar[str] = ", "  # how the signature joins operand shapes: "(4, 64) · (64, 4) → (4, 4)"
     helpers: ClassVar[tuple[str, ...]] = ()  # names of explain.kernels functions the source calls
+    vjp_helpers: ClassVar[tuple[str, ...]] = ()  # ... and those the backward source calls
+    vjp_note: ClassVar[str] = ""  # what the backward of this op teaches, for the gradient steps' notes
+    # the input positions a gradient flows to (token ids and targets have none); None: every input
+    differentiable: ClassVar[tuple[int, ...] | None] = None
     default_note: ClassVar[str] = ""
     probability: ClassVar[bool] = False  # its output rows are probability distributions (colour scale 0..1)
     # Whether explain() names token ids by their words: the trace then passes ``vocab`` (the vocabulary's
@@ -181,6 +189,41 @@ class Op:
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}",
                                lines=[f"{syms.out}{idx(index)} = {num(output[index])}"])
 
+    # -- backward ---------------------------------------------------------------------------------------------
+    # ``g`` is ∂L/∂(output); ``wrt`` the position of the input whose gradient is wanted. Syms of a gradient
+    # step: ``out`` is ∂L/∂(input wrt), ``ins`` is (∂L/∂(output), *the inputs' syms, the output's sym).
+    def grad_inputs(self, n_inputs: int) -> tuple[int, ...]:
+        """The positions of the inputs that receive a gradient."""
+        return tuple(range(n_inputs)) if self.differentiable is None else self.differentiable
+
+    def vjp(self, wrt: int, g: Any, inputs: list[Any], output: Any, **attrs: Any) -> Any:
+        """The vector-Jacobian product: ∂L/∂(input ``wrt``) from ``g`` = ∂L/∂(output). By default the op's
+        backward export source evaluated, as :meth:`compute` evaluates :meth:`source`: what runs is what exports."""
+        names = [f"_{i}" for i in range(len(inputs) + 2)]  # ∂L/∂output, the inputs, the output
+        env = dict(zip(names, [g, *inputs, output]))
+        return eval(_compiled(self.vjp_source(wrt, names[0], names[1:-1], names[-1], **attrs)), _namespace(), env)
+
+    def vjp_formula(self, wrt: int, syms: Syms, **attrs: Any) -> str:
+        return f"{syms.out} = {syms.ins[0]} · ∂{syms.ins[-1]}/∂{syms.ins[1 + wrt]}"
+
+    def vjp_feeds(self, wrt: int, index: tuple[int, ...], g: Any, inputs: list[Any], output: Any,
+                  **attrs: Any) -> list[Any]:
+        """Linkage of a gradient cell: for ∂L/∂output, each forward input and the forward output (in that
+        order, as a gradient step's inputs), the numpy index of the cells that cell ``index`` of the gradient of
+        input ``wrt`` is computed from, or None for one it does not read (an ``add`` passes the gradient
+        through without reading its operands)."""
+        raise NotImplementedError(f"op {self.kind!r} has no backward linkage")
+
+    def vjp_source(self, wrt: int, g: str, ins: list[str], out: str, **attrs: Any) -> str:
+        """The right-hand side of one numpy statement computing the gradient of input ``wrt``."""
+        raise NotImplementedError(f"op {self.kind!r} has no backward source")
+
+    def vjp_explain(self, wrt: int, index: tuple[int, ...], g: Any, inputs: list[Any], output: Any, grad: Any,
+                    syms: Syms, **attrs: Any) -> CellExplanation:
+        """How cell ``index`` of the gradient ``grad`` of input ``wrt`` was computed (the chain rule's terms)."""
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}",
+                               lines=[f"{syms.out}{idx(index)} = {num(grad[index])}"])
+
 
 @lru_cache(maxsize=1024)
 def _compiled(expr: str) -> Any:
@@ -225,8 +268,21 @@ def register(cls: type[Op]) -> type[Op]:
 
 
 def get(kind: str) -> Op:
-    """The op of a kind (``"matmul"``)."""
+    """The op of a kind (``"matmul"``; ``"matmul.grad"`` is the backward of matmul)."""
+    if kind not in REGISTRY and kind.endswith(".grad") and kind[:-5] in REGISTRY:
+        from explain.ops.grad import GradOf
+
+        REGISTRY[kind] = GradOf(REGISTRY[kind[:-5]])
     return REGISTRY[kind]
+
+
+def summed_index(index: tuple[int, ...], shape: tuple[int, ...], g_shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """The cells of an output's gradient (shape ``g_shape``) that were summed into cell ``index`` of the
+    gradient of an operand of ``shape`` broadcast to it: every entry along the axes broadcasting added or
+    stretched, the same entry along the others (the inverse of :func:`broadcast_index`)."""
+    extra = len(g_shape) - len(shape)
+    return (slice(None),) * extra + tuple(slice(None) if n == 1 and gn != 1 else i
+                                          for i, n, gn in zip(index, shape, g_shape[extra:]))
 
 
 def broadcast_index(index: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:

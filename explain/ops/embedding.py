@@ -83,6 +83,40 @@ class Embed(Op):
                                lines=[f"position {idx(tuple(pos))} holds token {token(tok, vocab)}",
                                       f"row {tok} of {syms.ins[1]}, column {j} = {num(output[index])}"])
 
+    # -- backward: token ids are integers (no gradient); row t of W_E sums the gradients of the positions
+    # that hold token t, and rows of tokens not in the input get 0
+    differentiable = (1,)
+    vjp_helpers = ("embed_backward",)
+
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        return f"{syms.out}[v] = Σ over positions t holding token v of {syms.ins[0]}[t]"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"embed_backward({g}, {ins[0]}, {ins[1]}.shape[0])"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        import numpy as np
+
+        v, j = index
+        where = np.nonzero(np.asarray(inputs[0]) == v)  # the positions that hold token v
+        fed = (*where, j) if where[0].size else None
+        return [fed, where, None, None]
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        import numpy as np
+
+        ids = np.asarray(inputs[0])
+        v, j = index
+        where = [tuple(int(i) for i in p) for p in np.argwhere(ids == v)]
+        title = f"{syms.out}{idx(index)}: row {v} (token id {v}), column {j}"
+        if not where:
+            return CellExplanation(index, float(grad[index]), title, lines=[
+                f"token id {v} does not occur in the input: this row was never looked up, gradient 0"])
+        rows = [(idx(p), float(g[p + (j,)])) for p in where]
+        return CellExplanation(index, float(grad[index]), title, ("position", f"{syms.ins[0]}[t, {j}]"), rows,
+                               [f"token id {v} is at {len(where)} position(s); each lookup copied this row, so the "
+                                "gradients add", f"sum = {num(grad[index])}"])
+
 
 def syms_w(shapes) -> str:
     """The embedding matrix's shape, for signatures."""
@@ -119,6 +153,25 @@ class PosEmbed(Op):
         p, j = self.feeds(index, inputs, start=start)[0]
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}[{p}, {j}]",
                                lines=[f"position {p} uses row {p} of {syms.ins[0]}: {num(output[index])}"])
+
+    # -- backward: rows 0 … T−1 of W_pos get the gradient at their position; later rows get 0 -----------------
+    vjp_helpers = ("pad_back",)
+
+    def vjp_formula(self, wrt, syms: Syms, n: int = 1, **attrs) -> str:
+        return f"{syms.out}[0:{n}] = {syms.ins[0]},  {syms.out}[{n}:] = 0"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        from explain.ops.products import pad_back_source
+
+        return pad_back_source(g, ins[0])
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        return [index if all(i < n for i, n in zip(index, g.shape)) else None, None, None]
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, n: int = 1, **attrs) -> CellExplanation:
+        from explain.ops.products import explain_pad_back
+
+        return explain_pad_back(index, grad, syms, index[0] < n)
 
 
 @register
@@ -186,6 +239,32 @@ class Pick(Op):
                                lines=[f"the correct next token at {idx(index)} is {token(tok, vocab)}",
                                       f"log p = {num(output[index])}  (p = {num(math.exp(output[index]))})"])
 
+    # -- backward: only the picked entry of each row reaches the loss -----------------------------------------
+    differentiable = (0,)
+    vjp_helpers = ("pick_backward",)
+
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        return f"{syms.out}[t, v] = {syms.ins[0]}[t] if v = target[t] else 0"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"pick_backward({g}, {ins[0]}, {ins[1]})"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        *pos, v = index
+        picked = v == int(inputs[1][tuple(pos)])
+        return [tuple(pos) if picked else None, None, tuple(pos), None]
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        *pos, v = index
+        tok = int(inputs[1][tuple(pos)])
+        if v == tok:
+            lines = [f"token {v} is the correct next token at {idx(tuple(pos))}: it was picked",
+                     f"its gradient is the picked value's: {num(grad[index])}"]
+        else:
+            lines = [f"the correct next token at {idx(tuple(pos))} is {tok}, not {v}: this entry was not picked",
+                     "the loss does not read it directly, so its gradient here is 0 (log-softmax spreads it next)"]
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}", lines=lines)
+
 
 @register
 class Mean(Op):
@@ -215,3 +294,19 @@ class Mean(Op):
         return CellExplanation((), float(output), f"{syms.out} = mean of the {flat.size} entries of {syms.ins[0]}",
                                ("i", "value"), [(i, float(v)) for i, v in enumerate(flat)],
                                [f"sum = {num(flat.sum())}", f"{num(flat.sum())} / {flat.size} = {num(output)}"])
+
+    # -- backward: every entry counts 1/N of the mean ----------------------------------------------------------
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]} / N  (every entry, N = the number of entries)"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"np.full({ins[0]}.shape, {g} / {ins[0]}.size)"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        return [(), None, None]  # g / N: x only gives its size
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        n = inputs[0].size
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {syms.ins[0]} / {n}",
+                               lines=[f"the mean counts each of its {n} entries with weight 1/{n}",
+                                      f"{num(g)} / {n} = {num(grad[index])}"])

@@ -59,6 +59,43 @@ class Softmax(_RowOp):
         return CellExplanation(index, float(output[index]), title,
                                ("k", "score", "score − max", "exp", "weight"), rows, lines)
 
+    # -- backward: the softmax Jacobian ∂Aₖ/∂Sⱼ = Aₖ(δₖⱼ − Aⱼ), applied to one row at a time ------------------
+    vjp_helpers = ("softmax_backward",)
+    vjp_note = ("Softmax couples a row: raising one score raises its weight and lowers the others, so each "
+                "score's gradient is its weight times (its upstream gradient minus the row's weighted average). "
+                "A saturated row (one weight ≈ 1) passes almost no gradient back.")
+
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        d, g, a = syms.out, syms.ins[0], syms.ins[-1]
+        return f"{d} = {a} ⊙ ({g} − rowsum({g} ⊙ {a}))"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"softmax_backward({g}, {out})"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        r, _ = _row(index)
+        return [r, None, r]  # the row of ∂L/∂A and of A (the Jacobian is written in A alone)
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        r, j = _row(index)
+        gs, s_sym, a_sym = syms.ins[0], syms.ins[1], syms.ins[-1]
+        a, gr = output[r], g[r]
+        terms = a * gr
+        dot = float(terms.sum())
+        rows = [(k, float(ak), float(gk), float(tk)) for k, (ak, gk, tk) in enumerate(zip(a, gr, terms))]
+        lines = [f"∂{a_sym}[k]/∂{s_sym}[{j}] = {a_sym}[k]·(δₖ{j} − {a_sym}[{j}]): raising one score raises its own "
+                 "weight and lowers every other",
+                 f"rowsum({gs} ⊙ {a_sym}) = {num(dot)}  (the row's weighted average gradient)",
+                 f"{a_sym}[{j}]·({gs}[{j}] − {arg(dot)}) = {num(a[j])}×({num(gr[j])} − {arg(dot)}) = "
+                 f"{num(grad[index])}"]
+        if a[j] == 0:
+            lines.append("this weight is exactly 0 (a masked score): no gradient flows to its score")
+        elif a.max() > 0.99:
+            lines.append("this row is saturated (one weight ≈ 1): every gradient in it is close to 0")
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {a_sym}[{j}]·({gs}[{j}] − "
+                               f"Σₖ {gs}[k]·{a_sym}[k])  (row {idx(r)})",
+                               ("k", f"{a_sym}[k]", f"{gs}[k]", "product"), rows, lines)
+
 
 @register
 class SumNormalize(_RowOp):
@@ -82,6 +119,25 @@ class SumNormalize(_RowOp):
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} / row sum",
                                ("k", "score"), [(k, float(x)) for k, x in enumerate(row)],
                                [f"row sum = {num(s)}", f"{num(row[j])} / {num(s)} = {num(output[index])}"])
+
+    # -- backward: y = a / s with s = Σ a gives da = (dy − Σ dy·y) / s --------------------------------------
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        d, g, x, y = syms.out, syms.ins[0], syms.ins[1], syms.ins[-1]
+        return f"{d} = ({g} − rowsum({g} ⊙ {y})) / Σ {x}"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"({g} - np.sum({g} * {out}, axis=-1, keepdims=True)) / {ins[0]}.sum(axis=-1, keepdims=True)"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        r, _ = _row(index)
+        return [r, r, r]  # ∂L/∂y's row, the row sum of x, y's row
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        r, j = _row(index)
+        s, dot = float(inputs[0][r].sum()), float((g[r] * output[r]).sum())
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}",
+                               lines=[f"row sum = {num(s)}", f"rowsum(g ⊙ y) = {num(dot)}",
+                                      f"({num(g[index])} − {num(dot)}) / {num(s)} = {num(grad[index])}"])
 
 
 @register
@@ -110,6 +166,29 @@ class LogSoftmax(_RowOp):
                                       f"log Σ exp(row) = {num(m)} + log Σ exp(row − max) = {num(lse)}",
                                       f"{num(row[j])} − {arg(lse)} = {num(output[index])}",
                                       f"probability = exp({num(output[index])}) = {num(math.exp(output[index]))}"])
+
+    # -- backward: ∂ log pₖ/∂xⱼ = δₖⱼ − pⱼ, so dx = g − p·rowsum(g) ----------------------------------------
+    vjp_helpers = ("log_softmax_backward",)
+
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        d, g, y = syms.out, syms.ins[0], syms.ins[-1]
+        return f"{d} = {g} − exp({y}) · rowsum({g})"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"log_softmax_backward({g}, {out})"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        r, _ = _row(index)
+        return [r, None, index]  # the row of ∂L/∂y (its sum), and p = exp(y) at this cell
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        r, j = _row(index)
+        p, total = math.exp(float(output[index])), float(g[r].sum())
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} − "
+                               f"p[{j}]·Σₖ {syms.ins[0]}[k]",
+                               lines=[f"p[{j}] = exp({num(output[index])}) = {num(p)}",
+                                      f"Σₖ {syms.ins[0]}{idx(r)}[k] = {num(total)}",
+                                      f"{num(g[index])} − {num(p)}×{num(total)} = {num(grad[index])}"])
 
 
 @register
@@ -156,3 +235,76 @@ class LayerNorm(Op):
             [f"mean = {num(mean)}", f"variance (divide by n = {row.shape[0]}) = {num(var)}",
              f"x̂ = ({num(row[j])} − {arg(mean)}) / √({num(var)} + {eps:g}) = {num(xhat)}",
              f"x̂·γ[{j}] + β[{j}] = {num(xhat)}·{arg(w[j])} + {arg(b[j])} = {num(output[index])}"])
+
+    # -- backward: with x̂ = (x − mean)/σ and dx̂ = dy·γ, dx = (dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) / σ; γ and β sum
+    # their gradients over every position
+    vjp_helpers = ("layer_norm_backward", "layer_norm")
+    vjp_note = ("Layer norm's backward goes through the scale γ, then the division by σ and the subtraction of "
+                "the mean: every x of a row moves the row's mean and variance, so each gradient depends on the "
+                "whole row.")
+
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        d, g, w = syms.out, syms.ins[0], syms.ins[2]
+        if wrt == 0:
+            return f"{d} = (d{syms.ins[1]}̂ − mean(d{syms.ins[1]}̂) − x̂·mean(d{syms.ins[1]}̂ ⊙ x̂)) / σ,  d{syms.ins[1]}̂ = {g} ⊙ {w}"
+        if wrt == 1:
+            return f"{d} = Σ over positions of {g} ⊙ x̂"
+        return f"{d} = Σ over positions of {g}"
+
+    def vjp_source(self, wrt, g, ins, out, eps: float = 1e-5, **attrs) -> str:
+        x, w, _ = ins
+        if wrt == 0:
+            return f"layer_norm_backward({g}, {x}, {w}, eps={eps!r})"
+        g2 = f"{g}.reshape(-1, {g}.shape[-1])"
+        if wrt == 2:
+            return f"{g2}.sum(axis=0)"
+        return f"({g2} * layer_norm({x}, 1.0, 0.0, eps={eps!r}).reshape(-1, {x}.shape[-1])).sum(axis=0)"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        x = inputs[0]
+        if wrt == 0:  # the whole row: its mean and variance; every γ
+            r, _ = _row(index)
+            return [r, r, (slice(None),), None, None]
+        column = (slice(None),) * (g.ndim - 1) + (index[0],)  # this feature at every position
+        if wrt == 2:
+            return [column, None, None, None, None]
+        return [column, (slice(None),) * x.ndim, None, None, None]  # x̂ needs every row's statistics
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, eps: float = 1e-5,
+                    **attrs) -> CellExplanation:
+        import numpy as np
+
+        x, w, _ = inputs
+        gs = syms.ins[0]
+        xhat_all = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+        if wrt in (1, 2):
+            (j,) = index
+            gcol = g.reshape(-1, g.shape[-1])[:, j]
+            if wrt == 2:
+                rows = [(p, float(v)) for p, v in enumerate(gcol)]
+                return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: β is added at every "
+                                       "position", ("position", f"{gs}[p, {j}]"), rows,
+                                       [f"sum over {len(rows)} positions = {num(gcol.sum())}"])
+            xcol = xhat_all.reshape(-1, x.shape[-1])[:, j]
+            cols, rows, total = _dot_rows(gcol, xcol, f"{gs}[p, {j}]", f"x̂[p, {j}]")
+            return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: γ[{j}] multiplies x̂[p, {j}] "
+                                   "at every position", cols, rows, [f"sum of {len(rows)} products = {num(total)}"])
+        r, j = _row(index)
+        xhat, dxhat = xhat_all[r], g[r] * w
+        sigma = math.sqrt(float(x[r].var()) + eps)
+        m1, m2 = float(dxhat.mean()), float((dxhat * xhat).mean())
+        rows = [(k, float(a), float(b), float(c)) for k, (a, b, c) in enumerate(zip(xhat, g[r], dxhat))]
+        return CellExplanation(
+            index, float(grad[index]), f"{syms.out}{idx(index)}: back through scale, normalise, centre (row {idx(r)})",
+            ("k", "x̂", gs, f"dx̂ = {gs}·γ"), rows,
+            [f"σ = √(var + ε) = {num(sigma)}",
+             f"mean(dx̂) = {num(m1)}  (moving every x of the row moves the mean too)",
+             f"mean(dx̂ ⊙ x̂) = {num(m2)}  (and the variance)",
+             f"(dx̂[{j}] − mean(dx̂) − x̂[{j}]·mean(dx̂ ⊙ x̂)) / σ = ({num(dxhat[j])} − {arg(m1)} − "
+             f"{arg(xhat[j])}×{arg(m2)}) / {num(sigma)} = {num(grad[index])}"])
+
+
+def _dot_rows(a, b, a_name: str, b_name: str):
+    """The term table of Σₚ a[p]·b[p]."""
+    rows = [(p, float(x), float(y), float(x * y)) for p, (x, y) in enumerate(zip(a, b))]
+    return ("p", a_name, b_name, "product"), rows, float((a * b).sum())

@@ -1,5 +1,5 @@
-"""Op kinds that are sums of products: matmul (Q·Kᵀ), the weighted sum of values, linear layers (per head
-or not), and the head concatenation and slicing that go with them."""
+"""Op kinds that are sums of products: matmul (Q·Kᵀ), the weighted sum of values, and the head concatenation
+and slicing that go with them (linear layers are in :mod:`explain.ops.linear`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from explain import shape_rules as sr
 from explain.errors import ShapeError
-from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register, summed_index
 from explain.shape_rules import Shape
 
 
@@ -74,6 +74,66 @@ class MatMul(Op):
             [f"{products}", f"sum of {len(rows)} products = {num(total)}"],
         )
 
+    # -- backward: S = A·B gives dA = dS·Bᵀ and dB = Aᵀ·dS (with B = Kᵀ: dK = dSᵀ·A) --------------------------
+    vjp_helpers = ("unbroadcast",)
+
+    def vjp_formula(self, wrt, syms: Syms, transpose_b: bool = False, **attrs) -> str:
+        d, g, (a, b), _ = syms.out, syms.ins[0], syms.ins[1:3], syms.ins[-1]
+        if wrt == 0:
+            return f"{d} = {g}·{b}" if transpose_b else f"{d} = {g}·{b}ᵀ"
+        return f"{d} = {g}ᵀ·{a}" if transpose_b else f"{d} = {a}ᵀ·{g}"
+
+    def vjp_source(self, wrt, g, ins, out, transpose_b: bool = False, **attrs) -> str:
+        a, b = ins
+        if wrt == 0:
+            return f"unbroadcast({g} @ {b if transpose_b else f'np.swapaxes({b}, -1, -2)'}, {a}.shape)"
+        d = f"np.swapaxes({g}, -1, -2) @ {a}" if transpose_b else f"np.swapaxes({a}, -1, -2) @ {g}"
+        return f"unbroadcast({d}, {b}.shape)"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, transpose_b: bool = False, **attrs):
+        a, b = inputs
+        mine, other = inputs[wrt], inputs[1 - wrt]
+        *lead, r, c = index
+        # the leading (batch, head) cells of ∂L/∂out summed into this one, and the other operand's matching ones
+        g_lead = summed_index(tuple(lead), mine.shape[:-2], g.shape[:-2])
+        o_lead = tuple(0 if n == 1 else i for i, n in
+                       zip(g_lead[len(g_lead) - (other.ndim - 2):], other.shape[:-2]))
+        every = slice(None)
+        if wrt == 0:  # dA[r, c] = Σₖ dY[r, k]·B[c, k]
+            fg, fo = g_lead + (r, every), o_lead + ((every, c) if transpose_b else (c, every))
+            return [fg, None, fo, None]
+        if transpose_b:  # b is (k, c) with Y = A·bᵀ: db[r, c] = Σₚ dY[p, r]·A[p, c]
+            return [g_lead + (every, r), o_lead + (every, c), None, None]
+        return [g_lead + (every, c), o_lead + (every, r), None, None]  # dB[r, c] = Σₚ A[p, r]·dY[p, c]
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, transpose_b: bool = False,
+                    **attrs) -> CellExplanation:
+        a, b = inputs
+        gs, (a_sym, b_sym), out_sym = syms.ins[0], syms.ins[1:3], syms.ins[-1]
+        *lead, r, c = index
+        mine = (a, b)[wrt]
+        if mine.ndim < g.ndim:  # a broadcast operand: its gradient also sums over the broadcast axes
+            return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}", lines=[
+                "this operand was broadcast over the leading axes, so its gradient sums over them too",
+                f"= {num(grad[index])}"])
+        gl = g[tuple(lead)]
+        al, bl = a[broadcast_index(tuple(lead), a.shape[:-2])], b[broadcast_index(tuple(lead), b.shape[:-2])]
+        if wrt == 0:  # dA[i, k] = Σⱼ dS[i, j]·Bᵀ[k, j]
+            other = bl[:, c] if transpose_b else bl[c, :]
+            b_ref = f"{b_sym}[j, {c}]" if transpose_b else f"{b_sym}[{c}, j]"
+            cols, rows, total = _dot_explanation(gl[r, :], other, f"{gs}[{r}, j]", b_ref, "j")
+            why = (f"{a_sym}[{r}, {c}] enters every {out_sym}[{r}, j], with ∂{out_sym}[{r}, j]/∂{a_sym}[{r}, {c}] = "
+                   f"{b_ref}")
+        elif transpose_b:  # B is (j, k): dB[j, k] = Σᵢ dS[i, j]·A[i, k]
+            cols, rows, total = _dot_explanation(gl[:, r], al[:, c], f"{gs}[i, {r}]", f"{a_sym}[i, {c}]", "i")
+            why = f"{b_sym}[{r}, {c}] enters every {out_sym}[i, {r}], with ∂{out_sym}[i, {r}]/∂{b_sym}[{r}, {c}] = {a_sym}[i, {c}]"
+        else:  # dB[k, j] = Σᵢ A[i, k]·dS[i, j]
+            cols, rows, total = _dot_explanation(al[:, r], gl[:, c], f"{a_sym}[i, {r}]", f"{gs}[i, {c}]", "i")
+            why = f"{b_sym}[{r}, {c}] enters every {out_sym}[i, {c}], with ∂{out_sym}[i, {c}]/∂{b_sym}[{r}, {c}] = {a_sym}[i, {r}]"
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: chain rule over every output "
+                               "cell it feeds", cols, rows,
+                               [why, f"sum of {len(rows)} products = {num(total)}"])
+
 
 @register
 class WeightedSum(MatMul):
@@ -95,118 +155,6 @@ class WeightedSum(MatMul):
             [" + ".join(f"{arg(r[1])}·{arg(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else ""),
              f"= {num(total)}"],
         )
-
-
-@register
-class Linear(Op):
-    """``x·W + b`` over the last axis of x (``nn.Linear``); ``transpose_w`` for a tied unembedding (x·W_Eᵀ)."""
-
-    kind = "linear"
-    join = " · "
-    default_note = "A linear layer: each output is a weighted sum of the input's features plus a bias."
-
-    def shown_shapes(self, shapes, transpose_w: bool = False, **attrs):
-        return [shapes[0], sr.transpose(shapes[1]) if transpose_w else shapes[1], *shapes[2:]]
-
-    def signature(self, shapes, out, transpose_w: bool = False, **attrs) -> str:
-        x, w = self.shown_shapes(shapes, transpose_w=transpose_w)[:2]
-        tail = f" + {sr.fmt_shape(shapes[2])}" if len(shapes) > 2 else ""
-        return f"{sr.fmt_shape(x)} · {sr.fmt_shape(w)}{tail} → {sr.fmt_shape(out)}"
-
-    def shape(self, x, w, b=None, transpose_w: bool = False, **attrs):
-        w = sr.transpose(w) if transpose_w else w
-        if len(w) != 2:
-            raise ShapeError(f"a linear layer's weight must be 2-D, got {sr.fmt_shape(w)}")
-        out = sr.matmul(x, w)
-        return sr.broadcast(out, b) if b is not None else out
-
-    def axes(self, x, w, *rest, transpose_w: bool = False, **attrs):
-        return x[:-1] + (w[0] if transpose_w else w[-1],)
-
-    def formula(self, syms: Syms, transpose_w: bool = False, **attrs) -> str:
-        x, w, *b = syms.ins
-        return f"{syms.out} = {x}·{w}{'ᵀ' if transpose_w else ''}" + (f" + {b[0]}" if b else "")
-
-    def source(self, out, ins, transpose_w: bool = False, **attrs) -> str:
-        x, w, *b = ins
-        return f"{x} @ {w}{'.T' if transpose_w else ''}" + (f" + {b[0]}" if b else "")
-
-    def feeds(self, index, inputs, transpose_w: bool = False, **attrs):
-        *lead, j = index
-        out = [tuple(lead) + (slice(None),), (j, slice(None)) if transpose_w else (slice(None), j)]
-        return out + [(j,)] * (len(inputs) - 2)
-
-    def explain(self, index, inputs, output, syms: Syms, transpose_w: bool = False, **attrs) -> CellExplanation:
-        x, w, *b = inputs
-        x_sym, w_sym, *b_sym = syms.ins
-        *lead, j = index
-        fx, fw, *_ = self.feeds(index, inputs, transpose_w=transpose_w)  # the row of x, the column of W
-        row, col = x[fx], w[fw]
-        cols, rows, total = _dot_explanation(row, col, f"{x_sym}{idx(tuple(lead))}[k]",
-                                             f"{w_sym}{'ᵀ' if transpose_w else ''}[k, {j}]")
-        lines = [f"sum of {len(rows)} products = {num(total)}"]
-        if b:
-            bias = float(b[0][j])
-            lines.append(f"{num(total)} + bias {b_sym[0]}[{j}] {arg(bias)} = {num(total + bias)}")
-        return CellExplanation(index, float(output[index]),
-                               f"{syms.out}{idx(index)} = {x_sym}{idx(tuple(lead))} · column {j} of "
-                               f"{w_sym}{'ᵀ' if transpose_w else ''}" + (f" + {b_sym[0]}[{j}]" if b else ""),
-                               cols, rows, lines)
-
-
-@register
-class LinearHeads(Op):
-    """Per-head projection: x (…, T, d) with W (h, d, m) and b (h, m) gives (…, h, T, m), i.e. X·W_s + b_s
-    for every head s."""
-
-    kind = "linear_heads"
-    default_note = "Every head has its own weight matrix; each head's output is X times that head's matrix."
-
-    def signature(self, shapes, out, **attrs) -> str:
-        x, w, *b = shapes
-        tail = f" + {sr.fmt_shape(b[0])}" if b else ""
-        return f"{sr.fmt_shape(x)} · {sr.fmt_shape(w)}{tail} → {sr.fmt_shape(out)}"
-
-    def shape(self, x, w, b=None, **attrs):
-        if len(w) != 3:
-            raise ShapeError(f"per-head weights must be (heads, d_in, d_out), got {sr.fmt_shape(w)}")
-        if x[-1] != w[1]:
-            raise ShapeError(f"per-head projection: input width {x[-1]} does not match the weights' d_in {w[1]} "
-                             f"({sr.fmt_shape(x)} · {sr.fmt_shape(w)})")
-        if b is not None and tuple(b) != (w[0], w[2]):
-            raise ShapeError(f"per-head bias must be {sr.fmt_shape((w[0], w[2]))}, got {sr.fmt_shape(b)}")
-        return tuple(x[:-2]) + (w[0], x[-2], w[2])
-
-    def axes(self, x, w, *rest, **attrs):
-        return x[:-2] + ("head", x[-2], w[-1])
-
-    def formula(self, syms: Syms, **attrs) -> str:
-        x, w, *b = syms.ins
-        return f"{syms.out}ₛ = {x}·{w}ₛ" + (f" + {b[0]}ₛ" if b else "") + "   (for each head s)"
-
-    def source(self, out, ins, **attrs) -> str:
-        # x[..., None, :, :] @ w broadcasts x over the heads: one BLAS matmul per head (einsum without
-        # optimize= would loop in C without BLAS, several times slower at GPT-2 size).
-        x, w, *b = ins
-        return f"{x}[..., None, :, :] @ {w}" + (f" + {b[0]}[:, None, :]" if b else "")
-
-    def feeds(self, index, inputs, **attrs):
-        *lead, h, t, j = index
-        return [tuple(lead) + (t, slice(None)), (h, slice(None), j)] + [(h, j)] * (len(inputs) - 2)
-
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        x, w, *b = inputs
-        x_sym, w_sym, *b_sym = syms.ins
-        *lead, h, t, j = index
-        fx, fw, *_ = self.feeds(index, inputs)  # row t of x, column j of head h's W
-        row, col = x[fx], w[fw]
-        cols, rows, total = _dot_explanation(row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
-        lines = [f"sum of {len(rows)} products = {num(total)}"]
-        if b:
-            lines.append(f"{num(total)} + bias {b_sym[0]}[{h}, {j}] {arg(b[0][h, j])} = {num(total + b[0][h, j])}")
-        return CellExplanation(index, float(output[index]),
-                               f"head {h}: {syms.out}{idx(index)} = row {t} of {x_sym} · column {j} of {w_sym}[{h}]",
-                               cols, rows, lines)
 
 
 @register
@@ -246,6 +194,28 @@ class MergeHeads(Op):
                                lines=[f"column {c}: head {c} // {width} = {h}, column {c} % {width} = {j}",
                                       f"{syms.ins[0]}{idx(tuple(lead) + (h, t, j))} = {num(output[index])}"])
 
+    # -- backward: the concatenation's gradient is cut back into the heads ----------------------------------
+    vjp_helpers = ("split_heads",)
+
+    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
+        return f"{syms.out}ₛ = columns of head s in {syms.ins[0]}  (split the concatenation)"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return f"split_heads({g}, {ins[0]}.shape[-3])"
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        *lead, h, t, j = index
+        return [tuple(lead) + (t, h * inputs[0].shape[-1] + j), None, None]
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
+        *lead, h, t, j = index
+        width = inputs[0].shape[-1]
+        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}"
+                               f"{idx(tuple(lead) + (t, h * width + j))}",
+                               lines=[f"head {h}, column {j} was column {h}×{width} + {j} = {h * width + j} of the "
+                                      "concatenation: its gradient comes back unchanged",
+                                      f"= {num(grad[index])}"])
+
 
 @register
 class Slice(Op):
@@ -274,3 +244,31 @@ class Slice(Op):
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)}",
                                lines=[f"copied: {num(output[index])}"])
+
+    # -- backward: the used entries get the gradient; the entries never used get 0 --------------------------
+    vjp_helpers = ("pad_back",)
+
+    def vjp_formula(self, wrt, syms: Syms, stop: int = 1, **attrs) -> str:
+        return f"{syms.out} = {syms.ins[0]} in the first {stop} entries, 0 after"
+
+    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+        return pad_back_source(g, ins[0])
+
+    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        return [index if all(i < n for i, n in zip(index, g.shape)) else None, None, None]
+
+    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, axis: int = -1, stop: int = 1,
+                    **attrs) -> CellExplanation:
+        return explain_pad_back(index, grad, syms, index[axis] < stop)
+
+
+def pad_back_source(g: str, a: str) -> str:
+    """:func:`pad_back` as numpy source."""
+    return f"pad_back({g}, {a}.shape)"
+
+
+def explain_pad_back(index: tuple[int, ...], grad: Any, syms: Syms, used: bool) -> CellExplanation:
+    """A gradient cell of a cut: passed through if the entry was used, else 0."""
+    line = ("this entry was used: its gradient passes through unchanged" if used else
+            "this entry was cut off (the sequence is shorter than the context): it reaches no output, gradient 0")
+    return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}", lines=[line, f"= {num(grad[index])}"])

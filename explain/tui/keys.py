@@ -84,6 +84,7 @@ KEYS: list[Key] = [
     Key("i", "toggle_operands", "inputs", "Show or hide the operands (the step's inputs)", "View"),
     Key("T", "toggle_sidebar", "tree", "Show or hide the step tree / narration", "View"),
     Key("e", "rerun", "re-run", "Change the input text and the config, and run again", "Run"),
+    Key("r", "gradient", "∂L/∂", "A value ↔ its gradient ∂L/∂… (the first time: record the backward pass)", "Run"),
     Key("x", "export_step", "export", "Export this step as a numpy script (in this folder)", "Run"),
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
     Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt only)", "Run"),

@@ -174,6 +174,17 @@ def _relations(trace: Trace, step: Step, stop: Stop, e: Expect, x: Any, fail: Fa
                 raise fail(f"{step.name} reads {', '.join(step.inputs) or 'nothing'}, not '{name}'",
                            f"write inputs = {list(step.inputs)} or a part of it", field="expect.inputs")
         out.append(Check(stop.number, step.name, "inputs", f"{step.name} reads {', '.join(e.inputs)}"))
+    if e.equals is not None:
+        for name in e.equals:
+            if name not in trace and name not in trace.params:
+                raise fail(f"no step or parameter named '{name}' in this run", "name a step of the run (see "
+                           "'explain run MODEL --plain')", field="expect.equals")
+        total = sum(np.asarray(trace.value(n), dtype=float) for n in e.equals)
+        if np.shape(total) != np.shape(x) or not np.allclose(x, total, rtol=0, atol=tol + FLOAT_SLACK):
+            off = float(np.max(np.abs(x - total))) if np.shape(total) == np.shape(x) else float("nan")
+            raise fail(f"{step.name} is not {' + '.join(e.equals)} (off by up to {off:.3g}, tol {tol:g})",
+                       "name the steps whose sum this step is", field="expect.equals")
+        out.append(Check(stop.number, step.name, "equals", f"{step.name} = {' + '.join(e.equals)} (tol {tol:g})"))
     if e.n_params is not None:
         if trace.n_params != e.n_params:
             raise fail(f"the run has {trace.n_params:,} parameters but the tutorial expects {e.n_params:,}",

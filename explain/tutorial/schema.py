@@ -31,7 +31,7 @@ STOP_KEYS = ("step", "title", "narration", "cell", "question", "answer", "expect
 OPTION_KEYS = tuple(o.name for o in OPTIONS if o.tutorial)
 NUMBER_EXPECTS = ("value", "row_sums", "row_means", "row_vars", "min", "max", "above_diagonal")
 EXPECT_KEYS = ("shape", "values", "index", "tol", *NUMBER_EXPECTS, "equal_slices", "unequal_slices", "inputs",
-               "n_params", "param_count")
+               "n_params", "param_count", "equals")
 
 Index = tuple[int | str, ...]  # ints, or ":" for a whole axis
 
@@ -56,6 +56,7 @@ class Expect:
     inputs: tuple[str, ...] | None = None  # names the step must read (steps or parameters)
     n_params: int | None = None  # the run's parameter count
     param_count: dict[str, int] | None = None  # name prefix -> parameter count
+    equals: tuple[str, ...] | None = None  # the output equals this step's output (or the sum of these steps')
 
     def kinds(self) -> list[str]:
         """The expectation fields that are set, in the order they are checked."""
@@ -229,6 +230,16 @@ class _Parser:
                 out[key] = list(v)
             elif key == "embeddings":
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)
+            elif key == "backward":
+                if not isinstance(v, bool):
+                    raise self.fail(f"must be true or false, got {v!r}", "write backward = true", field=f)
+                out[key] = v
+            elif key == "lr":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                    raise self.fail(f"must be a positive number, got {v!r}", "write lr = 0.1", field=f)
+                out[key] = float(v)
+            elif key in ("output_target", "grad_output"):  # the objective of a model without a loss
+                out[key] = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src)
         return out, embeddings
 
     def weights(self, d: Any, path: Path | None) -> dict[str, Any]:
@@ -304,6 +315,13 @@ class _Parser:
                 raise self.fail(f"must be a list of step or parameter names, got {v!r}",
                                 'write inputs = ["attn.q", "attn.k"]', field="expect.inputs", **kw)
             e.inputs = tuple(v)
+        if "equals" in d:
+            v = [d["equals"]] if isinstance(d["equals"], str) else d["equals"]
+            if not (isinstance(v, list) and v and all(isinstance(s, str) and s for s in v)):
+                raise self.fail(f"must be a step name or a list of step names, got {d['equals']!r}",
+                                'write equals = "blocks.1.resid_post.grad" (or a list: equal to their sum)',
+                                field="expect.equals", **kw)
+            e.equals = tuple(v)
         if "n_params" in d:
             e.n_params = self.count(d["n_params"], "expect.n_params", minimum=0, **kw)
         if "param_count" in d:

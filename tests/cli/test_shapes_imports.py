@@ -14,6 +14,7 @@ CASES = {
     "gpt2 size": ["gpt", "--d-model", "768", "--heads", "12", "--layers", "12", "--d-ff", "3072", "--vocab",
                   "50257", "--context", "1024", "--seq", "1024"],
     "json": ["transformer", "--json"],
+    "backward": ["gpt", "--backward", "--lr", "0.1"],
     "weights ignored": ["attention", "--weights", "x.npz"],
     "config error": ["gpt", "--d-model", "10", "--heads", "4"],
     "help": ["--help"],

@@ -81,3 +81,25 @@ def text_of(widget: Any, width: int = 200) -> str:
     console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
     console.print(widget.render(), crop=False, soft_wrap=True)
     return console.file.getvalue()
+
+
+async def _until(pilot: Any, done: Callable[[], bool], tries: int = 100) -> None:
+    """Pause until ``done()`` (or give up quietly after ``tries`` short pauses: the test's asserts decide)."""
+    for _ in range(tries):
+        if done():
+            return
+        await pilot.pause(0.02)
+
+
+async def goto(pilot: Any, name: str, *then: str) -> None:
+    """``g``, the step's name, Enter, then the keys ``then``, waiting for the go-to screen to open and to close.
+    Keys pressed before a pushed screen is active go to the screen below (on a loaded machine, 'a' of
+    'attn.scores' would reach the step screen), so each transition is awaited."""
+    on_search = lambda: type(pilot.app.screen).__name__ == "SearchScreen"  # noqa: E731
+    await pilot.press("g")
+    await _until(pilot, on_search)
+    await pilot.press(*name, "enter")
+    await _until(pilot, lambda: not on_search(), tries=25)  # a wrong name keeps the screen open, with an error
+    await pilot.pause()
+    if then:
+        await pilot.press(*then)

@@ -110,6 +110,11 @@ RANGES = [
     ("transformer", {}, "decoder.blocks.0.cross_attn.q", "decoder.blocks.0.ln2"),
     ("synthesizer", {}, "attn.scores", "attn.z"),
     ("encoder", {}, "blocks.1.attn.scores", "blocks.1.attn.pattern"),
+    # backward ranges: from the loss's seed to the first attention pattern's gradient, and down to W_E
+    ("gpt", {"backward": True}, "loss.grad", "blocks.1.attn.pattern.grad"),
+    ("gpt", {"backward": True, "d_model": 16, "n_heads": 4}, "blocks.0.attn.pattern.grad", "W_E.grad"),
+    ("causal", {"backward": True}, "loss", "attn.q.grad"),
+    ("gpt", {"lr": 0.1}, "W_E.grad", "W_pos.updated"),
 ]
 
 

@@ -22,13 +22,18 @@ RUNS = {
     # generation: the cached forward, temperature, both filters and a seeded draw; and greedy decoding
     "gpt-generate": {"sampling": make_sampling(3, temperature=0.8, top_k=4, top_p=0.9, seed=1)},
     "gpt-greedy": {"sampling": make_sampling(2, greedy=True)},
+    # the backward pass: every gradient step's source too
+    "simple-backward": {"backward": True}, "simple-sum-backward": {"normalize": "sum", "backward": True},
+    "causal-backward": {"backward": True}, "multihead-backward": {"backward": True},
+    "synthesizer-backward": {"backward": True}, "encoder-backward": {"backward": True},
+    "transformer-backward": {"backward": True}, "gpt-lr": {"text": ["the cat", "a dog"], "lr": 0.1},
 }
 
 
 def make_run(key: str):
     model = key.split("-")[0]
     options = dict(RUNS[key])
-    if key == "simple-embeddings":
+    if key.startswith("simple-embeddings"):
         options["embeddings"] = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [0.0, 1.0, 1.0]])
         options["text"] = "Your journey starts"
     return explain.run(model, **options)

@@ -21,7 +21,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.ops",),
     ("explain.trace",),
     ("explain.models.layers", "explain.models.zoo", "explain.models.notation", "explain.weights",
-     "explain.checkpoint", "explain.shape_report", "explain.models.generate"),
+     "explain.checkpoint", "explain.shape_report", "explain.models.generate",
+     "explain.backward"),  # backward: the walker over a trace
     ("explain.api", "explain.predict"),
     ("explain.export",),
     ("explain.tutorial",),

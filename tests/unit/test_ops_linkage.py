@@ -1,7 +1,12 @@
 """Linkage: each op's :meth:`~explain.ops.base.Op.feeds` names exactly the input cells an output cell depends
 on. Checked against the op's own compute by perturbation, for every op kind with inputs in every model: changing
 any cell outside the marked ones leaves the output cell as it was (to 1e-12); changing the marked ones changes
-it. The explanations read their operands through ``feeds``, so the drill-down and the marks agree."""
+it. The explanations read their operands through ``feeds``, so the drill-down and the marks agree.
+
+The backward pass is checked the same way: every gradient op kind (``<kind>.grad``, once for each input it
+differentiates), ``accumulate``, ``mse`` and ``sgd``, from runs with ``--backward`` and ``--lr``. An operand a
+gradient cell does not read (``add`` passes the gradient through) is marked None: changing all of it leaves
+the cell as it was."""
 
 from __future__ import annotations
 
@@ -13,16 +18,21 @@ from explain import ops
 from explain.models import MODELS
 
 TRACES = {m: explain.run(m, **({"normalize": "sum"} if m == "simple" else {})) for m in MODELS}
+TRACES |= {f"{m}-backward": explain.run(m, backward=True) for m in MODELS}
+TRACES["gpt-lr"] = explain.run("gpt", lr=0.1)
+TRACES["gpt-batch-backward"] = explain.run("gpt", text=["the cat sat", "a dog ran"], backward=True)
 ONE_PER_KIND = {}
 for model, trace in TRACES.items():
     for step in trace:
-        if step.inputs and step.output is not None and step.op not in ONE_PER_KIND:
-            ONE_PER_KIND[step.op] = (model, step.name)
+        kind = f"{step.op}/{step.attrs['wrt']}" if "wrt" in step.attrs else step.op
+        if step.inputs and step.output is not None and kind not in ONE_PER_KIND:
+            ONE_PER_KIND[kind] = (model, step.name)
 
 
 def mask_of(shape, index) -> np.ndarray:
     m = np.zeros(shape, dtype=bool)
-    m[index] = True
+    if index is not None:
+        m[index] = True
     return m
 
 
@@ -35,6 +45,8 @@ def test_marked_cells_are_exactly_the_cells_that_feed(kind):
     inputs = trace.inputs_of(step)
     rng = np.random.default_rng(0)
     cells = {tuple(0 for _ in step.shape), tuple(n - 1 for n in step.shape)}
+    # and the largest cell (a gradient's first and last cells may be 0: no loss at the last position)
+    cells.add(tuple(int(i) for i in np.unravel_index(np.argmax(np.abs(np.nan_to_num(step.output))), step.shape)))
     for index in cells:
         feeds = op.feeds(index, inputs, **step.attrs)
         assert len(feeds) == len(inputs)
@@ -42,7 +54,7 @@ def test_marked_cells_are_exactly_the_cells_that_feed(kind):
             if arr.dtype.kind in "iub":  # token ids and targets: what they select is checked through the others
                 continue
             marked = mask_of(arr.shape, feed)
-            assert marked.any(), (kind, k)
+            assert marked.any() or ".grad" in kind, (kind, k)  # a gradient may not read an operand at all
             # outside the marks: any change leaves the cell as it was
             other = [a.copy() for a in inputs]
             noise = rng.normal(size=arr.shape) * 3
@@ -50,10 +62,15 @@ def test_marked_cells_are_exactly_the_cells_that_feed(kind):
             out = op.compute(*other, **step.attrs)
             np.testing.assert_allclose(out[index], step.output[index], rtol=0, atol=1e-12, err_msg=f"{kind} in {k}")
             # the marks themselves: a change there changes the cell (unless every marked entry is masked)
-            if np.isfinite(arr[marked]).any() and np.isfinite(step.output[index]):
-                other[k] = np.where(marked & np.isfinite(arr), arr + 1.7 + noise, arr)
-                out = op.compute(*other, **step.attrs)
-                assert out[index] != step.output[index], (kind, k, index)
+            # (and unless it is a gradient's operand and the upstream gradient there is 0: 0 times anything)
+            zero_upstream = ".grad" in kind and k > 0 and not np.any(inputs[0][mask_of(inputs[0].shape, feeds[0])])
+            if np.isfinite(arr[marked]).any() and np.isfinite(step.output[index]) and not zero_upstream:
+                # two changes (a shift, and a sign flip for ReLU's gate): at least one moves the cell
+                moved = []
+                for changed in (arr + 1.7 + noise, -arr - 1.7):
+                    other[k] = np.where(marked & np.isfinite(arr), changed, arr)
+                    moved.append(op.compute(*other, **step.attrs)[index] != step.output[index])
+                assert any(moved), (kind, k, index)
 
 
 def test_explanations_read_the_fed_cells():

@@ -140,6 +140,9 @@ def test_a_binary_file_is_not_toml(tmp_path: Path) -> None:
     (SIMPLE.replace('text = "a b"', 'txt = "a b"') + stop("embed"), ["options.txt", "did you mean 'text'"]),
     (SIMPLE + stop("embed", 'values = { shape = [2, 2], values = [[1, 2, 3]] }'),
      ["expect.values", "do not fit in the leading corner"]),
+    (SIMPLE + stop("embed", "equals = 3"), ["expect.equals", "a step name or a list of step names"]),
+    (SIMPLE.replace("[options]", "[options]\nbackward = 1") + stop("embed"), ["options.backward", "backward = true"]),
+    (SIMPLE.replace("[options]", "[options]\nlr = -0.1") + stop("embed"), ["options.lr", "positive number"]),
 ])
 def test_schema_errors_name_the_field_and_the_fix(tmp_path: Path, text: str, fragments: list[str]) -> None:
     with pytest.raises(TutorialError) as info:
@@ -166,6 +169,8 @@ def test_schema_errors_name_the_field_and_the_fix(tmp_path: Path, text: str, fra
     ("attn.scores", 'param_count = { "W_E" = 3 }', ["no parameter name starts with 'W_E'"]),
     ("attn.z", "row_means = 0.0", ["expect.row_means"]),
     ("attn.z", "row_vars = 0.0", ["expect.row_vars"]),
+    ("attn.scores", 'equals = "attn.pattern"', ["attn.scores is not attn.pattern", "expect.equals"]),
+    ("attn.scores", 'equals = "attn.nothing"', ["no step or parameter named 'attn.nothing'"]),
 ])
 def test_a_failing_expectation_names_the_field(tmp_path: Path, step: str, expect: str, fragments: list[str]) -> None:
     msg = error_of(write(tmp_path, SIMPLE + stop(step, expect)))
@@ -186,6 +191,16 @@ def test_every_expectation_kind_can_hold(tmp_path: Path) -> None:
     for k in ("shape", "value", "values", "above_diagonal", "min", "max", "equal_slices", "unequal_slices",
               "inputs", "n_params", "row_sums", "values[0]", "row_means", "row_vars", "values[:, 0]"):
         assert k in kinds, k
+
+
+def test_backward_options_and_equals_hold(tmp_path: Path) -> None:
+    """A tutorial can run the backward pass (with a given ∂L/∂output) and check that a step is the sum of
+    others: here ∂L/∂X is the sum of its three contributions (X·Xᵀ uses X twice, A·X once)."""
+    text = SIMPLE.replace("[options]", '[options]\nbackward = true\ngrad_output = [[1, 0], [0, 1]]') + stop(
+        "embed.grad", 'equals = ["embed.grad.from.attn.z", "embed.grad.from.attn.scores.arg0", '
+                      '"embed.grad.from.attn.scores.arg1"]') + stop("attn.z.grad", "values = [[1, 0], [0, 1]]")
+    kinds = [c.kind for c in check_tutorial(load_tutorial(write(tmp_path, text))).checks]
+    assert kinds == ["equals", "values"]
 
 
 def test_minus_inf_expectations_match_the_mask(tmp_path: Path) -> None:

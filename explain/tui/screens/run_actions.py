@@ -80,6 +80,55 @@ class RunActions:
     def action_export_run(self) -> None:
         self._export(None)
 
+    # -- backward (r) ----------------------------------------------------------------------------------------
+    def action_gradient(self) -> None:
+        """From a value to its gradient and back; on a run without a backward pass, record it first (after the
+        forward steps, which are not run again)."""
+        from explain.backward import gradient_partner
+
+        if not any(s.group[:1] == ("backward",) for s in self.trace):
+            self.notify("recording the backward pass…", timeout=2)
+            self._record_backward(self.trace)
+            return
+        target, why = gradient_partner(self.trace, self.view.step)
+        if target is None:
+            self.notify(why, timeout=5)
+            return
+        self._leave_path("r (a value ↔ its gradient)")
+        self.view = self.view.go(self.trace[target].index)
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _record_backward(self, trace) -> None:
+        from explain.api import with_backward
+
+        try:
+            done = with_backward(trace)
+        except ExplainError as exc:
+            self.app.call_from_thread(self.post_message, RunFailed(str(exc)))
+        except Exception as exc:  # a bug in the engine must not take the session down with it
+            self.app.call_from_thread(self.post_message, RunFailed(f"internal error: {exc!r}"))
+        else:
+            self.app.call_from_thread(self._backward_recorded, trace, done)
+
+    def _backward_recorded(self, old, trace) -> None:
+        """The same forward steps at the same indices (a tutorial's stops stay valid), then the gradients; the
+        view goes to the gradient of the step shown."""
+        from explain.backward import gradient_partner
+
+        if self.view.trace is not old:  # another run came in meanwhile: it wins
+            return
+        self.run_options = {**self.run_options, "backward": True}
+        if self.tour is not None and self.tour.trace is old:  # the tutorial's run, now with its gradients
+            self.tour = replace(self.tour, trace=trace)
+        target, _ = gradient_partner(trace, self.view.step)
+        self.view = replace(self.view, trace=trace).clamped()
+        if target is not None:
+            self._leave_path("r (a value ↔ its gradient)")
+            self.view = self.view.go(trace[target].index)
+        added = sum(1 for s in trace if s.group[:1] == ("backward",))
+        self.notify(f"{added} backward steps recorded; r jumps between a value and its gradient",
+                    title="backward pass", timeout=4)
+
     # -- re-run ----------------------------------------------------------------------------------------------
     def action_rerun(self) -> None:
         """The form over the inputs of the run shown; in a tutorial, first ask whether to leave it (its run is

@@ -43,7 +43,7 @@ class StepTree(Tree[int]):
             for part in step.group[depth:]:
                 parent = parent.add(Text(part, style="bold"), data=-1, expand=expand)
                 path.append((part, parent))
-            label = Text.assemble(step.name.rsplit(".", 1)[-1], " ", (fmt_shape(step.shape), "dim"))
+            label = Text.assemble(step.label, " ", (fmt_shape(step.shape), "dim"))
             self._leaves.append(parent.add_leaf(label, data=step.index))
         self.root.expand()
 
