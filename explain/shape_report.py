@@ -36,8 +36,12 @@ class Selection:
 
 
 def _readers(trace: Trace) -> dict[str, list[str]]:
+    """The forward steps that read each parameter (a parameter read by two is tied; its gradient and update
+    steps read it too, but that is the backward pass, not tying)."""
     out: dict[str, list[str]] = {name: [] for name in trace.specs}
     for step in trace:
+        if step.group[:1] in (("backward",), ("update",)):
+            continue
         for name in step.inputs:
             if name in out:
                 out[name].append(step.name)

@@ -300,8 +300,8 @@ class LayerNorm(Op):
             [f"σ = √(var + ε) = {num(sigma)}",
              f"mean(dx̂) = {num(m1)}  (moving every x of the row moves the mean too)",
              f"mean(dx̂ ⊙ x̂) = {num(m2)}  (and the variance)",
-             f"(dx̂[{j}] − mean(dx̂) − x̂[{j}]·mean(dx̂ ⊙ x̂)) / σ = ({num(dxhat[j])} − {arg(m1)} − "
-             f"{arg(xhat[j])}×{arg(m2)}) / {num(sigma)} = {num(grad[index])}"])
+             f"(dx̂[{j}] − mean(dx̂) − x̂[{j}]·mean(dx̂ ⊙ x̂)) / σ",  # two lines: each fits 80 columns
+             f"= ({num(dxhat[j])} − {arg(m1)} − {arg(xhat[j])}×{arg(m2)}) / {num(sigma)} = {num(grad[index])}"])
 
 
 def _dot_rows(a, b, a_name: str, b_name: str):

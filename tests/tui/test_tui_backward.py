@@ -9,11 +9,12 @@ from conftest import drive, goto, text_of
 import explain
 from explain.tui.app import ExplainApp
 from explain.tui.widgets.cell_panel import CellPanel
+from explain.tui.widgets.operands import Operands
 from explain.tui.widgets.step_tree import StepTree
 
 
 def panel(app) -> str:
-    return text_of(app.screen.query_one(CellPanel))
+    return app.screen.query_one(CellPanel).plain()
 
 
 async def _recorded(app, pilot, before: int) -> None:
@@ -25,7 +26,7 @@ async def _recorded(app, pilot, before: int) -> None:
             return
 
 
-def test_d_records_the_backward_pass_and_jumps_between_value_and_gradient(gpt_trace):
+def test_r_records_the_backward_pass_and_jumps_between_value_and_gradient(gpt_trace):
     app = ExplainApp(gpt_trace)
 
     async def script(pilot):
@@ -60,6 +61,9 @@ def test_gradient_cells_are_explained():
         await pilot.pause()
         text = panel(app)
         assert "rowsum" in text and "δ" in text  # the softmax Jacobian's row terms
+        operands = text_of(app.screen.query_one(Operands))
+        assert "Sₘ (not read by this cell)" in operands  # softmax's backward reads A, not the scores
+        assert "∂L/∂A blocks.0.attn.pattern" in operands
         await goto(pilot, "blocks.0.attn.scaled.grad", "l", "k")
         await pilot.pause()
         assert "no gradient flows to it" in panel(app)  # (0, 1): a masked score

@@ -59,14 +59,17 @@ def marks_of(feed: tuple | None, ndim: int) -> tuple[tuple[int, ...] | None, Mar
     return tuple(lead), Marks(r if isinstance(r, int) else None, c if isinstance(c, int) else None)
 
 
-def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None) -> Text:
+def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None,
+                 unread: bool = False) -> Text:
     """One operand as a titled window of its 2-D slice; the cells in ``feed`` (the op's linkage for the cell
-    under the cursor) are marked and kept in view."""
+    under the cursor) are marked and kept in view; ``unread``: the cell under the cursor reads none of it (a
+    gradient step's operand that its chain rule does not need there), which the title says."""
     axes, shape = _axes_and_shape(view, name)
     value: Any = view.trace.value(name)
     fed_lead, marks = marks_of(feed, len(shape))
     lead = fed_lead if fed_lead is not None else operand_slice(view, axes, shape)
-    title = Text.assemble((sym, "bold cyan"), " ", (name, "dim"), f" {fmt_shape(shape)}")
+    title = Text.assemble((sym, "bold cyan"), " ", ("(not read by this cell) " if unread else "", "italic"),
+                          (name, "dim"), f" {fmt_shape(shape)}")
     if lead:
         title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
     if value is None:
@@ -129,6 +132,8 @@ class Operands(ViewWidget):
         for _ in names:
             grid.add_column(no_wrap=True, overflow="crop", max_width=width)
         feeds = self.feeds(view)
-        grid.add_row(*[operand_view(view, n, syms[i] or n, width, feeds[i] if i < len(feeds) else None)
+        gradient = step.op.endswith(".grad")  # its linkage says None for an operand the cell does not read
+        grid.add_row(*[operand_view(view, n, syms[i] or n, width, feeds[i] if i < len(feeds) else None,
+                                    unread=gradient and i < len(feeds) and feeds[i] is None)
                        for i, n in enumerate(names)])
         return grid
