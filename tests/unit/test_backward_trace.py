@@ -155,3 +155,27 @@ def test_json_and_plain_output_carry_the_gradient_steps() -> None:
     print_trace(Console(file=buf, width=100, color_system=None), t)
     assert "attn.scaled.grad" in buf.getvalue()
     assert "∂L/∂S = ∂L/∂S' / √d_k" in buf.getvalue()
+
+
+def test_the_closed_form_estimate_counts_the_gradients() -> None:
+    """estimate() (plans of one and two layers, extrapolated) equals the full plan with the backward pass and
+    an SGD step, so a run with gradients is refused before every layer is planned."""
+    from explain.api import _prepare, _training, estimate
+
+    for options in ({"backward": True}, {"lr": 0.1}):
+        opts = dict(options, n_layers=5)
+        training = _training(dict(opts))
+        cfg, inp = _prepare("gpt", n_layers=5)
+        full = plan("gpt", **opts)
+        assert estimate(cfg, inp, training) == (full.n_params, full.nbytes)
+        assert full.nbytes > estimate(cfg, inp)[1]  # the gradients are counted
+
+
+def test_a_huge_backward_run_is_refused_in_closed_form(monkeypatch) -> None:
+    import time
+
+    monkeypatch.setenv("EXPLAIN_MAX_BYTES", str(2**20))
+    start = time.perf_counter()
+    with pytest.raises(ResourceError, match="with its gradients"):
+        explain.run("gpt", n_layers=1000, d_model=64, n_heads=4, backward=True)  # the cap on layers
+    assert time.perf_counter() - start < 5  # generous on a loaded machine: the estimate plans two layers
