@@ -1,7 +1,7 @@
 """Generate tests/data/backward/*.npz: every gradient of every model, from PyTorch autograd in float64.
 
-Run once with a Python that has torch (``/work/venv-hf/bin/python tests/data/make_backward_expected.py``); the
-tests read the .npz files and need no torch.
+Run once with a Python that has torch (``/work/venv-hf/bin/python tests/data/make_backward_expected.py [CASE...]``,
+every case by default, or only the named ones); the tests read the .npz files and need no torch.
 
 Independence: explain is used only for what a user would hand to another tool, namely the parameters it
 initialises (as ``explain params`` writes them), the token ids its tokenizer gives, and the config. Each model
@@ -39,6 +39,7 @@ CASES: list[tuple[str, str, dict]] = [
     ("simple", "simple_default", {}),
     ("simple", "simple_sum", dict(normalize="sum")),
     ("simple", "simple_embeddings", dict(embeddings="journey")),
+    ("simple", "simple_big", dict(d_model=16)),
     ("attention", "attention_default", {}),
     ("attention", "attention_big", dict(d_model=16)),
     ("attention", "attention_target", dict(output_target="random")),
@@ -258,5 +259,7 @@ def make(model: str, case: str, options: dict) -> None:
 
 
 if __name__ == "__main__":
+    wanted = set(sys.argv[1:])  # case names, to write only those (default: every case)
     for model, case, options in CASES:
-        make(model, case, options)
+        if not wanted or case in wanted:
+            make(model, case, options)
