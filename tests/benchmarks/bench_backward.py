@@ -155,9 +155,9 @@ def main() -> None:
     t = time.perf_counter()
     try:
         with_backward(forward)
-        print("refusal (TUI d key): NOT refused")
+        print("refusal (TUI r key): NOT refused")
     except ResourceError:
-        print(f"refusal (TUI d key): {time.perf_counter() - t:.3f} s")
+        print(f"refusal (TUI r key): {time.perf_counter() - t:.3f} s")
 
 
 if __name__ == "__main__":
