@@ -90,6 +90,9 @@ class Softmax(_RowOp):
                  f"{num(grad[index])}"]
         if a[j] == 0:
             lines.append("this weight is exactly 0 (a masked score): no gradient flows to its score")
+        elif (a > 0).sum() == 1:
+            lines.append("only this key is visible in the row (the others are masked): its weight is 1 whatever "
+                         "its score, so the score gets no gradient")
         elif a.max() > 0.99:
             lines.append("this row is saturated (one weight ≈ 1): every gradient in it is close to 0")
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {a_sym}[{j}]·({gs}[{j}] − "

@@ -57,7 +57,10 @@ def test_gradient_cells_are_explained():
     app = ExplainApp(explain.run("gpt", backward=True))
 
     async def script(pilot):
-        await goto(pilot, "blocks.0.attn.masked.grad", "j")
+        await goto(pilot, "blocks.0.attn.masked.grad")
+        await pilot.pause()
+        assert "only this key is visible in the row" in panel(app)  # row 0 of a causal pattern: weight 1
+        await pilot.press("j")
         await pilot.pause()
         text = panel(app)
         assert "rowsum" in text and "δ" in text  # the softmax Jacobian's row terms
