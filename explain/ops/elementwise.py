@@ -249,7 +249,7 @@ class Gelu(_Unary):
                                f"GELU′({num(x)})",
                                lines=[f"tanh(u) = {num(t)}",
                                       f"GELU′(x) = 0.5·(1 + tanh u) + 0.5·x·(1 − tanh² u)·u′ = {num(slope)}",
-                                      f"{num(g[index])} × {num(slope)} = {num(grad[index])}"])
+                                      f"{num(g[index])} × {arg(slope)} = {num(grad[index])}"])
 
 
 @register

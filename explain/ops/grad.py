@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from explain import shape_rules as sr
-from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 
 class GradOf(Op):
@@ -80,7 +80,7 @@ class Accumulate(Op):
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: the sum of {len(terms)} "
                                "gradients, one per step this value feeds",
                                ("from", "gradient"), [(n, t) for n, t in zip(names, terms)],
-                               [" + ".join(num(t) for t in terms) + f" = {num(output[index])}"])
+                               [" + ".join([num(terms[0])] + [arg(t) for t in terms[1:]]) + f" = {num(output[index])}"])
 
 
 @register
@@ -106,7 +106,7 @@ class Sgd(Op):
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} − "
                                f"lr·{syms.ins[1]}{idx(index)}",
                                lines=[f"learning rate lr = {num(lr)}",
-                                      f"{num(w)} − {num(lr)}×{num(g)} = {num(output[index])}",
+                                      f"{num(w)} − {num(lr)}×{arg(g)} = {num(output[index])}",
                                       "the gradient is " + ("positive: the weight goes down" if g > 0 else
                                                             "negative: the weight goes up" if g < 0 else
                                                             "0: the weight stays")])

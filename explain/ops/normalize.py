@@ -140,7 +140,7 @@ class SumNormalize(_RowOp):
         s, dot = float(inputs[0][r].sum()), float((g[r] * output[r]).sum())
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}",
                                lines=[f"row sum = {num(s)}", f"rowsum(g ⊙ y) = {num(dot)}",
-                                      f"({num(g[index])} − {num(dot)}) / {num(s)} = {num(grad[index])}"])
+                                      f"({num(g[index])} − {arg(dot)}) / {arg(s)} = {num(grad[index])}"])
 
 
 @register
@@ -191,7 +191,7 @@ class LogSoftmax(_RowOp):
                                f"p[{j}]·Σₖ {syms.ins[0]}[k]",
                                lines=[f"p[{j}] = exp({num(output[index])}) = {num(p)}",
                                       f"Σₖ {syms.ins[0]}{idx(r)}[k] = {num(total)}",
-                                      f"{num(g[index])} − {num(p)}×{num(total)} = {num(grad[index])}"])
+                                      f"{num(g[index])} − {arg(p)}×{arg(total)} = {num(grad[index])}"])
 
 
 @register

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from explain import shape_rules as sr
 from explain.errors import ShapeError
-from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 
 @register
@@ -58,4 +58,4 @@ class Mse(Op):
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = 2·(y − target) / {n}",
                                lines=[f"y = {num(y)}, target = {num(t)}: the output is "
                                       + ("too high" if y > t else "too low" if y < t else "on target"),
-                                      f"{num(g)} × 2×({num(y)} − {num(t)}) / {n} = {num(grad[index])}"])
+                                      f"{num(g)} × 2×({num(y)} − {arg(t)}) / {n} = {num(grad[index])}"])
