@@ -83,8 +83,7 @@ class Softmax(_RowOp):
         terms = a * gr
         dot = float(terms.sum())
         rows = [(k, float(ak), float(gk), float(tk)) for k, (ak, gk, tk) in enumerate(zip(a, gr, terms))]
-        lines = [f"∂{a_sym}[k]/∂{s_sym}[{j}] = {a_sym}[k]·(δₖ{j} − {a_sym}[{j}]): raising one score raises its own "
-                 "weight and lowers every other",
+        lines = [f"∂{a_sym}[k]/∂{s_sym}[{j}] = {a_sym}[k]·(δₖ{j} − {a_sym}[{j}])  (one score up: its weight up, the rest down)",
                  f"rowsum({gs} ⊙ {a_sym}) = {num(dot)}  (the row's weighted average gradient)",
                  f"{a_sym}[{j}]·({gs}[{j}] − {arg(dot)}) = {num(a[j])}×({num(gr[j])} − {arg(dot)}) = "
                  f"{num(grad[index])}"]

@@ -36,6 +36,8 @@ class Needs:
     operands_h: int  # 0 when the step has no inputs
     tutorial: bool = False
     predictions_h: int = 0  # the next-token predictions (steps about the vocabulary), 0 on other steps
+    matrix_min_h: int = 0  # titles, rulers, one row, legend: a 4-D slice with token labels needs more than
+    # MATRIX_MIN_H (its slice line and the word ruler), or it would show its headers and no row
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,8 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
     info_h = info_h + (1 if body >= 32 else 0)  # a blank line under the header where there is room
     room = max(1, body - info_h)
     # the predictions take what is left once the matrix has what it needs and the drill-down its minimum
-    pred_h = min(needs.predictions_h, max(0, room - max(needs.matrix_h, MATRIX_MIN_H) - needs.drill_min_h))
+    matrix_min = max(MATRIX_MIN_H, min(needs.matrix_min_h, needs.matrix_h))
+    pred_h = min(needs.predictions_h, max(0, room - max(needs.matrix_h, matrix_min) - needs.drill_min_h))
     if needs.predictions_h and pred_h < PREDICTIONS_MIN_H:
         pred_h = 0
         hidden.append("predictions")
@@ -90,7 +93,7 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
     if beside:
         drill_w = max(DRILL_MIN_W, min(needs.drill_w, centre - needs.matrix_w - 1))
         work_need = max(needs.matrix_h, needs.drill_h)
-        work_min = max(MATRIX_MIN_H, needs.drill_min_h)
+        work_min = max(matrix_min, needs.drill_min_h)
         ops_h = _operands(room, work_need, work_min, needs.operands_h, operands, hidden)
         work = room - ops_h
         return Layout(sidebar_w, info_h, ops_h, True, work, drill_w, work, tuple(hidden), pred_h)
@@ -98,8 +101,8 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
     # below: the drill-down gets what it needs (down to its minimum), the matrix what it needs (down to its
     # minimum), the operands the rest, and whatever is left goes to the drill-down's table of terms
     drill_h = min(needs.drill_h, max(needs.drill_min_h, room - needs.matrix_h))
-    drill_h = min(drill_h, max(1, room - MATRIX_MIN_H))
-    matrix_h = max(min(needs.matrix_h, room - drill_h), min(MATRIX_MIN_H, room))
+    drill_h = min(drill_h, max(1, room - matrix_min))
+    matrix_h = max(min(needs.matrix_h, room - drill_h), min(matrix_min, room))
     ops_h = _operands(room, drill_h + matrix_h, drill_h + matrix_h, needs.operands_h, operands, hidden)
     drill_h = max(drill_h, room - ops_h - matrix_h)  # the rest: more rows of the table
     if drill_h > needs.drill_h + 1:  # more than the drill-down can use: the matrix takes it (it may have more)

@@ -4,13 +4,16 @@ terms, layer norm's, the mask's zero); a run started with --backward shows the s
 
 from __future__ import annotations
 
+import pytest
 from conftest import drive, goto, text_of
 
 import explain
+from explain.ops.base import num
 from explain.tui.app import ExplainApp
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.operands import Operands
 from explain.tui.widgets.step_tree import StepTree
+from explain.tui.widgets.tensor_view import TensorView
 
 
 def panel(app) -> str:
@@ -79,3 +82,34 @@ def test_gradient_cells_are_explained():
         assert "the sum of 3 gradients" in panel(app)
 
     drive(app, script)
+
+
+SIZES = [(80, 24), (120, 40), (200, 50)]
+GRADIENT_CELLS = ["blocks.1.attn.masked.grad", "blocks.0.resid_pre.grad.from.blocks.0.ln1", "W_E.grad",
+                  "blocks.0.attn.W_Q.grad", "logits.grad"]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_gradient_cells_readable_at_every_size(size):
+    """Softmax's and layer norm's gradient cells (and a parameter's, the logits'): the drill-down's result line
+    on screen, and the result matrix shows at least one row (a 4-D slice with word rulers needs more than the
+    matrix's bare minimum of lines)."""
+    trace = explain.run("gpt", backward=True)
+    app = ExplainApp(trace)
+
+    async def script(pilot):
+        s = app.screen
+        for name in GRADIENT_CELLS:
+            s.view = s.view.go(trace[name].index).move(1, 1)
+            await pilot.pause()
+            await pilot.pause()
+            panel = s.query_one(CellPanel)
+            ex = panel.explanation(s.view)
+            last = panel.plain().splitlines()[-1]
+            assert last.rstrip().endswith(f"= {num(ex.value)}"), (name, size, last)
+            tensor = s.query_one(TensorView)
+            shown = text_of(tensor, tensor.region.width).splitlines()[: tensor.region.height]
+            row = str(s.view.cell[0])
+            assert any(line.split()[:1] == [row] for line in shown), (name, size, shown)  # the cursor's row
+
+    drive(app, script, size=size)

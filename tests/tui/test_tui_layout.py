@@ -175,6 +175,13 @@ def test_plan_gives_the_drill_down_its_minimum_first(size):
         assert "operands" in plan.hidden
 
 
+def test_plan_keeps_a_row_of_a_matrix_with_tall_headers():
+    """A 4-D slice with word rulers has 4 lines of titles and rulers: its minimum is those, a row, the legend."""
+    for w, h in SIZES:
+        plan = layout.plan(w, h, needs(matrix_h=10, matrix_min_h=6, drill_h=30, drill_min_h=9))
+        assert plan.matrix_h >= 6, (w, h)
+
+
 def test_plan_user_choice_of_operands():
     assert layout.plan(200, 50, needs(), operands=False).operands_h == 0
     tight = layout.plan(80, 24, needs())

@@ -138,9 +138,12 @@ class StepScreen(RunActions, Screen):
         else:
             _, drill_h, drill_min = panel.needs(view, centre)
             drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
+        mat = view.matrix()
+        rows = min(mat.shape[0], 500) if mat is not None else 1  # as TensorView.needs counts them
         return layout.Needs(info, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
                             tutorial=self.tutorial is not None and self.tutorial_on,
-                            predictions_h=self.query_one(PredictionsPane).needs(view))
+                            predictions_h=self.query_one(PredictionsPane).needs(view),
+                            matrix_min_h=matrix_h - rows + 1)
 
     def _relayout(self, force: bool = False) -> None:
         """Compute the layout for this size and step, and apply what changed."""
