@@ -11,14 +11,20 @@ import os
 from typing import Any
 
 from explain.config import Config, make_config, with_vocab
-from explain.errors import InputError, ResourceError, UsageError
+from explain.errors import ConfigError, InputError, UsageError
 from explain.inputs import Inputs, prepare
+from explain.memory import (  # noqa: F401 - part of this module's interface
+    MEMORY_SHARE,
+    check_memory,
+    generation_bytes,
+    memory_need,
+)
 from explain.models import MODELS
-from explain.options import flag
-from explain.trace import BYTES_PER_VALUE, Recorder, Trace
+from explain.options import OPTION, flag
+from explain.trace import Recorder, Trace
 
 
-def _prepare(model: str, text: str | list[str] | None = None, target: str | None = None,
+def _prepare(model: str, text: str | list[str] | None = None, target: str | list[str] | None = None,
              tokens: str | list[int] | None = None, embeddings: str | None = None,
              checkpoint: Any = None, **options: Any) -> tuple[Config, Inputs]:
     """Inputs and a validated config with d_vocab set."""
@@ -37,7 +43,7 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
         target = MODELS[model].target
     inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings, ck)
     if inp.embeddings is not None:
-        width = int(inp.embeddings.shape[1])
+        width = int(inp.embeddings.shape[-1])
         if options.get("d_model") is None:
             options["d_model"] = width
             if options.get("n_heads") is None and MODELS[model].heads is not None:
@@ -48,7 +54,10 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | None
     cfg = make_config(model, **options)
     cfg = with_vocab(cfg, inp.n_vocab_needed)
     _check_ids(inp, cfg.d_vocab, None if ck else "--vocab")
-    longest = max(inp.seq_len, len(inp.target_ids or []))
+    if inp.lengths is not None and not cfg.normalize == OPTION["normalize"].default:
+        raise ConfigError(f"{flag('normalize')} {cfg.normalize} cannot skip padding (a hidden key must get weight 0, "
+                          "and only softmax turns −inf into 0); give texts of the same length or drop it")
+    longest = max(inp.seq_len, len((inp.target_ids or [[]])[0]))
     if longest > cfg.n_ctx:
         fix = "shorten the text" if ck else f"shorten the text or use {flag('n_ctx')} {longest}"
         where = "the checkpoint's context" if ck else "the context"
@@ -82,8 +91,6 @@ def _open(checkpoint: Any) -> Any:
 def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, options: dict[str, Any]) -> Any:
     """The opened checkpoint, once the request is one it can serve: a model that loads checkpoints, token
     inputs, and no option that contradicts its config.json."""
-    from explain.errors import ConfigError
-
     if not MODELS[model].uses("checkpoint"):
         raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
     if embeddings is not None or target is not None:
@@ -112,8 +119,10 @@ def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sam
 
     rec = Recorder(cfg, params, shape_only, notation(cfg))
     rec.labels.update(_labels(cfg, inp))
-    if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words
-        rec.batch_labels["pos"] = [list(t) for t in inp.batch_tokens]
+    if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words, <pad> included
+        rec.batch_labels["pos"] = rec.batch_labels["src"] = [list(t) for t in inp.batch_tokens]
+        if len(inp.batch_target_tokens) > 1:
+            rec.batch_labels["tgt"] = [list(t) for t in inp.batch_target_tokens]
     _model(rec, cfg, inp)
     trace = rec.trace()
     if sampling is not None:
@@ -144,6 +153,9 @@ def _check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
         able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.generates)
         raise UsageError(f"generation needs a decoder-only model that predicts the next token: use {able}, not "
                          f"'{cfg.model}'")
+    if inp.lengths is not None:  # a right-padded prompt would continue after its <pad>s
+        raise InputError(f"the prompts of a generation must have the same number of tokens, got {inp.lengths}; "
+                         "give texts of the same length, or generate from each text alone")
     last = inp.seq_len + sampling.max_new_tokens - 1  # positions the forward passes use
     if last > cfg.n_ctx:
         room = cfg.n_ctx - inp.seq_len + 1
@@ -200,33 +212,6 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
 
 
-def _available_bytes() -> int:
-    """Memory we may use: EXPLAIN_MAX_BYTES if set, else MemAvailable from /proc/meminfo, else 8 GiB."""
-    env = os.environ.get("EXPLAIN_MAX_BYTES")
-    if env and env.isdigit():
-        return int(env)
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 8 * 2**30
-
-
-def _gib(n: int) -> str:
-    """A byte count for a message: MiB, GiB or TiB, and powers of ten past a thousand TiB (never 50 digits)."""
-    if n >= 1000 * 2**40:
-        return f"{n / 2**40:.1e} TiB"
-    if n >= 2**40:
-        return f"{n / 2**40:.1f} TiB"
-    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
-
-
-MEMORY_SHARE = 0.8  # of the available memory a run may plan to use (the rest: Python, the TUI, the OS)
-
-
 def estimate(cfg: Config, inp: Inputs, training: Any = None) -> tuple[int, int]:
     """(parameter count, trace bytes) of the run, in closed form: every model is one stem, ``n_layers`` equal
     blocks and one head, so the plans of one and two layers give the cost of a block, and the total follows
@@ -242,37 +227,6 @@ def estimate(cfg: Config, inp: Inputs, training: Any = None) -> tuple[int, int]:
     two = _record(replace(cfg, n_layers=2), inp, None, shape_only=True, training=training)
     k = cfg.n_layers - 1
     return (one.n_params + k * (two.n_params - one.n_params), one.nbytes + k * (two.nbytes - one.nbytes))
-
-
-def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
-    return isinstance(planned, Trace) and any(s.group[:1] == ("backward",) for s in planned)
-
-
-def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> None:
-    """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
-    planned trace or :func:`estimate`'s (parameter count, trace bytes); ``gradients`` says the trace holds the
-    backward pass (the message says so)."""
-    n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
-    weights = n_params * BYTES_PER_VALUE
-    need = weights + trace
-    avail = _available_bytes()
-    budget = int(MEMORY_SHARE * avail)
-    if need > budget:
-        gen = ""
-        if isinstance(planned, Trace) and "generation" in planned.meta:  # each new token keeps one position
-            per = generation_bytes(planned)
-            gen = (f"; a generation keeps only each new token's own steps, about {_gib(per['per_token'])} a token, "
-                   f"and the key/value cache ({_gib(per['cache'])}) holds the rest: use fewer --max-new-tokens")
-        grads = " with its gradients" if gradients or _has_gradients(planned) else ""
-        raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace{grads} "
-                            f"{_gib(trace)}) but explain plans to use at most {MEMORY_SHARE:.0%} of the "
-                            f"{_gib(avail)} available ({_gib(budget)}); use a shorter input, fewer --layers, or a "
-                            f"smaller --vocab/--d-model{gen}")
-
-
-def memory_need(planned: Trace) -> tuple[int, int]:
-    """Bytes of a run's weights and of its trace (forward steps, and gradient steps when it has them)."""
-    return planned.n_params * BYTES_PER_VALUE, planned.nbytes
 
 
 def with_backward(trace: Trace, **training: Any) -> Trace:
@@ -297,34 +251,14 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
     return out
 
 
-def generation_bytes(trace: Trace) -> dict[str, int]:
-    """Memory of a generation's trace: the prompt's forward, each new token's own steps (the last full one's
-    size) and the key/value cache buffers (allocated once for every token), in bytes."""
-    from explain import ops
-
-    def held(s: Any) -> int:
-        return BYTES_PER_VALUE * ops.get(s.op).stored_values(s.shape, [trace.shape_of(n) for n in s.inputs],
-                                                             **s.attrs)
-
-    n = len(trace.meta["generation"]["steps"])
-    last = f"gen.{n - 1}."
-    out = {"prompt": 0, "per_token": 0, "cache": 0}
-    for s in trace:
-        if s.op == "kv_append":
-            out["cache"] += held(s)
-        elif not s.name.startswith("gen."):
-            out["prompt"] += held(s)
-        elif s.name.startswith(last) and n > 1:
-            out["per_token"] += held(s)
-    return out
-
-
 def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, **options: Any) -> Trace:
     """Run ``model`` one operation at a time and return its :class:`Trace`.
 
     Options are the CLI's, named as in :data:`explain.options.OPTIONS` (``n_heads`` for ``--heads``). From
-    Python, ``text`` may also be a list (a gpt batch), ``tokens`` a list of ids, ``embeddings`` a (T, d) array,
-    ``weights`` a dict of arrays, and ``checkpoint`` an opened checkpoint.
+    Python, ``text`` may also be a list (a batch; texts of different lengths are right-padded, and the run then
+    records a padding mask before each softmax and leaves padded targets out of the loss), ``target`` a list (one
+    per text), ``tokens`` a list of ids, ``embeddings`` a (T, d) array or a (batch, T, d) batch, ``weights`` a
+    dict of arrays, and ``checkpoint`` an opened checkpoint.
     With ``sampling`` (a :class:`~explain.sampling.Sampling`, see :func:`generate`), new tokens are appended
     after the forward pass. For the backward pass (:mod:`explain.backward`): ``backward=True``,
     ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and

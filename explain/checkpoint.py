@@ -304,6 +304,13 @@ class Checkpoint:
     def labels(self, text: str, ids: list[int]) -> list[str]:
         return [self.label(i) for i in ids]
 
+    def pad_id(self) -> int:
+        """config.json's eos_token_id (GPT-2: 50256): GPT-2 has no pad token, and Hugging Face pads a GPT-2 batch
+        with its eos; 0 when the config names none. Padded positions are masked and ignored, so its value never
+        reaches a real position."""
+        eos = self.config.get("eos_token_id")
+        return eos if isinstance(eos, int) and 0 <= eos < self.options["d_vocab"] else 0
+
     def vocab_labels(self) -> Sequence[str]:
         """One label per row of the embedding (length vocab_size), made when a row is shown."""
         return RowLabels(self._token_labels(), self.options["d_vocab"])

@@ -32,6 +32,10 @@ class Config:
     n_ctx: int = default("n_ctx")
     seed: int = default("seed")
     normalize: str = default("normalize")
+    causal: bool = default("causal")  # attention, multihead: the causal mask (the book's MultiHeadAttention)
+    qkv_bias: bool = default("qkv_bias")  # biases on Q, K, V (the book's qkv_bias)
+    d_out: int | None = default("d_out")  # multihead: W_O's output width (the book's d_out); None: d_model
+    tie_embeddings: bool = default("tie_embeddings")  # transformer: one W_E, three uses (the paper's §3.4)
     ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
 
     @property
@@ -40,13 +44,18 @@ class Config:
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
 
     @property
+    def out_dim(self) -> int:
+        """Width of the attention output: d_out for a stand-alone `multihead`, else d_model (the residual stream)."""
+        return self.d_out if self.d_out is not None else self.d_model
+
+    @property
     def ff_dim(self) -> int:
         """d_ff, 4·d_model when not given (as in the original transformer and GPT-2)."""
         return self.d_ff if self.d_ff is not None else 4 * self.d_model
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["d_head"], d["d_ff"] = self.head_dim, self.ff_dim
+        d["d_head"], d["d_ff"], d["d_out"] = self.head_dim, self.ff_dim, self.out_dim
         return d
 
 
@@ -96,11 +105,18 @@ def validate(cfg: Config) -> None:
     normalize = OPTION["normalize"]
     if cfg.normalize not in normalize.choices:
         raise ConfigError(f"normalize must be one of {', '.join(normalize.choices)}, got {cfg.normalize!r}")
+    for o in OPTION.values():  # a switch or value that must be on or off, not something else
+        if o.type == "bool" and not isinstance(getattr(cfg, o.name), bool):
+            raise ConfigError(f"{o.name} must be true or false, got {getattr(cfg, o.name)!r}")
+    if cfg.causal and model.masking:  # say why this model takes no --causal
+        raise ConfigError(f"{flag('causal')}: '{cfg.model}' {model.masking}; drop {flag('causal')}")
     for o in OPTION.values():  # a config option changed from its default on a model that does not use it
-        if o.group == "config" and not o.used_by(cfg.model) and getattr(cfg, o.name) != o.default:
+        value = getattr(cfg, o.name, o.default)
+        if o.group == "config" and not o.used_by(cfg.model) and value != o.default:
             users = " or ".join(f"'{m}'" for m in o.models)
-            raise ConfigError(f"{o.flag} {getattr(cfg, o.name)} applies to the {users} model only; drop it or use "
-                              f"'explain run {o.models[0]}'")
+            given = flag(o.name, value) if o.type == "bool" else f"{o.flag} {value}"
+            raise ConfigError(f"{given} applies to the {users} model{'s' if len(o.models) > 1 else ''} only; drop "
+                              f"it or use 'explain run {o.models[0]}'")
     if model.heads is not None and cfg.n_heads != model.heads:
         raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use 'multihead'")
     if cfg.d_head is None and cfg.d_model % cfg.n_heads:

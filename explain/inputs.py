@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from explain.errors import InputError, UsageError
 from explain.models import MODELS
+from explain.padding import ignore_padding, needs_padding, pad_labels, pad_right
 
 SPECIALS = ["<bos>", "<eos>", "<unk>"]
 BOS, EOS, UNK = 0, 1, 2
@@ -51,6 +52,10 @@ class TextTokenizer(Protocol):
         ...
 
     def vocab_labels(self) -> list[str]: ...
+
+    def pad_id(self) -> int:
+        """The id a batch of texts of different lengths is right-padded with."""
+        ...
 
     def __len__(self) -> int: ...
 
@@ -90,31 +95,52 @@ class Tokenizer:
     def vocab_labels(self) -> list[str]:
         return list(self.words)
 
+    def pad_id(self) -> int:
+        """The id of ``<pad>``, added to the vocabulary (after every word) the first time a batch needs it."""
+        from explain.padding import PAD
+
+        self._add(PAD)
+        return self.index[PAD]
+
 
 @dataclass
 class Inputs:
     """Everything a model reads besides its weights. Token ids are plain lists (shape-only runs need no
     numpy); ``embeddings`` is a numpy array when given."""
 
-    ids: list[list[int]] | None = None  # (batch, T) source token ids; batch is 1 except for gpt
+    ids: list[list[int]] | None = None  # (batch, T) source token ids, right-padded when lengths differ
     tokens: list[str] = field(default_factory=list)  # labels of the source positions (the first batch item)
-    batch_tokens: list[list[str]] = field(default_factory=list)  # the labels of every batch item, in order
-    embeddings: Any = None  # (T, d) given embeddings, replacing the token embedding
-    target_ids: list[int] | None = None  # transformer: decoder input, <bos> + target
+    batch_tokens: list[list[str]] = field(default_factory=list)  # every batch item's labels, <pad> included
+    embeddings: Any = None  # (T, d) or (batch, T, d) given embeddings, replacing the token embedding
+    target_ids: list[list[int]] | None = None  # transformer: decoder input, <bos> + target, per text
     target_tokens: list[str] = field(default_factory=list)
-    label_ids: list[int] | None = None  # transformer: what the decoder must predict, target + <eos>
+    label_ids: list[list[int]] | None = None  # transformer: what the decoder must predict, target + <eos>
     vocab: list[str] = field(default_factory=list)
     n_vocab_needed: int = 0
+    lengths: list[int] | None = None  # real lengths of a padded source batch (None: no padding)
+    target_lengths: list[int] | None = None  # real lengths of a padded decoder batch
+    pad_id: int | None = None  # the id the padding uses (<pad>; a checkpoint's eos)
+    batch_target_tokens: list[list[str]] = field(default_factory=list)  # every item's decoder labels
 
     @property
     def seq_len(self) -> int:
         if self.embeddings is not None:
-            return int(self.embeddings.shape[0])
+            return int(self.embeddings.shape[-2])
         return len(self.ids[0]) if self.ids else 0
 
     @property
     def batch(self) -> int:
+        if self.embeddings is not None:
+            return int(self.embeddings.shape[0]) if self.embeddings.ndim == 3 else 1
         return len(self.ids) if self.ids else 1
+
+    @property
+    def batched(self) -> bool:
+        """Whether the run carries a batch axis first: several texts, or (batch, T, d) embeddings (a model
+        whose registry entry is ``batched``, gpt, always has one)."""
+        if self.embeddings is not None:
+            return self.embeddings.ndim == 3
+        return self.batch > 1
 
 
 def parse_token_ids(spec: str) -> list[int]:
@@ -131,15 +157,15 @@ def parse_token_ids(spec: str) -> list[int]:
 
 
 def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
-    """A float64 (T, d) array, or an InputError naming the problem."""
+    """A float64 (T, d) array, or a batch (batch, T, d), or an InputError naming the problem."""
     import numpy as np
 
     arr = np.asarray(arr)
-    if arr.dtype.kind not in "fiu" or arr.ndim != 2:
-        raise InputError(f"{source} must be a 2-D numeric array (tokens × d_model), "
+    if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):
+        raise InputError(f"{source} must be a numeric array of tokens × d_model (or batch × tokens × d_model), "
                          f"got shape {list(arr.shape)} of {arr.dtype}")
     arr = arr.astype(np.float64)
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
+    if 0 in arr.shape:
         raise InputError(f"{source} are empty (shape {list(arr.shape)}); give at least one row and column")
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{source} contain NaN or infinite values; replace them with numbers")
@@ -167,10 +193,11 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
     return check_embeddings(read_embeddings(path), f"the {what} in '{path}'")
 
 
-def prepare(model: str, texts: list[str], target: str | None, tokens: str | None,
+def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | None,
             embeddings: Any = None, tokenizer: TextTokenizer | None = None) -> Inputs:
     """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
-    checkpoint's) or the word-level tokenizer over the texts."""
+    checkpoint's) or the word-level tokenizer over the texts. Several texts make a batch; texts of different
+    lengths are right-padded (see :mod:`explain.padding`)."""
     if tokens is not None and not tokens.strip():
         raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
     if tokens and texts:
@@ -178,17 +205,19 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
     if tokens and embeddings is not None:
         raise UsageError("give either --embeddings or --tokens, not both: both set the input")
     entry = MODELS[model]
-    if target is not None and not entry.uses("target"):
+    targets = [target] if isinstance(target, str) else list(target or [])
+    if targets and not entry.uses("target"):
         raise UsageError(f"--target is for the 'transformer' model (the decoder's text); '{model}' has no decoder")
-    if len(texts) > 1 and not entry.batched:
-        raise UsageError(f"several --text values make a batch, which only 'gpt' takes; give '{model}' one --text")
     inp = Inputs()
-    tok = tokenizer or Tokenizer(list(texts) + ([target] if target else []))
+    tok = tokenizer or Tokenizer(list(texts) + targets)
     if embeddings is not None:
         # a path (CLI) or an array (Python, tutorials with inline embeddings)
         inp.embeddings = load_embeddings(embeddings) if isinstance(embeddings, (str, Path)) \
             else check_embeddings(embeddings)
-        n = inp.embeddings.shape[0]
+        n = inp.embeddings.shape[-2]
+        if len(texts) > 1:
+            raise UsageError("give one --text with --embeddings (its words label the rows); a batch of "
+                             "embeddings is one (batch, tokens, d_model) array")
         words = split_words(texts[0]) if texts else []
         if words and len(words) != n:
             raise InputError(f"--text has {len(words)} words but the embeddings have {n} rows; "
@@ -205,18 +234,14 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
         for t, ids in zip(texts, batch):
             if not ids:
                 raise InputError(f"--text '{t}' has no {'words' if not tok.fixed else 'tokens'}; give some text")
-        if len({len(b) for b in batch}) > 1:
-            raise InputError(f"the texts of a batch must have the same number of tokens, got "
-                             f"{[len(b) for b in batch]}; pad or shorten them")
         inp.ids = batch
-        inp.batch_tokens = [tok.labels(t, ids) for t, ids in zip(texts, batch)]
+        if needs_padding(batch):
+            inp.pad_id, inp.lengths = tok.pad_id(), [len(b) for b in batch]
+            inp.ids = pad_right(batch, inp.pad_id)
+        inp.batch_tokens = [pad_labels(tok.labels(t, b), len(inp.ids[0])) for t, b in zip(texts, batch)]
         inp.tokens = inp.batch_tokens[0]
     if entry.uses("target"):
-        tgt = target if target is not None else ""
-        tgt_ids = tok.encode(tgt)
-        inp.target_ids = [BOS] + tgt_ids
-        inp.label_ids = tgt_ids + [EOS]
-        inp.target_tokens = ["<bos>"] + split_words(tgt)
+        _prepare_targets(inp, tok, targets)
     inp.vocab = tok.vocab_labels()
     if tok.fixed:  # a checkpoint's vocabulary: its size is the model's
         for i in (i for b in (inp.ids or []) for i in b):
@@ -224,3 +249,25 @@ def prepare(model: str, texts: list[str], target: str | None, tokens: str | None
                 raise InputError(f"token id {i} is outside the {tok.name}'s vocabulary of {len(tok)}")
     inp.n_vocab_needed = len(tok)  # a token id beyond the vocabulary is an error (explain.api), never a resize
     return inp
+
+
+def _prepare_targets(inp: Inputs, tok: TextTokenizer, targets: list[str]) -> None:
+    """The decoder's inputs (<bos> + target) and labels (target + <eos>), one per source text, padded alike."""
+    n = inp.batch
+    targets = targets or [""]
+    if len(targets) == 1 and n > 1:
+        targets = targets * n  # one target for every text of the batch
+    if len(targets) != n:
+        raise UsageError(f"give one --target per --text ({n} texts, {len(targets)} targets), or a single --target")
+    enc = [tok.encode(t) for t in targets]
+    inp.target_ids = [[BOS] + ids for ids in enc]
+    inp.label_ids = [ids + [EOS] for ids in enc]
+    inp.target_tokens = ["<bos>"] + split_words(targets[0])
+    width = max(len(t) for t in inp.target_ids)
+    inp.batch_target_tokens = [pad_labels(["<bos>"] + split_words(t), width) for t in targets]
+    if needs_padding(inp.target_ids):
+        inp.pad_id = tok.pad_id() if inp.pad_id is None else inp.pad_id
+        inp.target_lengths = [len(t) for t in inp.target_ids]
+        inp.target_ids = pad_right(inp.target_ids, inp.pad_id)
+        inp.label_ids = ignore_padding(pad_right(inp.label_ids, inp.pad_id), inp.target_lengths)
+        inp.target_tokens = pad_labels(inp.target_tokens, width)

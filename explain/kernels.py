@@ -121,6 +121,17 @@ def sample(probs, u):
     token of probability 0 is never drawn. probs (..., V), u (...) -> ids."""
     c = np.cumsum(probs, axis=-1)
     return np.sum(c <= u[..., None] * c[..., -1:], axis=-1)
+
+
+def padding_mask(scores, key_padding):
+    """Set every score whose key is padding (key_padding[b, j] == 1) to -inf,
+    for every query (and head) of sequence b, so that softmax gives the padded
+    positions weight 0: torch's key_padding_mask."""
+    pad = key_padding.astype(bool)
+    pad = pad.reshape(pad.shape[0], *[1] * (scores.ndim - 2), pad.shape[1])
+    return np.where(pad, -np.inf, scores)
+
+
 # -- backward: the vector-Jacobian products that are more than one operator --------
 
 
@@ -174,6 +185,14 @@ def causal_mask_backward(g):
     t_q, t_k = g.shape[-2], g.shape[-1]
     future = np.triu(np.ones((t_q, t_k), dtype=bool), k=1)
     return np.where(future, 0.0, g)
+
+
+def padding_mask_backward(g, key_padding):
+    """Gradient through the padding mask: a score whose key is padding was
+    replaced by -inf, a constant, so no gradient flows to it (0)."""
+    pad = key_padding.astype(bool)
+    pad = pad.reshape(pad.shape[0], *[1] * (g.ndim - 2), pad.shape[1])
+    return np.where(pad, 0.0, g)
 
 
 def pad_back(g, shape):

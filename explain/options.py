@@ -28,7 +28,7 @@ class Option:
 
     name: str  # keyword of explain.run and field of Config (config options)
     flag: str  # the CLI flag, "--heads"
-    type: str  # "int", "choice", "text", "path", "ids", "flag" (on/off), "float"
+    type: str  # "int", "choice", "bool" (a model switch), "text", "path", "ids", "flag" (on/off), "float"
     help: str
     group: str = "config"  # "input", "weights" or "config"
     default: object = None
@@ -44,7 +44,7 @@ class Option:
     tutorial: bool = True  # may be set in a tutorial's [options]
     summary: bool = False  # printed in the export's run summary (the dimensions)
     shown: bool = False  # the re-run form fills it in from the run; others show the run's value as a hint
-    # type may also be "float" or "flag" (the generation options below)
+    off_flag: str = ""  # a bool's flag that turns it off ("--no-qkv-bias"); none: the flag only turns it on
 
     @property
     def form_label(self) -> str:
@@ -65,16 +65,18 @@ _BLOCKS = ("encoder", "transformer", "gpt")
 _WEIGHTED = ("attention", "causal", *_HEADS)  # every model but 'simple', which has no weights
 SEED_MAX = MAX_SEED
 _NO_LOSS = ("simple", "attention", "causal", "multihead", "synthesizer", "encoder")  # they take an objective
+_QKV = ("attention", "causal", "multihead", "encoder", "transformer", "gpt")  # the models with Q, K, V projections
 
 OPTIONS: tuple[Option, ...] = (
     Option("text", "--text", "text", group="input", multiple=True, metavar="TEXT",
-           help="Input text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a gpt batch."),
-    Option("target", "--target", "text", group="input", metavar="TEXT", models=("transformer",),
-           help="Target text for the decoder of 'transformer'."),
+           help="Input text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a batch; "
+                "shorter texts are right-padded with <pad>."),
+    Option("target", "--target", "text", group="input", metavar="TEXT", models=("transformer",), multiple=True,
+           help="Target text for the decoder of 'transformer' (repeat: one per --text)."),
     Option("tokens", "--tokens", "ids", group="input", metavar="IDS", help="Token ids instead of text, e.g. 3,1,4."),
     Option("embeddings", "--embeddings", "path", group="input", metavar="FILE",
            models=("simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer"),
-           help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model."),
+           help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model (or batch × tokens × d_model)."),
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
            help="Parameters from an .npz (see 'explain params')."),
     Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", models=("gpt",), tutorial=False,
@@ -106,6 +108,15 @@ OPTIONS: tuple[Option, ...] = (
            help="Backward of a model without a loss: start from this gradient of the output instead."),
     Option("lr", "--lr", "float", group="backward", metavar="RATE",
            help="Take one SGD step with this learning rate; record the updates and the loss after it."),
+    Option("causal", "--causal", "bool", default=False, models=("attention", "multihead"),
+           help="Add the causal mask (as the book's MultiHeadAttention, §3.6)."),
+    Option("qkv_bias", "--qkv-bias", "bool", default=True, off_flag="--no-qkv-bias", models=_QKV, label="qkv bias",
+           help="Biases on the Q, K, V projections (on by default; the book's qkv_bias=False is --no-qkv-bias)."),
+    Option("d_out", "--d-out", "int", derived="d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, models=("multihead",), label="d_out",
+           help="'multihead' only: width of the output projection W_O (the book's d_out; default d_model)."),
+    Option("tie_embeddings", "--tie-embeddings", "bool", default=True, off_flag="--untie-embeddings",
+           models=("transformer",), label="tied W_E",
+           help="One matrix for both embeddings and the pre-softmax linear (the paper's §3.4; on by default)."),
 )
 
 OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -137,9 +148,13 @@ def names(group: str | None = None) -> tuple[str, ...]:
     return tuple(o.name for o in OPTIONS if group is None or o.group == group)
 
 
-def flag(name: str) -> str:
-    """The CLI flag of an option (``n_heads`` → ``--heads``); a Config field with no flag as itself."""
-    return OPTION[name].flag if name in OPTION else name
+def flag(name: str, value: object = True) -> str:
+    """The CLI flag of an option (``n_heads`` → ``--heads``; ``qkv_bias`` False → ``--no-qkv-bias``); a Config
+    field with no flag as itself."""
+    if name not in OPTION:
+        return name
+    o = OPTION[name]
+    return o.off_flag if value is False and o.off_flag else o.flag
 
 
 def default(name: str) -> object:

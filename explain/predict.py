@@ -123,7 +123,10 @@ def _actual(trace: Trace, n: int | None, batch: int, pos: int) -> tuple[int | No
         return int(trace[f"gen.{n}.next"].output[batch, 0]), "drawn"
     if "targets" in trace and _decoder(trace):
         targets = trace["targets"].output
-        return (int(targets[pos]), "target") if pos < len(targets) else (None, "")
+        row = targets[batch] if targets.ndim == 2 else targets  # a batch: this item's targets
+        if pos < len(row) and int(row[pos]) >= 0:  # a padded position's target is ignore_index (-100): none
+            return int(row[pos]), "target"
+        return None, ""
     if "tokens" in trace:
         ids = trace["tokens"].output
         row = ids[batch] if ids.ndim == 2 else ids

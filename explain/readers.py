@@ -298,11 +298,11 @@ def file_kind(path: Path) -> str:
 
 # --- what explain reads -------------------------------------------------------------------------------------
 
-EMBED_FIX = "give a (tokens × d_model) array as .npy, .npz, .json or .csv"
+EMBED_FIX = "give a (tokens × d_model) or (batch × tokens × d_model) array as .npy, .npz, .json or .csv"
 
 
 def read_embeddings(path: str) -> Any:
-    """The raw (T, d) array of an embeddings file (.npy, .npz with one array or one named 'embeddings', .json,
+    """The raw (T, d) or (batch, T, d) array of an embeddings file (.npy, .npz with one array or one named 'embeddings', .json,
     .csv), checked for shape and size before it is read; :func:`explain.inputs.check_embeddings` does the rest."""
     import numpy as np
 
@@ -314,9 +314,9 @@ def read_embeddings(path: str) -> Any:
     where = f"the embeddings in '{path}'"
 
     def two_d(shape: tuple[int, ...], dtype: Any) -> None:
-        if len(shape) != 2 or dtype.kind not in "fiu":
-            raise InputError(f"{where} must be a 2-D numeric array (tokens × d_model), got shape {list(shape)} "
-                             f"of {dtype}")
+        if len(shape) not in (2, 3) or dtype.kind not in "fiu":
+            raise InputError(f"{where} must be a 2-D numeric array (tokens × d_model) or a 3-D batch (batch × "
+                             f"tokens × d_model), got shape {list(shape)} of {dtype}")
 
     if suffix in (".npy", ".npz"):
         kind = file_kind(p)

@@ -60,7 +60,10 @@ def layer_of(name: str, readers: dict[str, list[str]], stacks: set[str]) -> str:
     parent = name.rpartition(".")[0]
     if parent not in stacks:
         return parent
-    return readers[name][0] if readers.get(name) else (parent or name)
+    read_by = readers.get(name) or []
+    if len({r.split(".")[0] for r in read_by if r.split(".")[0] in stacks}) > 1:
+        return "embed"  # one matrix the encoder and the decoder both read (tied embeddings, §3.4), as gpt's W_E
+    return read_by[0] if read_by else (parent or name)
 
 
 def _matches(pattern: str, *names: str) -> bool:

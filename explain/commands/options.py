@@ -27,10 +27,10 @@ def click_option(o: Option) -> Callable:
         return click.option(*param_decls, is_flag=True, help=o.help)
     if o.type == "choice":
         return click.option(*param_decls, type=click.Choice(list(o.choices)), help=o.help)
-    if o.type == "flag":
+    if o.type == "bool":  # unset (None) unless given, so the config keeps the model's default
+        if o.off_flag:
+            return click.option(f"{o.flag}/{o.off_flag}", o.name, default=None, help=o.help)
         return click.option(*param_decls, is_flag=True, default=None, help=o.help)
-    if o.type == "float":
-        return click.option(*param_decls, type=float, metavar=o.metavar or None, help=o.help)
     return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=o.help)
 
 
@@ -51,8 +51,9 @@ def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         if v is None or v == ():
             continue
         out[o.name] = list(v) if o.multiple else v
-    if "text" in out and len(out["text"]) == 1:
-        out["text"] = out["text"][0]
+    for name in ("text", "target"):  # one value as itself, several as a list (a batch)
+        if name in out and len(out[name]) == 1:
+            out[name] = out[name][0]
     if "checkpoint" in out and not MODELS[model].uses("checkpoint"):
         raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
     return out

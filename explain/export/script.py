@@ -15,7 +15,7 @@ from explain import __version__
 from explain.export.layout import comment, statement
 from explain.export.plan import ATOL, RTOL, Export, Given, StepCode
 from explain.export.values import INDENT, WIDTH, literal
-from explain.options import OPTIONS
+from explain.options import OPTIONS, flag
 from explain.shape_rules import fmt_shape
 
 SIDECAR_LOAD = 'data = np.load(Path(__file__).with_suffix(".npz"), allow_pickle=False)'
@@ -38,6 +38,12 @@ def run_summary(export: Export) -> list[str]:
     cfg = trace.config.to_dict()
     dims = ", ".join(f"{o.name}={cfg[o.name]}" for o in OPTIONS if o.summary and cfg.get(o.name) is not None)
     lines = [f"Model: {export.model} ({dims})."]
+    raw = trace.config
+    variants = [flag(o.name, getattr(raw, o.name)) if o.type == "bool" else f"{o.flag} {getattr(raw, o.name)}"
+                for o in OPTIONS if o.group == "config" and not o.summary and o.type in ("bool", "int")
+                and o.used_by(export.model) and getattr(raw, o.name) != o.default]
+    if variants:  # the model options this run changed (the book's causal, bias-free attention: --causal …)
+        lines.append(f"Options: {' '.join(variants)}.")
     labels = trace.labels
     items = trace.batch_labels.get("pos") or []
     for axis, what in (("src", "Source tokens"), ("tgt", "Target tokens"), ("pos", "Tokens")):

@@ -10,21 +10,24 @@ from __future__ import annotations
 
 from explain.config import Config
 from explain.inputs import Inputs
+from explain.padding import IGNORE_INDEX, key_padding_mask
 from explain.trace import Recorder, Ref
 
 
 def linear_params(rec: Recorder, d_in: int, d_out: int, w: str = "W", b: str = "b",
-                  axes: tuple[str, str] = ("d_in", "d_out")) -> tuple[Ref, Ref]:
-    """A weight (d_in, d_out) and bias (d_out,), initialised like nn.Linear (uniform ±1/√d_in)."""
-    return (rec.param(w, (d_in, d_out), axes, "uniform", d_in),
-            rec.param(b, (d_out,), axes[1:], "uniform", d_in))
+                  axes: tuple[str, str] = ("d_in", "d_out"), bias: bool = True) -> tuple[Ref, ...]:
+    """A weight (d_in, d_out) and bias (d_out,), initialised like nn.Linear (uniform ±1/√d_in); no bias when
+    ``bias`` is False (the book's ``qkv_bias=False``)."""
+    W = rec.param(w, (d_in, d_out), axes, "uniform", d_in)
+    return (W, rec.param(b, (d_out,), axes[1:], "uniform", d_in)) if bias else (W,)
 
 
-def head_params(rec: Recorder, cfg: Config, w: str, b: str, d_out: int | None = None) -> tuple[Ref, Ref]:
+def head_params(rec: Recorder, cfg: Config, w: str, b: str, d_out: int | None = None,
+                bias: bool = True) -> tuple[Ref, ...]:
     """Per-head weights (h, d_model, d_head) and biases (h, d_head), uniform ±1/√d_model."""
     h, d, m = cfg.n_heads, cfg.d_model, d_out or cfg.head_dim
-    return (rec.param(w, (h, d, m), ("head", "d_model", "d_head"), "uniform", d),
-            rec.param(b, (h, m), ("head", "d_head"), "uniform", d))
+    W = rec.param(w, (h, d, m), ("head", "d_model", "d_head"), "uniform", d)
+    return (W, rec.param(b, (h, m), ("head", "d_head"), "uniform", d)) if bias else (W,)
 
 
 def layer_norm(rec: Recorder, cfg: Config, name: str, x: Ref) -> Ref:
@@ -35,46 +38,66 @@ def layer_norm(rec: Recorder, cfg: Config, name: str, x: Ref) -> Ref:
     return rec.op("layer_norm", name, x, w, b, eps=cfg.ln_eps)
 
 
-def embed(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos", batched: bool = False) -> Ref:
-    """X: the given embeddings, or the token ids looked up in W_E."""
+def embedding_matrix(rec: Recorder, cfg: Config) -> Ref:
+    """W_E (d_vocab, d_model), one row per token, initialised N(0, 1) like nn.Embedding."""
+    return rec.param("W_E", (cfg.d_vocab, cfg.d_model), ("vocab", "d_model"), "normal", sym="W_E")
+
+
+def embed(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos", batched: bool = False,
+          W_E: Ref | None = None) -> Ref:
+    """X: the given embeddings, or the token ids looked up in W_E (its own, or a shared ``W_E``)."""
     if inp.embeddings is not None:
-        return rec.input("embed", inp.embeddings, (axis, "d_model"))  # (T, d)
+        lead = ("batch",) if inp.embeddings.ndim == 3 else ()
+        return rec.input("embed", inp.embeddings, lead + (axis, "d_model"))  # ([B,] T, d)
     ids, shape = (inp.ids, (inp.batch, inp.seq_len)) if batched else (inp.ids[0], (inp.seq_len,))
     tokens = rec.input("tokens", ids, ("batch", axis) if batched else (axis,), shape=shape)
-    W_E = rec.param("W_E", (cfg.d_vocab, cfg.d_model), ("vocab", "d_model"), "normal", sym="W_E")
+    W_E = W_E if W_E is not None else embedding_matrix(rec, cfg)
     return rec.op("embed", "embed", tokens, W_E)  # (T, d)
 
 
-def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool) -> Ref:
-    """Scaled dot-product attention, softmax(Q·Kᵀ/√d_k [+ mask])·V, one recorded step per operation."""
+def key_padding(rec: Recorder, inp: Inputs, axis: str = "pos") -> Ref | None:
+    """The (batch, T) padding of a right-padded batch, 1 where a position is <pad> (torch's key_padding_mask);
+    None when the batch needed no padding."""
+    if inp.lengths is None:
+        return None
+    return rec.input("key_padding", key_padding_mask(inp.lengths, inp.seq_len), ("batch", axis),
+                     shape=(inp.batch, inp.seq_len))
+
+
+def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
+    """Scaled dot-product attention, softmax(Q·Kᵀ/√d_k [+ causal mask] [+ padding mask])·V, one recorded step
+    per operation. The two masks are two steps: they hide different cells for different reasons."""
     s = rec.op("matmul", "scores", q, k, transpose_b=True)  # (T, T)
     s = rec.op("scale", "scaled", s, root="d_k", n=d_k)
     if causal:
-        s = rec.op("mask", "masked", s)
+        s = rec.op("mask", "masked", s)  # the future: above the diagonal
+    if pad is not None:
+        s = rec.op("pad_mask", "pad_masked", s, pad)  # the <pad> keys: whole columns, per sequence
     a = rec.op("softmax", "pattern", s)  # (T, T), rows sum to 1
     return rec.op("weighted_sum", "z", a, v)  # (T, d_k)
 
 
 def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False,
-              cache: dict | None = None) -> Ref:
-    """Multi-head attention: h heads, each with its own W_Q, W_K, W_V (d × m); concatenate; project with W_O.
-    Queries come from ``x``; keys and values from ``memory`` (the encoder's output) or, by default, ``x``.
+              cache: dict | None = None, pad: Ref | None = None, d_out: int | None = None) -> Ref:
+    """Multi-head attention: h heads, each with its own W_Q, W_K, W_V (d × m); concatenate; project with W_O
+    (to d_out, by default d_model). Queries come from ``x``; keys and values from ``memory`` (the encoder's
+    output) or, by default, ``x``; ``pad`` hides the keys that are <pad>.
     With a key/value ``cache`` (generation: {"K", "V": the earlier positions', "capacity", "first"}), x is one
     new position whose K and V are appended to the cached ones; it comes after all of them, so nothing is masked."""
-    h, m = cfg.n_heads, cfg.head_dim
+    h, m, bias = cfg.n_heads, cfg.head_dim, cfg.qkv_bias
     x_kv = x if memory is None else memory
     with rec.scope(name):
-        q = rec.op("linear_heads", "q", x, *head_params(rec, cfg, "W_Q", "b_Q"))  # (h, T, m)
-        k = rec.op("linear_heads", "k", x_kv, *head_params(rec, cfg, "W_K", "b_K"))  # (h, S, m)
-        v = rec.op("linear_heads", "v", x_kv, *head_params(rec, cfg, "W_V", "b_V"))  # (h, S, m)
+        q = rec.op("linear_heads", "q", x, *head_params(rec, cfg, "W_Q", "b_Q", bias=bias))  # (h, T, m)
+        k = rec.op("linear_heads", "k", x_kv, *head_params(rec, cfg, "W_K", "b_K", bias=bias))  # (h, S, m)
+        v = rec.op("linear_heads", "v", x_kv, *head_params(rec, cfg, "W_V", "b_V", bias=bias))  # (h, S, m)
         if cache is not None:
             append = dict(capacity=cache["capacity"], first=cache["first"])
             k = rec.op("kv_append", "k_cache", cache["K"], k, **append)  # (h, S+1, m)
             v = rec.op("kv_append", "v_cache", cache["V"], v, **append)  # (h, S+1, m)
             causal = False
-        z = sdpa(rec, q, k, v, m, causal)  # (h, T, m)
+        z = sdpa(rec, q, k, v, m, causal, pad)  # (h, T, m)
         z = rec.op("merge_heads", "concat", z)  # (T, h·m)
-        W_O, b_O = linear_params(rec, h * m, cfg.d_model, "W_O", "b_O", ("concat", "d_model"))
+        W_O, b_O = linear_params(rec, h * m, d_out or cfg.d_model, "W_O", "b_O", ("concat", "d_model"))
     return rec.op("linear", f"{name}_out", z, W_O, b_O)  # (T, d)
 
 
@@ -88,8 +111,21 @@ def mlp(rec: Recorder, cfg: Config, x: Ref, act: str) -> Ref:
     return rec.op("linear", "mlp_out", x, W_out, b_out)  # (T, d)
 
 
-def next_token_loss(rec: Recorder, log_probs: Ref, labels: list, shape: tuple, axes: tuple) -> Ref:
-    """Cross-entropy: pick the log-probability of each correct next token, negate, average."""
+def unembed(rec: Recorder, cfg: Config, x: Ref, W_E: Ref | None = None) -> Ref:
+    """Logits, one score per vocabulary word: x·W_Eᵀ with a tied embedding matrix, else x·W_U + b_U."""
+    if W_E is not None:
+        return rec.op("linear", "logits", x, W_E, transpose_w=True)  # (T, d_vocab)
+    with rec.scope("unembed"):
+        W_U, b_U = linear_params(rec, cfg.d_model, cfg.d_vocab, "W_U", "b_U", ("d_model", "vocab"))
+    return rec.op("linear", "logits", x, W_U, b_U)  # (T, d_vocab)
+
+
+def next_token_loss(rec: Recorder, log_probs: Ref, labels: list, shape: tuple, axes: tuple,
+                    padded: bool = False) -> Ref:
+    """Cross-entropy: pick the log-probability of each correct next token, negate, average. In a padded batch a
+    target that is padding holds IGNORE_INDEX and is left out of the mean, as torch's ``ignore_index``."""
+    ignore = {"ignore_index": IGNORE_INDEX} if padded else {}
     y = rec.input("targets", labels, axes, shape=shape)
-    picked = rec.op("pick", "correct_log_probs", log_probs, y)
-    return rec.op("mean", "loss", rec.op("neg", "token_loss", picked))
+    picked = rec.op("pick", "correct_log_probs", log_probs, y, **ignore)
+    per = rec.op("neg", "token_loss", picked)
+    return rec.op("mean", "loss", per, y, **ignore) if padded else rec.op("mean", "loss", per)

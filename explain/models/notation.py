@@ -29,22 +29,25 @@ SHARED: list[Row] = [
     ("*blocks.0.resid_pre", "add", "X₀",
      "Add the positional encoding, so the same word at two positions gives two different vectors."),
     # attention
-    ("*attn.q", "linear_heads", "Q", "Q for every head: X·W_Q + b_Q, a different projection per head."),
-    ("*attn.k", "linear_heads", "K", "K for every head: X·W_K + b_K, a different projection per head."),
-    ("*attn.v", "linear_heads", "V", "V for every head: X·W_V + b_V, a different projection per head."),
-    ("*attn.q", "linear", "Q", "Queries: X·W_Q + b_Q."),
-    ("*attn.k", "linear", "K", "Keys: X·W_K + b_K."),
-    ("*attn.v", "linear", "V", "Values: X·W_V + b_V."),
+    ("*attn.q", "linear_heads", "Q", "Q for every head: X·W_Q{b_Q}, a different projection per head."),
+    ("*attn.k", "linear_heads", "K", "K for every head: X·W_K{b_K}, a different projection per head."),
+    ("*attn.v", "linear_heads", "V", "V for every head: X·W_V{b_V}, a different projection per head."),
+    ("*attn.q", "linear", "Q", "Queries: X·W_Q{b_Q}."),
+    ("*attn.k", "linear", "K", "Keys: X·W_K{b_K}."),
+    ("*attn.v", "linear", "V", "Values: X·W_V{b_V}."),
     ("*attn.scores", "*", "S", "Scores: how well each query matches each key, as a dot product. Row i is query i."),
     ("*attn.scaled", "*", "S'", "Divide by √d_k = √{n} = {sqrt_n:g}: dot products grow with d_k, and scaling "
                                 "keeps softmax out of its flat, saturated regions."),
     ("*attn.masked", "*", "Sₘ", None),
+    ("*attn.pad_masked", "*", "Sₚ", None),
+    ("*key_padding", "input", "pad", "Which positions of each text are <pad> (1) rather than words (0): the keys "
+                                     "the padding mask hides."),
     ("*attn.pattern", "*", "A", "Attention weights: softmax of each row of scores. Row i says how much query i "
                                 "takes from each position."),
     ("*attn.z", "*", "Z", "Each output is the sum of the value vectors weighted by the attention weights."),
     ("*attn.concat", "*", "Z_cat",
      "Concatenate the {n_heads} heads' outputs side by side: {n_heads} × {d_head} = {d_concat} columns."),
-    ("*attn_out", "*", "O", "Project the concatenated heads back to d_model with W_O."),
+    ("*attn_out", "*", "O", "Project the concatenated heads to {d_out_text} with W_O."),
     # feed-forward
     ("*mlp.pre", "*", "H", "Feed-forward, first layer: widen each position from {d_model} to {d_ff} features."),
     ("*mlp.post", "*", "H'", None),
@@ -60,13 +63,19 @@ SHARED: list[Row] = [
     ("logits", "*", "logits", "The final linear layer: one score per vocabulary word at each decoder position."),
     ("probs", "*", "P", "Softmax over the vocabulary: the next-word probabilities."),
     ("log_probs", "*", "log P", None),
-    ("targets", "*", "y", "The correct next token at each position."),
+    ("targets", "*", "y", "The correct next token at each position (in a padded batch, −100 where the next "
+                          "token is <pad>: ignored, as torch's ignore_index)."),
     ("correct_log_probs", "*", "log p(y)", None),
     ("token_loss", "*", "ℓ", "Cross-entropy at each position: −log p(correct next token). p = 1 costs 0; p → 0 costs ∞."),
-    ("loss", "*", "L", "The loss: the mean of −log p(correct next token) over positions."),
+    ("loss", "*", "L", "The loss: the mean of −log p(correct next token) over positions (padded targets not "
+                       "counted)."),
 ]
 
 OWN: dict[str, list[Row]] = {
+    "transformer": [
+        ("logits", "*", "logits", "The final linear layer{unembed}: one score per vocabulary word at each decoder "
+                                  "position."),
+    ],
     "simple": [
         ("attn.scores", "*", "S",
          "Attention scores: the dot product of every input with every other; similar vectors score high."),
@@ -150,7 +159,11 @@ def notation(cfg: Config) -> Notation:
     """The lookup the recorder calls for each step of a ``cfg.model`` run: (name, kind, attrs) → (sym, note)."""
     model = cfg.model
     context = dict(d_model=cfg.d_model, d_ff=cfg.ff_dim, n_heads=cfg.n_heads, d_head=cfg.head_dim, n_ctx=cfg.n_ctx,
-                   d_concat=cfg.n_heads * cfg.head_dim)
+                   d_concat=cfg.n_heads * cfg.head_dim,
+                   d_out_text="d_model" if cfg.out_dim == cfg.d_model else f"d_out = {cfg.out_dim}",
+                   unembed=", the embedding matrix W_E transposed (§3.4: both embedding layers and this pre-softmax "
+                           "linear share one matrix)" if cfg.tie_embeddings else "",
+                   **{f"b_{n}": f" + b_{n}" if cfg.qkv_bias else " (no bias)" for n in "QKV"})
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
         if name.startswith("gen."):  # every new token's steps share one entry (as gen.0.…) in the cache

@@ -9,32 +9,46 @@ from __future__ import annotations
 from explain.config import Config
 from explain.inputs import Inputs
 from explain.models.layers import attention as mha
-from explain.models.layers import embed, head_params, layer_norm, linear_params, mlp, next_token_loss, sdpa
+from explain.models.layers import (
+    embed,
+    embedding_matrix,
+    head_params,
+    key_padding,
+    layer_norm,
+    linear_params,
+    mlp,
+    next_token_loss,
+    sdpa,
+    unembed,
+)
+from explain.padding import ignore_padding
 from explain.trace import Recorder, Ref
 
 
 def simple(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """Self-attention with no trainable weights (Build an LLM from Scratch, §3.3): X·Xᵀ, normalise, ·X."""
-    x = embed(rec, cfg, inp)  # (T, d)
+    x, pad = embed(rec, cfg, inp, batched=inp.batched), key_padding(rec, inp)  # (T, d)
     with rec.scope("attn"):
         s = rec.op("matmul", "scores", x, x, transpose_b=True)  # (T, T)
+        if pad is not None:
+            s = rec.op("pad_mask", "pad_masked", s, pad)
         a = rec.op("sum_normalize" if cfg.normalize == "sum" else "softmax", "pattern", s)  # (T, T)
         rec.op("weighted_sum", "z", a, x)  # (T, d)
 
 
 def single_head(rec: Recorder, cfg: Config, inp: Inputs, causal: bool) -> None:
     """Scaled dot-product attention with one head: Q, K, V projections, softmax(Q·Kᵀ/√d_k)·V."""
-    x = embed(rec, cfg, inp)  # (T, d)
-    d, m, axes = cfg.d_model, cfg.head_dim, ("d_model", "d_head")
+    x, pad = embed(rec, cfg, inp, batched=inp.batched), key_padding(rec, inp)  # (T, d)
+    d, m, axes, bias = cfg.d_model, cfg.head_dim, ("d_model", "d_head"), cfg.qkv_bias
     with rec.scope("attn"):
-        q = rec.op("linear", "q", x, *linear_params(rec, d, m, "W_Q", "b_Q", axes))  # (T, m)
-        k = rec.op("linear", "k", x, *linear_params(rec, d, m, "W_K", "b_K", axes))  # (T, m)
-        v = rec.op("linear", "v", x, *linear_params(rec, d, m, "W_V", "b_V", axes))  # (T, m)
-        sdpa(rec, q, k, v, m, causal)  # (T, m)
+        q = rec.op("linear", "q", x, *linear_params(rec, d, m, "W_Q", "b_Q", axes, bias))  # (T, m)
+        k = rec.op("linear", "k", x, *linear_params(rec, d, m, "W_K", "b_K", axes, bias))  # (T, m)
+        v = rec.op("linear", "v", x, *linear_params(rec, d, m, "W_V", "b_V", axes, bias))  # (T, m)
+        sdpa(rec, q, k, v, m, causal, pad)  # (T, m)
 
 
 def attention(rec: Recorder, cfg: Config, inp: Inputs) -> None:
-    single_head(rec, cfg, inp, causal=False)
+    single_head(rec, cfg, inp, causal=cfg.causal)
 
 
 def causal(rec: Recorder, cfg: Config, inp: Inputs) -> None:
@@ -42,14 +56,16 @@ def causal(rec: Recorder, cfg: Config, inp: Inputs) -> None:
 
 
 def multihead(rec: Recorder, cfg: Config, inp: Inputs) -> None:
-    """Multi-head self-attention over the inputs."""
-    mha(rec, cfg, "attn", embed(rec, cfg, inp))  # (T, d)
+    """Multi-head self-attention over the inputs; with --causal --no-qkv-bias --d-out, the book's
+    MultiHeadAttention (Build an LLM from Scratch, §3.6)."""
+    x, pad = embed(rec, cfg, inp, batched=inp.batched), key_padding(rec, inp)  # (T, d)
+    mha(rec, cfg, "attn", x, causal=cfg.causal, pad=pad, d_out=cfg.out_dim)  # (T, d_out)
 
 
 def synthesizer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """Dense synthesizer attention (Tay et al. 2020; CS224N a5): the attention logits come from X alone,
     ReLU(X·W₁ + b₁)·W₂ + b₂ per head, with a causal mask; there is no Q·Kᵀ and no √d scaling."""
-    x = embed(rec, cfg, inp)  # (T, d)
+    x, pad = embed(rec, cfg, inp, batched=inp.batched), key_padding(rec, inp)  # (T, d)
     h, m, T = cfg.n_heads, cfg.head_dim, inp.seq_len
     with rec.scope("attn"):
         hid = rec.op("relu", "relu", rec.op("linear_heads", "hidden", x, *head_params(rec, cfg, "W_1", "b_1")))
@@ -58,6 +74,8 @@ def synthesizer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
         W2 = rec.op("slice", "W_2_used", W2, axis=-1, stop=T)  # (m, T)
         b2 = rec.op("slice", "b_2_used", b2, axis=-1, stop=T)  # (T,)
         s = rec.op("mask", "masked", rec.op("linear", "scores", hid, W2, b2))  # (h, T, T)
+        if pad is not None:
+            s = rec.op("pad_mask", "pad_masked", s, pad)
         a = rec.op("softmax", "pattern", s)  # (h, T, T)
         v = rec.op("linear_heads", "v", x, *head_params(rec, cfg, "W_V", "b_V"))  # (h, T, m)
         z = rec.op("merge_heads", "concat", rec.op("weighted_sum", "z", a, v))  # (T, h·m)
@@ -65,34 +83,40 @@ def synthesizer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     rec.op("linear", "attn_out", z, W_O, b_O)  # (T, d)
 
 
-def embed_positions(rec: Recorder, cfg: Config, inp: Inputs, axis: str) -> Ref:
+def embed_positions(rec: Recorder, cfg: Config, inp: Inputs, axis: str, batched: bool,
+                    W_E: Ref | None = None) -> Ref:
     """Token embedding ×√d_model plus the sinusoidal positional encoding (§3.4 and §3.5 of the paper)."""
-    x = embed(rec, cfg, inp, axis)  # (T, d)
+    x = embed(rec, cfg, inp, axis, batched, W_E)  # (T, d)
     if inp.embeddings is None:  # given embeddings are used as they are
         x = rec.op("scale", "embed_scaled", x, root="d_model", n=cfg.d_model, multiply=True)
     pe = rec.op("sinusoid", "pos_embed", n=x.shape[-2], d=cfg.d_model)  # (T, d)
     return rec.op("add", "blocks.0.resid_pre", x, pe)  # (T, d)
 
 
-def encoder_block(rec: Recorder, cfg: Config, x: Ref) -> Ref:
+def encoder_block(rec: Recorder, cfg: Config, x: Ref, pad: Ref | None = None) -> Ref:
     """Post-LN: x = LayerNorm(x + Sublayer(x)) after self-attention, then after the feed-forward."""
-    x = layer_norm(rec, cfg, "ln1", rec.op("add", "add1", x, mha(rec, cfg, "attn", x)))  # (T, d)
+    x = layer_norm(rec, cfg, "ln1", rec.op("add", "add1", x, mha(rec, cfg, "attn", x, pad=pad)))  # (T, d)
     return layer_norm(rec, cfg, "ln2", rec.op("add", "add2", x, mlp(rec, cfg, x, "relu")))  # (T, d)
 
 
-def decoder_block(rec: Recorder, cfg: Config, y: Ref, memory: Ref) -> Ref:
-    """Masked self-attention, attention over the encoder's output (K, V from memory), feed-forward."""
-    y = layer_norm(rec, cfg, "ln1", rec.op("add", "add1", y, mha(rec, cfg, "self_attn", y, causal=True)))
-    y = layer_norm(rec, cfg, "ln2", rec.op("add", "add2", y, mha(rec, cfg, "cross_attn", y, memory)))
+def decoder_block(rec: Recorder, cfg: Config, y: Ref, memory: Ref, pad: Ref | None = None,
+                  memory_pad: Ref | None = None) -> Ref:
+    """Masked self-attention, attention over the encoder's output (K, V from memory), feed-forward. ``pad``
+    hides the target's <pad> keys, ``memory_pad`` the source's."""
+    y = layer_norm(rec, cfg, "ln1", rec.op("add", "add1", y, mha(rec, cfg, "self_attn", y, causal=True, pad=pad)))
+    y = layer_norm(rec, cfg, "ln2", rec.op("add", "add2", y, mha(rec, cfg, "cross_attn", y, memory,
+                                                                 pad=memory_pad)))
     return layer_norm(rec, cfg, "ln3", rec.op("add", "add3", y, mlp(rec, cfg, y, "relu")))  # (T, d)
 
 
-def encode(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos") -> Ref:
-    x = embed_positions(rec, cfg, inp, axis)  # (S, d)
+def encode(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos",
+           W_E: Ref | None = None) -> tuple[Ref, Ref | None]:
+    """The encoder stack's output, and the source's padding (None when there is none)."""
+    x, pad = embed_positions(rec, cfg, inp, axis, inp.batched, W_E), key_padding(rec, inp, axis)  # (S, d)
     for i in range(cfg.n_layers):
         with rec.scope(f"blocks.{i}"):
-            x = encoder_block(rec, cfg, x)
-    return x
+            x = encoder_block(rec, cfg, x, pad)
+    return x, pad
 
 
 def encoder(rec: Recorder, cfg: Config, inp: Inputs) -> None:
@@ -104,25 +128,30 @@ def transformer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """The encoder-decoder: encode the source; decode the target (shifted right, <bos> first) with masked
     self-attention and attention over the encoder's output; a linear layer to the vocabulary; softmax."""
     rec.labels.update(src=inp.tokens, tgt=inp.target_tokens)
+    B = inp.batched  # a batch axis first when the source is a batch
+    W_E = embedding_matrix(rec, cfg) if cfg.tie_embeddings else None  # §3.4: one matrix, three uses
     with rec.scope("encoder"):
-        memory = encode(rec, cfg, inp, "src")  # (S, d)
+        memory, memory_pad = encode(rec, cfg, inp, "src", W_E)  # (S, d)
     with rec.scope("decoder"):
-        y = embed_positions(rec, cfg, Inputs(ids=[inp.target_ids], tokens=inp.target_tokens), "tgt")  # (T, d)
+        tgt = Inputs(ids=inp.target_ids, tokens=inp.target_tokens, lengths=inp.target_lengths, pad_id=inp.pad_id)
+        y, pad = embed_positions(rec, cfg, tgt, "tgt", B, W_E), key_padding(rec, tgt, "tgt")  # (T, d)
         for i in range(cfg.n_layers):
             with rec.scope(f"blocks.{i}"):
-                y = decoder_block(rec, cfg, y, memory)  # (T, d)
-    with rec.scope("unembed"):
-        W_U, b_U = linear_params(rec, cfg.d_model, cfg.d_vocab, "W_U", "b_U", ("d_model", "vocab"))
-    logits = rec.op("linear", "logits", y, W_U, b_U)  # (T, d_vocab)
+                y = decoder_block(rec, cfg, y, memory, pad, memory_pad)  # (T, d)
+    logits = unembed(rec, cfg, y, W_E)  # (T, d_vocab): y·W_Eᵀ when tied (§3.4), else y·W_U + b_U
     rec.op("softmax", "probs", logits)
     log_probs = rec.op("log_softmax", "log_probs", logits)
-    next_token_loss(rec, log_probs, inp.label_ids, (len(inp.label_ids),), ("tgt",))
+    labels = inp.label_ids if B else inp.label_ids[0]
+    shape, axes = ((len(labels), len(labels[0])), ("batch", "tgt")) if B else ((len(labels),), ("tgt",))
+    next_token_loss(rec, log_probs, labels, shape, axes, padded=inp.target_lengths is not None)
 
 
-def gpt_block(rec: Recorder, cfg: Config, x: Ref, cache: dict | None = None) -> Ref:
+def gpt_block(rec: Recorder, cfg: Config, x: Ref, cache: dict | None = None, pad: Ref | None = None) -> Ref:
     """Pre-LN: the residual stream passes through; attention and the MLP read a normalised copy and add to it.
-    With a key/value ``cache``, x is one new position of a generation (:mod:`explain.models.generate`)."""
-    x = rec.op("add", "resid_mid", x, mha(rec, cfg, "attn", layer_norm(rec, cfg, "ln1", x), causal=True, cache=cache))
+    With a key/value ``cache``, x is one new position of a generation (:mod:`explain.models.generate`); ``pad``
+    hides the <pad> keys of a padded batch."""
+    x = rec.op("add", "resid_mid", x, mha(rec, cfg, "attn", layer_norm(rec, cfg, "ln1", x), causal=True,
+                                          cache=cache, pad=pad))
     return rec.op("add", "resid_post", x, mlp(rec, cfg, layer_norm(rec, cfg, "ln2", x), "gelu"))  # (B, T, d)
 
 
@@ -130,12 +159,12 @@ def gpt(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """Embed tokens and positions, run the blocks, a final layer norm, logits through the tied embedding
     matrix, and the next-token cross-entropy."""
     B, T = inp.batch, inp.seq_len
-    tok = embed(rec, cfg, inp, batched=True)  # (B, T, d)
+    tok, pad = embed(rec, cfg, inp, batched=True), key_padding(rec, inp)  # (B, T, d); pad None unless padded
     W_pos = rec.param("W_pos", (cfg.n_ctx, cfg.d_model), ("pos", "d_model"), "normal")
     x = rec.op("add", "blocks.0.resid_pre", tok, rec.op("pos_embed", "pos_embed", W_pos, n=T))  # (B, T, d)
     for i in range(cfg.n_layers):
         with rec.scope(f"blocks.{i}"):
-            x = gpt_block(rec, cfg, x)  # (B, T, d)
+            x = gpt_block(rec, cfg, x, pad=pad)  # (B, T, d)
     x = layer_norm(rec, cfg, "ln_final", x)
     logits = rec.op("linear", "logits", x, rec.reuse("W_E"), transpose_w=True)  # (B, T, d_vocab): tied W_Eᵀ
     rec.op("softmax", "probs", logits)
@@ -143,4 +172,7 @@ def gpt(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     if T < 2:
         return  # one token predicts nothing that the input contains: no loss
     log_probs = rec.op("slice", "log_probs_pred", log_probs, axis=-2, stop=T - 1)  # (B, T-1, d_vocab)
-    next_token_loss(rec, log_probs, [ids[1:] for ids in inp.ids], (B, T - 1), ("batch", "pos"))
+    labels = [ids[1:] for ids in inp.ids]
+    if inp.lengths is not None:  # a next token that is <pad> is nothing to learn: ignore_index
+        labels = ignore_padding(labels, [n - 1 for n in inp.lengths])
+    next_token_loss(rec, log_probs, labels, (B, T - 1), ("batch", "pos"), padded=inp.lengths is not None)

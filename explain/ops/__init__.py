@@ -10,6 +10,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     embedding,
     grad,
     linear,
+    masks,
     normalize,
     objective,
     products,

@@ -18,7 +18,7 @@ from explain.tutorial.errors import Source, TutorialError
 from explain.tutorial.schema import Stop, Tutorial
 
 # CLI flags in engine messages, as the [options] keys a tutorial writes
-_FLAGS = {o.flag: o.name for o in OPTIONS}
+_FLAGS = {o.flag: o.name for o in OPTIONS} | {o.off_flag: f"{o.name} = false" for o in OPTIONS if o.off_flag}
 
 
 @dataclass

@@ -216,9 +216,14 @@ class _Parser:
             o = OPTION[key]
             if o.type == "int":
                 out[key] = self.count(v, f, minimum=o.min)
-            elif o.type == "choice" or key == "target":
+            elif o.type == "bool":
+                if not isinstance(v, bool):
+                    raise self.fail(f"must be true or false, got {v!r}", f"write {key} = {str(not o.default).lower()}",
+                                    field=f)
+                out[key] = v
+            elif o.type == "choice":
                 out[key] = self.text(d, key, required=True, field=f, example=o.choices[0] if o.choices else "…")
-            elif key == "text":
+            elif key in ("text", "target"):
                 if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
                     out[key] = list(v)
                 else:

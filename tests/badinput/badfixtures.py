@@ -112,7 +112,7 @@ def make(d: Path) -> Path:
     np.save(d / "w.npy", np.ones((2, 2)))
     np.save(d / "emb.npy", np.ones((2, 4)))
     np.save(d / "emb_1e308.npy", np.full((2, 4), 1e308))
-    np.save(d / "emb_3d.npy", np.ones((2, 2, 2)))
+    np.save(d / "emb_4d.npy", np.ones((2, 2, 2, 2)))  # 3-D is a batch; 4-D is nothing
     np.save(d / "emb_pickle.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     (d / "emb_huge.npy").write_bytes(_npy_header((10**6, 10**6)) + bytes(64))
     (d / "emb_truncated.npy").write_bytes(_npy_header((100, 4)) + bytes(64))

@@ -182,7 +182,7 @@ CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("embeddings-pickle", ["run", "simple", "--embeddings", "emb_pickle.npy", "--plain"], ("pickled",)),
     ("embeddings-text-as-npy", ["run", "simple", "--embeddings", "emb_text.npy", "--plain"], ("not a numpy",)),
     ("embeddings-member", ["run", "simple", "--embeddings", "emb_member.npz", "--plain"], ("not an .npy",)),
-    ("embeddings-3d", ["run", "simple", "--embeddings", "emb_3d.npy", "--plain"], ("2-D",)),
+    ("embeddings-4d", ["run", "simple", "--embeddings", "emb_4d.npy", "--plain"], ("2-D", "3-D batch")),
     ("embeddings-txt", ["run", "simple", "--embeddings", "emb.txt", "--plain"], (".txt",)),
     ("embeddings-1e308", ["run", "simple", "--embeddings", "emb_1e308.npy", "--plain"], ("overflow",)),
     ("tokens-empty", ["run", "gpt", "--tokens", "", "--plain"], ("empty",)),

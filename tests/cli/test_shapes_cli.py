@@ -220,8 +220,25 @@ def test_help_has_examples() -> None:
 def test_encoder_decoder_breakdown() -> None:
     """Vocab 47 (built-in words + Denkende, Maschinen), d_model 8, 2 heads, d_ff 32, 2 layers:
     encoder block = attn 4·(8·8+8) + 2 ln 2·8 + mlp 8·32+32 + 32·8+8 = 288 + 32 + 552 = 872;
-    decoder block = 2 attn 576 + 3 ln 48 + mlp 552 = 1,176; W_E 47·8 = 376 each; unembed 8·47+47 = 423."""
+    decoder block = 2 attn 576 + 3 ln 48 + mlp 552 = 1,176; W_E 47·8 = 376, shared by both embeddings and the
+    pre-softmax linear (§3.4); untied: W_E 376 each and an unembedding 8·47+47 = 423."""
     out = ok("transformer", "--no-steps")
+    assert out.endswith("total: 4,472 parameters\n  = embed 376 + encoder.blocks.0–1 2 × 872 + "
+                        "decoder.blocks.0–1 2 × 1,176\n")
+    assert 376 + 2 * 872 + 2 * 1176 == 4472
+    out = ok("transformer", "--no-steps", "--untie-embeddings")
     assert out.endswith("total: 5,271 parameters\n  = encoder.embed 376 + encoder.blocks.0–1 2 × 872 + "
                         "decoder.embed 376 + decoder.blocks.0–1 2 × 1,176 + unembed 423\n")
     assert 2 * 376 + 2 * 872 + 2 * 1176 + 423 == 5271
+
+
+@pytest.mark.parametrize("size,args,paper", [
+    ("base", ["--d-model", "512", "--heads", "8", "--d-ff", "2048"], 65e6),
+    ("big", ["--d-model", "1024", "--heads", "16", "--d-ff", "4096"], 213e6),
+])
+def test_transformer_counts_match_table_3_of_the_paper(size: str, args: list[str], paper: float) -> None:
+    """Attention Is All You Need, Table 3: base 65M and big 213M parameters (vocabulary 37000 shared BPE
+    tokens, 6 layers). The paper rounds and does not list its biases; explain is within 4%."""
+    doc = json.loads(ok("transformer", *args, "--layers", "6", "--vocab", "37000", "--no-steps", "--json"))
+    n = doc["n_params"]
+    assert abs(n - paper) / paper < 0.04, (size, n)

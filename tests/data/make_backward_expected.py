@@ -52,11 +52,16 @@ CASES: list[tuple[str, str, dict]] = [
     ("synthesizer", "synthesizer_big", dict(d_model=16, n_heads=4)),
     ("encoder", "encoder_default", {}),
     ("encoder", "encoder_big", dict(BIG)),
-    ("transformer", "transformer_default", {}),
+    ("multihead", "multihead_book", dict(causal=True, qkv_bias=False, d_out=3)),  # the book's §3.6 options
+    ("transformer", "transformer_default", {}),  # §3.4: one W_E for both embeddings and the logits
     ("transformer", "transformer_big", dict(BIG)),
+    ("transformer", "transformer_untied", dict(tie_embeddings=False)),
+    ("transformer", "transformer_padded", dict(text=["the cat sat on the mat", "a dog"],
+                                               target=["le chat", "un chien est assis"])),
     ("gpt", "gpt_default", {}),
     ("gpt", "gpt_big", dict(BIG, text=["The cat is happy", "The dog is hungry"])),
     ("gpt", "gpt_lr", dict(lr=0.5)),
+    ("gpt", "gpt_padded", dict(text=["the cat sat on the mat", "a dog"])),  # key padding mask, ignore_index
 ]
 
 
@@ -85,27 +90,30 @@ def sinusoidal(n: int, d: int) -> torch.Tensor:
     return pe
 
 
-def heads(m: Model, name: str, x, W, b):
-    """x (…, T, d) with per-head W (h, d, k), b (h, k) → (…, h, T, k)."""
-    return m.keep(name, torch.einsum("...td,hdk->...htk", x, W) + b[:, None, :])
+def heads(m: Model, name: str, x, W, b=None):
+    """x (…, T, d) with per-head W (h, d, k), b (h, k) or none (qkv_bias=False) → (…, h, T, k)."""
+    y = torch.einsum("...td,hdk->...htk", x, W)
+    return m.keep(name, y if b is None else y + b[:, None, :])
 
 
-def attention(m: Model, p: str, q, k, v, causal: bool):
+def attention(m: Model, p: str, q, k, v, causal: bool, pad=None):
     s = m.keep(f"{p}.scores", q @ k.transpose(-1, -2))
     s = m.keep(f"{p}.scaled", s / math.sqrt(q.shape[-1]))
     if causal:
         T = s.shape[-1]
         s = m.keep(f"{p}.masked", s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")))
+    if pad is not None:  # (B, S), True at a <pad> key: as torch's key_padding_mask, whole columns per sequence
+        s = m.keep(f"{p}.pad_masked", s.masked_fill(pad[:, None, None, :], float("-inf")))
     a = m.keep(f"{p}.pattern", torch.softmax(s, dim=-1))
     return m.keep(f"{p}.z", a @ v)
 
 
-def mha(m: Model, p: str, xq, xkv, causal: bool):
+def mha(m: Model, p: str, xq, xkv, causal: bool, pad=None):
     P = m.p
-    q = heads(m, f"{p}.q", xq, P[f"{p}.W_Q"], P[f"{p}.b_Q"])
-    k = heads(m, f"{p}.k", xkv, P[f"{p}.W_K"], P[f"{p}.b_K"])
-    v = heads(m, f"{p}.v", xkv, P[f"{p}.W_V"], P[f"{p}.b_V"])
-    z = attention(m, p, q, k, v, causal)
+    q = heads(m, f"{p}.q", xq, P[f"{p}.W_Q"], P.get(f"{p}.b_Q"))
+    k = heads(m, f"{p}.k", xkv, P[f"{p}.W_K"], P.get(f"{p}.b_K"))
+    v = heads(m, f"{p}.v", xkv, P[f"{p}.W_V"], P.get(f"{p}.b_V"))
+    z = attention(m, p, q, k, v, causal, pad)
     cat = m.keep(f"{p}.concat", z.transpose(-3, -2).flatten(-2))
     return m.keep(f"{p}_out", cat @ P[f"{p}.W_O"] + P[f"{p}.b_O"])
 
@@ -125,7 +133,8 @@ def ff(m: Model, p: str, x, act: str):
 def tokens_in(m: Model, prefix: str, ids, emb):
     if emb is not None:
         return m.keep(f"{prefix}embed", torch.tensor(emb, requires_grad=True))
-    return m.keep(f"{prefix}embed", m.p[f"{prefix}W_E"][torch.tensor(ids)])
+    W_E = m.p.get(f"{prefix}W_E", m.p.get("W_E"))  # the transformer's shared W_E (§3.4) has no prefix
+    return m.keep(f"{prefix}embed", W_E[torch.tensor(ids)])
 
 
 def with_positions(m: Model, prefix: str, ids, emb, d: int):
@@ -135,18 +144,27 @@ def with_positions(m: Model, prefix: str, ids, emb, d: int):
     return m.keep(f"{prefix}blocks.0.resid_pre", x + sinusoidal(x.shape[-2], d))
 
 
-def encoder_stack(m: Model, prefix: str, x, layers: int):
+def encoder_stack(m: Model, prefix: str, x, layers: int, pad=None):
     for i in range(layers):
         p = f"{prefix}blocks.{i}"
-        x = ln(m, f"{p}.ln1", m.keep(f"{p}.add1", x + mha(m, f"{p}.attn", x, x, False)))
+        x = ln(m, f"{p}.ln1", m.keep(f"{p}.add1", x + mha(m, f"{p}.attn", x, x, False, pad)))
         x = ln(m, f"{p}.ln2", m.keep(f"{p}.add2", x + ff(m, p, x, "relu")))
     return x
 
 
 def nll(m: Model, log_probs, targets):
-    picked = m.keep("correct_log_probs", log_probs.gather(-1, torch.tensor(targets)[..., None])[..., 0])
+    """Mean of −log p(target) over the targets that are not −100 (torch's ignore_index: padding)."""
+    t = torch.tensor(targets)
+    keep = t != -100
+    picked = log_probs.gather(-1, t.clamp(min=0)[..., None])[..., 0]
+    picked = m.keep("correct_log_probs", torch.where(keep, picked, torch.zeros(())))
     per = m.keep("token_loss", -picked)
-    return m.keep("loss", per.mean())
+    return m.keep("loss", per[keep].mean())
+
+
+def padding(given: dict, name: str):
+    """The recorded (B, S) key padding as a bool tensor, or None when the batch needed no padding."""
+    return torch.tensor(given[name]).bool() if name in given else None
 
 
 def forward(model: str, m: Model, cfg, given: dict) -> torch.Tensor:
@@ -164,7 +182,7 @@ def forward(model: str, m: Model, cfg, given: dict) -> torch.Tensor:
         return attention(m, "attn", q, k, v, model == "causal")
     if model == "multihead":
         x = tokens_in(m, "", ids, emb)
-        return mha(m, "attn", x, x, False)
+        return mha(m, "attn", x, x, cfg.causal)
     if model == "synthesizer":
         x = tokens_in(m, "", ids, emb)
         T = x.shape[-2]
@@ -180,15 +198,19 @@ def forward(model: str, m: Model, cfg, given: dict) -> torch.Tensor:
     if model == "encoder":
         return encoder_stack(m, "", with_positions(m, "", ids, emb, d), cfg.n_layers)
     if model == "transformer":
+        src_pad, tgt_pad = padding(given, "encoder.key_padding"), padding(given, "decoder.key_padding")
         memory = encoder_stack(m, "encoder.", with_positions(m, "encoder.", given["encoder.tokens"], None, d),
-                               cfg.n_layers)
+                               cfg.n_layers, src_pad)
         y = with_positions(m, "decoder.", given["decoder.tokens"], None, d)
         for i in range(cfg.n_layers):
             p = f"decoder.blocks.{i}"
-            y = ln(m, f"{p}.ln1", m.keep(f"{p}.add1", y + mha(m, f"{p}.self_attn", y, y, True)))
-            y = ln(m, f"{p}.ln2", m.keep(f"{p}.add2", y + mha(m, f"{p}.cross_attn", y, memory, False)))
+            y = ln(m, f"{p}.ln1", m.keep(f"{p}.add1", y + mha(m, f"{p}.self_attn", y, y, True, tgt_pad)))
+            y = ln(m, f"{p}.ln2", m.keep(f"{p}.add2", y + mha(m, f"{p}.cross_attn", y, memory, False, src_pad)))
             y = ln(m, f"{p}.ln3", m.keep(f"{p}.add3", y + ff(m, p, y, "relu")))
-        logits = m.keep("logits", y @ P["unembed.W_U"] + P["unembed.b_U"])
+        if "W_E" in P:  # §3.4: the pre-softmax linear is the shared embedding matrix, transposed, no bias
+            logits = m.keep("logits", y @ P["W_E"].T)
+        else:
+            logits = m.keep("logits", y @ P["unembed.W_U"] + P["unembed.b_U"])
         m.keep("probs", torch.softmax(logits, -1))
         return nll(m, m.keep("log_probs", torch.log_softmax(logits, -1)), given["targets"])
     if model == "gpt":
@@ -198,7 +220,7 @@ def forward(model: str, m: Model, cfg, given: dict) -> torch.Tensor:
         for i in range(cfg.n_layers):
             p = f"blocks.{i}"
             h = ln(m, f"{p}.ln1", x)
-            x = m.keep(f"{p}.resid_mid", x + mha(m, f"{p}.attn", h, h, True))
+            x = m.keep(f"{p}.resid_mid", x + mha(m, f"{p}.attn", h, h, True, padding(given, "key_padding")))
             x = m.keep(f"{p}.resid_post", x + ff(m, p, ln(m, f"{p}.ln2", x), "gelu"))
         logits = m.keep("logits", ln(m, "ln_final", x) @ P["W_E"].T)
         m.keep("probs", torch.softmax(logits, -1))
@@ -230,7 +252,8 @@ def make(model: str, case: str, options: dict) -> None:
     trace = explain.run(model, **opts)  # forward only: the weights, the token ids, the config
     cfg = trace.config
     out_shape = next(s for s in reversed(trace.steps) if s.op != "input").shape
-    given = {n: trace[n].output for n in ("tokens", "encoder.tokens", "decoder.tokens", "targets") if n in trace}
+    given = {n: trace[n].output for n in ("tokens", "encoder.tokens", "decoder.tokens", "targets", "key_padding",
+                                          "encoder.key_padding", "decoder.key_padding") if n in trace}
     if "embeddings" in opts:
         given["embeddings"] = np.asarray(opts["embeddings"], dtype=np.float64)
     for k in objective:

@@ -103,6 +103,12 @@ def encoder(P, ids, n_layers):
 
 
 def transformer(P, src, tgt_in, labels, n_layers):
+    """Untied (encoder.W_E, decoder.W_E, unembed.W_U + b_U) or, when P has one W_E, tied as in §3.4 of the paper:
+    both embeddings and the pre-softmax linear (W_Eᵀ, no bias) are the same matrix."""
+    tied = "W_E" in P
+    if tied:
+        P = {**P, "encoder.W_E": P["W_E"], "decoder.W_E": P["W_E"], "unembed.W_U": P["W_E"].T,
+             "unembed.b_U": np.zeros(P["W_E"].shape[0])}
     mem = _encode(P, src, n_layers, "encoder.")
     d = P["decoder.W_E"].shape[1]
     y = P["decoder.W_E"][tgt_in] * np.sqrt(d) + _pe(len(tgt_in), d)

@@ -22,6 +22,23 @@ def _away_from_zero(a):
     return np.where(np.abs(a) < 0.1, a + 0.3, a)  # ReLU's kink at 0 has no derivative to check
 
 
+IGNORE = -100  # torch's ignore_index, as explain.padding uses it
+
+
+def _padding(r, b, s):
+    """A (batch, keys) padding indicator: each sequence keeps its first key, and a random tail is <pad>."""
+    lengths = r.integers(1, s + 1, b)
+    return (np.arange(s)[None, :] >= lengths[:, None]).astype(np.int64)
+
+
+def _ignored(r, targets):
+    """Targets with a random right-hand tail (but never the first) set to ignore_index, as padding leaves them."""
+    out = targets.copy()
+    for row in out:
+        row[r.integers(1, len(row) + 1):] = IGNORE
+    return out
+
+
 CASES: dict[str, Case] = {
     "matmul": lambda r, n, m: ([r.standard_normal((2, n, m)), r.standard_normal((2, n + 1, m))], {"transpose_b": True}),
     "matmul_broadcast": lambda r, n, m: ([r.standard_normal((2, n, m)), r.standard_normal((m, n))], {}),
@@ -49,13 +66,19 @@ CASES: dict[str, Case] = {
     "pos_embed": lambda r, n, m: ([r.standard_normal((n + 3, m))], {"n": n}),
     "pick": lambda r, n, m: ([r.standard_normal((2, n, m)), r.integers(0, m, (2, n))], {}),
     "mean": lambda r, n, m: ([r.standard_normal((n, m))], {}),
+    # a padded batch: the padding mask hides whole key columns; ignored targets (-100) drop out of pick and mean
+    "pad_mask": lambda r, n, m: ([r.standard_normal((2, n, n + 1)), _padding(r, 2, n + 1)], {}),
+    "pick_ignore": lambda r, n, m: ([r.standard_normal((2, n, m)), _ignored(r, r.integers(0, m, (2, n)))],
+                                    {"ignore_index": IGNORE}),
+    "mean_ignore": lambda r, n, m: ([r.standard_normal((2, n)), _ignored(r, r.integers(0, m, (2, n)))],
+                                    {"ignore_index": IGNORE}),
     "mse": lambda r, n, m: ([r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
 }
 
 
 def kind_of(case: str) -> str:
     return {"matmul_broadcast": "matmul", "linear_tied": "linear", "scale_multiply": "scale",
-            "softmax_masked": "softmax"}.get(case, case)
+            "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean"}.get(case, case)
 
 
 def test_every_op_kind_with_a_backward_is_checked() -> None:

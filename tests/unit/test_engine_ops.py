@@ -45,6 +45,7 @@ def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     kinds |= {s.op for s in plan("simple", normalize="sum", backward=True)}
     for sampling in (make_sampling(2, top_k=3, top_p=0.9), make_sampling(2, greedy=True)):
         kinds |= {s.op for s in plan("gpt", sampling=sampling)}
+    kinds |= {s.op for s in plan("gpt", text=["the cat sat", "a dog"], backward=True)}  # padding
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
 

@@ -47,8 +47,11 @@ def test_encoder() -> None:
     _close(t, ref.encoder(t.params, t["tokens"].output, 3))
 
 
-def test_transformer() -> None:
-    t = explain.run("transformer", text="thinking machines", target="denkende maschinen", seed=6)
+@pytest.mark.parametrize("tied", [True, False])
+def test_transformer(tied: bool) -> None:
+    t = explain.run("transformer", text="thinking machines", target="denkende maschinen", seed=6,
+                    tie_embeddings=tied)
+    assert ("W_E" in t.params) is tied and ("unembed.W_U" in t.params) is not tied
     ids = t["encoder.tokens"].output
     tgt = t["decoder.tokens"].output
     labels = t["targets"].output

@@ -27,6 +27,10 @@ RUNS = {
     "causal-backward": {"backward": True}, "multihead-backward": {"backward": True},
     "synthesizer-backward": {"backward": True}, "encoder-backward": {"backward": True},
     "transformer-backward": {"backward": True}, "gpt-lr": {"text": ["the cat", "a dog"], "lr": 0.1},
+    "gpt-padded": {"text": ["the cat sat on the mat", "a dog"]},
+    "transformer-padded": {"text": ["the cat sat", "a dog"], "target": ["the dog", "a cat is happy"]},
+    "multihead-book": {"causal": True, "qkv_bias": False, "d_out": 3},
+    "gpt-padded-backward": {"text": ["the cat sat on the mat", "a dog"], "backward": True},
 }
 
 

@@ -32,6 +32,9 @@ class Letters:
     def vocab_labels(self) -> list[str]:
         return [chr(97 + i) for i in range(26)]
 
+    def pad_id(self) -> int:
+        return 0  # a fixed vocabulary pads with one of its own ids, as GPT-2 pads with its eos
+
     def __len__(self) -> int:
         return 26
 

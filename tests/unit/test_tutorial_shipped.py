@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import explain
 from explain.tutorial import check_tutorial, list_tutorials, load_tutorial, narration_by_step, stop_step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +23,7 @@ EXPECTED_NAMES = [
     "01-attention-without-weights", "02-softmax-and-context-vectors", "03-thinking-machines",
     "04-causal-attention", "05-multi-head-attention", "06-positional-encoding", "07-learned-positions",
     "08-encoder-block", "09-encoder-decoder", "10-gpt-and-its-loss", "11-synthesizer-attention",
-    "12-from-logits-to-text",
+    "12-from-logits-to-text", "13-padding-and-masks",
     "14-backpropagation-through-attention", "15-the-residual-gradient-highway",
 ]
 
@@ -161,3 +162,17 @@ def test_parameter_counts_follow_the_formulas() -> None:
 def test_multi_head_tutorial_is_about_eight_heads() -> None:
     tut = load_tutorial("multi-head-attention")
     assert tut.options["n_heads"] == 8
+
+
+def test_padding_tutorial_counts_what_it_says() -> None:
+    """Tutorial 12's claims, from its own run: 8 real targets of 10, the padded keys of text 1 at weight 0 for
+    every query and head, and the loss the mean over those 8 only."""
+    from explain.tutorial.runner import run_options
+
+    t = load_tutorial("13-padding-and-masks")
+    trace = explain.run(t.model, **run_options(t))
+    targets = trace["targets"].output
+    assert int((targets != -100).sum()) == 8 and targets.size == 10
+    assert np.all(trace["blocks.0.attn.pattern"].output[1, :, :, 4:] == 0.0)
+    per = trace["token_loss"].output
+    assert float(trace["loss"].output) == pytest.approx(per[targets != -100].sum() / 8, abs=1e-12)

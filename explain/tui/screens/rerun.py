@@ -35,7 +35,7 @@ BATCH_SEPARATOR = " | "
 
 @dataclass(frozen=True)
 class Field:
-    """One field of the form: the run option it sets, its label, its kind (int, text or choice), its help."""
+    """One field of the form: the run option it sets, its label, its kind (int, text, choice or bool), its help."""
 
     key: str
     label: str
@@ -45,9 +45,12 @@ class Field:
 
 
 # The form's fields come from the option definitions (explain.options): the input texts, every integer and
-# every choice; token ids, embeddings, weights and checkpoints are carried over, not typed.
-FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, o.help, o.choices) for o in OPTIONS
-                            if o.type in ("int", "choice", "text")}
+# every choice and model switch (on/off); token ids, embeddings, weights and checkpoints are carried over, not
+# typed.
+FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, o.help,
+                                          ("on", "off") if o.type == "bool" else o.choices)
+                            for o in OPTIONS if o.type in ("int", "choice", "text", "bool")}
+_SWITCH = {True: "on", False: "off"}
 DIMENSIONS = tuple(o.name for o in OPTIONS if o.type == "int" and o.name != "seed")
 
 
@@ -75,7 +78,8 @@ def shown_values(trace: Trace, inputs: dict[str, Any]) -> dict[str, str]:
     for key in FIELDS:
         if key not in out:
             value = inputs.get(key, cfg.get(key))
-            out[key] = "" if value is None else str(value)
+            out[key] = "" if value is None else _SWITCH.get(value, str(value)) if isinstance(value, bool) \
+                else str(value)
     return out
 
 
@@ -102,6 +106,8 @@ def parse_form(model: str, typed: dict[str, str], shown: dict[str, str], inputs:
                 out[key] = parse_option(key, raw)
             except UsageError as exc:
                 errors[key] = str(exc)
+        elif field.kind == "bool":
+            out[key] = raw == "on"
         elif key == "text":
             texts = [t.strip() for t in raw.split(BATCH_SEPARATOR.strip()) if t.strip()]
             out["text"] = texts if len(texts) > 1 else texts[0]
@@ -210,7 +216,9 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
         for field in fields_for(model, self.inputs if same else {}):
             value = self.shown.get(field.key, "") if same or field.key in ("text", "target") else ""
             widgets.append(Label(field.label, id=f"label-{field.key}"))
-            if field.kind == "choice":
+            if field.kind == "bool" and not value:  # another model's form: the switch's default
+                value = _SWITCH[bool(OPTION[field.key].default)]
+            if field.kind in ("choice", "bool"):
                 widgets.append(Select([(n, n) for n in field.choices], value=value or field.choices[0],
                                       allow_blank=False, id=field.key, compact=True))
             else:

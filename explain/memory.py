@@ -1,0 +1,94 @@
+"""Memory: what a run may use, and the refusal, before anything is allocated, of a run that would not fit.
+
+:func:`check_memory` takes a planned (shape-only) trace or :func:`explain.api.estimate`'s closed-form
+(parameter count, trace bytes); :func:`generation_bytes` splits a generation's trace into the prompt, each
+new token and the key/value cache, for the refusal's advice and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from explain.errors import ResourceError
+from explain.trace import BYTES_PER_VALUE, Trace
+
+
+def _available_bytes() -> int:
+    """Memory we may use: EXPLAIN_MAX_BYTES if set, else MemAvailable from /proc/meminfo, else 8 GiB."""
+    env = os.environ.get("EXPLAIN_MAX_BYTES")
+    if env and env.isdigit():
+        return int(env)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 * 2**30
+
+
+def _gib(n: int) -> str:
+    """A byte count for a message: MiB, GiB or TiB, and powers of ten past a thousand TiB (never 50 digits)."""
+    if n >= 1000 * 2**40:
+        return f"{n / 2**40:.1e} TiB"
+    if n >= 2**40:
+        return f"{n / 2**40:.1f} TiB"
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+MEMORY_SHARE = 0.8  # of the available memory a run may plan to use (the rest: Python, the TUI, the OS)
+
+
+def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
+    return isinstance(planned, Trace) and any(s.group[:1] == ("backward",) for s in planned)
+
+
+def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> None:
+    """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
+    planned trace or :func:`estimate`'s (parameter count, trace bytes); ``gradients`` says the trace holds the
+    backward pass (the message says so)."""
+    n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
+    weights = n_params * BYTES_PER_VALUE
+    need = weights + trace
+    avail = _available_bytes()
+    budget = int(MEMORY_SHARE * avail)
+    if need > budget:
+        gen = ""
+        if isinstance(planned, Trace) and "generation" in planned.meta:  # each new token keeps one position
+            per = generation_bytes(planned)
+            gen = (f"; a generation keeps only each new token's own steps, about {_gib(per['per_token'])} a token, "
+                   f"and the key/value cache ({_gib(per['cache'])}) holds the rest: use fewer --max-new-tokens")
+        grads = " with its gradients" if gradients or _has_gradients(planned) else ""
+        raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace{grads} "
+                            f"{_gib(trace)}) but explain plans to use at most {MEMORY_SHARE:.0%} of the "
+                            f"{_gib(avail)} available ({_gib(budget)}); use a shorter input, fewer --layers, or a "
+                            f"smaller --vocab/--d-model{gen}")
+
+
+def memory_need(planned: Trace) -> tuple[int, int]:
+    """Bytes of a run's weights and of its trace (forward steps, and gradient steps when it has them)."""
+    return planned.n_params * BYTES_PER_VALUE, planned.nbytes
+
+
+def generation_bytes(trace: Trace) -> dict[str, int]:
+    """Memory of a generation's trace: the prompt's forward, each new token's own steps (the last full one's
+    size) and the key/value cache buffers (allocated once for every token), in bytes."""
+    from explain import ops
+
+    def held(s: Any) -> int:
+        return BYTES_PER_VALUE * ops.get(s.op).stored_values(s.shape, [trace.shape_of(n) for n in s.inputs],
+                                                             **s.attrs)
+
+    n = len(trace.meta["generation"]["steps"])
+    last = f"gen.{n - 1}."
+    out = {"prompt": 0, "per_token": 0, "cache": 0}
+    for s in trace:
+        if s.op == "kv_append":
+            out["cache"] += held(s)
+        elif not s.name.startswith("gen."):
+            out["prompt"] += held(s)
+        elif s.name.startswith(last) and n > 1:
+            out["per_token"] += held(s)
+    return out
