@@ -45,7 +45,8 @@ def tutorial(ctx: click.Context) -> None:
     """Scripted walkthroughs that narrate a run stop by stop and check their own numbers.
 
     NAME is a shipped tutorial: its full name, its name without the number, or the number. PATH is a .toml
-    tutorial file you wrote (the format is in tutorials/README.md). With no argument, lists the tutorials.
+    tutorial file you wrote (the format is in tutorials/README.md). With no argument, opens the TUI on a list
+    of the tutorials to choose from (piped, or with 'list', prints the list).
 
     \b
     Examples:
@@ -56,7 +57,19 @@ def tutorial(ctx: click.Context) -> None:
       explain tutorial my-lesson.toml --plain
     """
     if ctx.invoked_subcommand is None:
-        ctx.invoke(list_cmd)
+        if _interactive():
+            _open_picker()
+        else:
+            ctx.invoke(list_cmd)
+
+
+def _open_picker() -> None:
+    """The TUI on the first tutorial, with the tutorial picker open over it."""
+    from explain.tui import open_trace
+    from explain.tutorial import list_tutorials, run_tutorial
+
+    first = list_tutorials()[0]
+    open_trace(run_tutorial(first), tutorial=first, pick=True)
 
 
 @tutorial.command("list")

@@ -9,12 +9,12 @@ from typing import Any
 
 
 def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None,
-               start: str | None = None) -> None:
+               start: str | None = None, pick: bool = False) -> None:
     """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration; ``start`` names
-    the step to open on (the first by default)."""
+    the step to open on (the first by default); ``pick`` opens the tutorial picker over it first."""
     from explain.tui.app import ExplainApp
 
-    ExplainApp(trace, tutorial=tutorial, options=options, start=start).run()
+    ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick).run()
 
 
 __all__ = ["open_trace"]

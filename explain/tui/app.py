@@ -1,6 +1,7 @@
 """The Textual app: one step screen over a trace, the stylesheet (``app.tcss``), the command palette's entries.
 
-``ExplainApp(trace, tutorial=None)``. Every action of the step screen is also a command in the palette
+``ExplainApp(trace, tutorial=None)``; with ``pick=True`` the tutorial picker opens over it at start-up
+(``explain tutorial`` with no name). Every action of the step screen is also a command in the palette
 (Ctrl+P), built from the same key table as the Footer. With ``EXPLAIN_TUI_EXIT_AFTER_FIRST_FRAME`` set, the app
 exits right after drawing its first frame (the start-up benchmark uses this).
 """
@@ -29,8 +30,9 @@ class ExplainApp(App[None]):
     TITLE = "explain"
 
     def __init__(self, trace: Trace, tutorial: Any = None, options: dict[str, Any] | None = None,
-                 start: str | None = None) -> None:
+                 start: str | None = None, pick: bool = False) -> None:
         super().__init__()
+        self.pick = pick
         self.trace = trace
         self.tutorial = tutorial
         self.options = dict(options or {})
@@ -50,6 +52,22 @@ class ExplainApp(App[None]):
     def on_mount(self) -> None:
         if os.environ.get(EXIT_AFTER_FIRST_FRAME):
             self.call_after_refresh(self.exit)
+        if self.pick:
+            self.action_pick_tutorial()
+
+    def action_pick_tutorial(self) -> None:
+        """The tutorial picker over the step screen; the tutorial chosen opens there."""
+        from explain.tui.screens.picker import TutorialPicker
+        from explain.tui.tutorial import shipped
+
+        screen = self.screen if isinstance(self.screen, StepScreen) else self.get_default_screen()
+        current = getattr(screen.tutorial, "name", None) if screen.tutorial_on else None
+
+        def chosen(name: str | None) -> None:
+            if name is not None and name != current:  # the one already on its tour stays as it is
+                screen.open_tutorial(name)
+
+        self.push_screen(TutorialPicker(shipped(), current), chosen)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -62,6 +80,7 @@ class ExplainApp(App[None]):
             yield SystemCommand(key.help, f"key: {key.shown_keys}", partial(screen.run_action, key.action))
         from explain.tui.tutorial import shipped
 
+        yield SystemCommand("Tutorials: choose one", "the list of every tutorial", self.action_pick_tutorial)
         for tut in shipped():  # every shipped tutorial opens from the palette
             yield SystemCommand(f"Tutorial {tut.name}: {tut.title}", f"{len(tut.stops)} stops, model {tut.model}",
                                 partial(screen.open_tutorial, tut.name))

@@ -74,3 +74,11 @@ def test_snapshot_tutorial_120x40(snap_compare):
 
     tut = load_tutorial("1")
     assert snap_compare(ExplainApp(run_tutorial(tut), tutorial=tut), press=["n", "n"], terminal_size=(120, 40))
+
+
+def test_snapshot_tutorial_picker_80x24(snap_compare):
+    """``explain tutorial`` with no name, in the size most terminals open at: one line per tutorial."""
+    from explain.tutorial import load_tutorial, run_tutorial
+
+    tut = load_tutorial("1")
+    assert snap_compare(ExplainApp(run_tutorial(tut), tutorial=tut, pick=True), terminal_size=(80, 24))
