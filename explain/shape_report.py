@@ -183,7 +183,7 @@ def shapes_text(sel: Selection, show_tokens: bool = True) -> str:
         lines += ["", f"steps ({len(sel.steps)} of {len(trace)})" if len(sel.steps) < len(trace)
                   else f"steps ({len(trace)})"]
         rows = [("#", "step", "op", "operand shapes → output shape")]
-        rows += [(str(s.index), s.name, s.op, s.signature) for s in sel.steps]
+        rows += [(str(s.index + 1), s.name, s.op, s.signature) for s in sel.steps]  # from 1, as the TUI and --plain
         lines += _table(rows, right={0})
     if sel.params:
         groups = layer_totals(sel)

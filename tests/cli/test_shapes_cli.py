@@ -92,8 +92,9 @@ def test_table_matches_a_real_run(model: str) -> None:
     trace = explain.run(model, **run_options(args))
     step_rows, param_rows = sections(out)
     parsed = [STEP_ROW.match(r).groups() for r in step_rows]
+    # numbered from 1, as the TUI's "step N of M" and --plain's "N/M" count them
     assert [(int(i), n, op, sig) for i, n, op, sig in parsed] == \
-        [(s.index, s.name, s.op, s.signature) for s in trace]
+        [(s.index + 1, s.name, s.op, s.signature) for s in trace]
     params = {m.group(1): m for m in map(PARAM_ROW.match, param_rows) if m}
     assert set(params) == set(trace.params)
     for name, arr in trace.params.items():
