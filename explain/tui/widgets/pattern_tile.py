@@ -1,4 +1,6 @@
-"""One head's attention pattern as a heatmap tile (token labels on both axes), for the heads screen."""
+"""One head's attention pattern as a heatmap tile, for the heads screen: a one-line title (``head 3``, the
+selected tile marked ``▶``, the head the step view is on said ``· shown``), key indices above, query labels on
+the left, every key column whenever the tile is as wide as :meth:`PatternTile.needed_width`."""
 
 from __future__ import annotations
 
@@ -8,28 +10,50 @@ from textual.widget import Widget
 from explain.render.grid import draw_window, fit_window
 from explain.render.step import axis_labels
 from explain.render.tensor import Scale
-from explain.tui.state import View, slice_label
+from explain.tui.state import View
+
+PRECISION = 2  # two decimals: 0.10 and 0.30 apart, and 12 tiles in 120 columns
 
 
 class PatternTile(Widget):
     """The 2-D slice ``view.lead`` of the view's step, fitted to the tile, with the view's cell marked."""
 
-    DEFAULT_CSS = "PatternTile { height: 1fr; width: 1fr; padding: 0 1; }"
+    DEFAULT_CSS = "PatternTile { height: auto; width: 1fr; }"
 
-    def __init__(self, view: View) -> None:
+    def __init__(self, view: View, head: int | None, selected: bool = False, shown: bool = False) -> None:
         super().__init__()
-        self.view = view
+        self.view, self.head, self.selected, self.shown = view, head, selected, shown
+
+    def _labels(self) -> list[str] | None:
+        step = self.view.step
+        return axis_labels(self.view.trace, step, len(step.shape) - 2, self.view.lead)
+
+    def needed_width(self) -> int:
+        """Characters the whole pattern needs: query labels and every key column (keys by index only: they are
+        the same tokens as the rows, and word rulers would double the width)."""
+        mat = self.view.matrix()
+        win = fit_window(mat, (0, 0), (0, 0), 10_000, mat.shape[0] + 1, row_labels=self._labels(),
+                         precision=PRECISION, values=self.view.values)
+        return win.label_width + sum(win.widths)
+
+    def title(self) -> Text:
+        batch = self.view.lead[0] if len(self.view.lead) > 1 else None
+        name = f"head {self.head}" if self.head is not None else self.view.step.name
+        text = Text(("▶ " if self.selected else "  ") + (f"b{batch} " if batch else "") + name,
+                    style="bold reverse" if self.selected else "bold yellow")
+        if self.shown:
+            text.append(" · shown", style="dim")
+        return text
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return self.view.matrix().shape[0] + 2  # title, key ruler, one line per query
 
     def render(self) -> Text:
-        view, step = self.view, self.view.step
-        nd = len(step.shape)
-        rows, cols = axis_labels(view.trace, step, nd - 2, view.lead), axis_labels(view.trace, step, nd - 1, view.lead)
-        mat = view.matrix()
-        win = fit_window(mat, (0, 0), view.cell, max(self.content_size.width, 8),
-                         max(self.content_size.height - 1, 3), row_labels=rows, col_labels=cols,
-                         precision=min(view.precision, 2), values=view.values)
+        view = self.view
+        mat, rows = view.matrix(), self._labels()
+        win = fit_window(mat, (0, 0), view.cell, max(self.content_size.width, 8), mat.shape[0] + 1,
+                         row_labels=rows, precision=PRECISION, values=view.values)
         scale = Scale(0.0, 1.0, False) if view.heat else None
-        title = Text(slice_label(step, view.lead) or step.name, style="bold yellow")
-        return Text("\n").join([title, draw_window(mat, win, row_labels=rows, col_labels=cols,
-                                                   precision=min(view.precision, 2), values=view.values,
-                                                   scale=scale, cursor=view.cell)])
+        body = draw_window(mat, win, row_labels=rows, precision=PRECISION, values=view.values, scale=scale,
+                           cursor=view.cell)
+        return Text("\n").join([self.title(), body])
