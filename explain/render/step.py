@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -105,11 +106,28 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
             if i is None:
                 table.add_row(*["⋮"] * len(ex.columns))
                 continue
-            table.add_row(*[fmt(v, precision) if isinstance(v, float) else str(v) for v in ex.rows[i]])
+            table.add_row(*[_term_text(v, precision) for v in ex.rows[i]])
         parts.append(table)
     lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
     parts.extend(Text(line) for line in lines)
     return Group(*parts)
+
+
+def _term_text(v: Any, precision: int) -> str:
+    return fmt(v, precision) if isinstance(v, float) else str(v)
+
+
+def widest_row(ex: CellExplanation, precision: int = 4, sample: int = 64) -> tuple[str, ...]:
+    """One row of the table of terms whose every cell is the widest text of its column (over the first
+    ``sample`` rows): a table with that one row is as wide as the whole table, which is how the drill-down
+    measures itself without laying out every row."""
+    widest = [""] * len(ex.columns)
+    for row in ex.rows[:sample]:
+        for i, v in enumerate(row):
+            t = _term_text(v, precision)
+            if cell_len(t) > cell_len(widest[i]):
+                widest[i] = t
+    return tuple(widest)
 
 
 def _last_is_result(ex: CellExplanation, precision: int) -> bool:

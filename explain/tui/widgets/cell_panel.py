@@ -11,6 +11,7 @@ Explanations are cached per step and cell, so moving back and forth costs nothin
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console, Group
@@ -23,12 +24,12 @@ from textual.widgets import Static
 
 from explain.errors import ExplainError
 from explain.ops.base import CellExplanation, idx, precision
-from explain.render.step import explanation_body, explanation_result
+from explain.render.step import explanation_body, explanation_result, widest_row
 from explain.tui.state import View, changed
 
 CACHE_SIZE = 256
 DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
-MEASURE_ROWS = 64  # the table of terms is measured with at most this many rows (a 768-term row scrolls)
+MEASURE_ROWS = 64  # the widest cell of each column of the table of terms is looked for in this many rows
 _measurer = Console(file=io.StringIO(), width=100, color_system=None, legacy_windows=False)
 
 
@@ -77,17 +78,31 @@ class CellPanel(Vertical):
                 explanation_result(ex, precision=view.precision))
 
     def needs(self, view: View, width: int) -> tuple[int, int, int]:
-        """(natural width, lines for everything, lines with the table cut to one row) at ``width`` columns."""
+        """(natural width, lines for everything, lines with the table cut to one row) at ``width`` columns.
+
+        Measured on a stand-in with one row in the table of terms, each of its cells the widest of that column
+        (over the first MEASURE_ROWS rows): every row of a table is one line (its columns never wrap), so the
+        stand-in's width is the table's and its height plus the other rows is the whole drill-down's, at the
+        cost of one row instead of a rich layout of every row (a 768-term dot product measured in full took
+        ~20 ms, three times per step change). Cached per step, cell and width."""
+        key = ("needs", id(view.trace), view.index, view.index_of_cell, view.precision, width)
+        if key in self._cache:
+            return self._cache[key]  # type: ignore[return-value]
         if view.step.output is None or isinstance(self.explanation(view), str):
             return 40, 3, 3
         ex = self.explanation(view)
-        head, body, result = self.parts(view, MEASURE_ROWS)
+        assert isinstance(ex, CellExplanation)
+        head, _, result = self.parts(view, 1)
+        stand_in = replace(ex, rows=[widest_row(ex, view.precision, MEASURE_ROWS)]) if ex.rows else ex
+        body = explanation_body(stand_in, precision=view.precision, max_rows=1)
         options = _measurer.options.update(width=max(20, width - 2))
         natural = Measurement.get(_measurer, options, Group(head, body, result)).maximum + 3
         full = len(_measurer.render_lines(Group(head, body, result), options, pad=False)) + 1
-        if len(ex.rows) > MEASURE_ROWS:
-            full += len(ex.rows) - MEASURE_ROWS
+        full += max(0, len(ex.rows) - 1)
         short = full - max(0, len(ex.rows) - 2)
+        if len(self._cache) >= CACHE_SIZE:
+            self._cache.clear()
+        self._cache[key] = (natural, full, short)  # type: ignore[assignment]
         return natural, full, short
 
     def plain(self) -> str:
