@@ -59,31 +59,79 @@ def marks_of(feed: tuple | None, ndim: int) -> tuple[tuple[int, ...] | None, Mar
     return tuple(lead), Marks(r if isinstance(r, int) else None, c if isinstance(c, int) else None)
 
 
-def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None,
-                 unread: bool = False) -> Text:
-    """One operand as a titled window of its 2-D slice; the cells in ``feed`` (the op's linkage for the cell
-    under the cursor) are marked and kept in view; ``unread``: the cell under the cursor reads none of it (a
-    gradient step's operand that its chain rule does not need there), which the title says."""
+def _operand(view: View, name: str, feed: tuple | None) -> tuple[tuple[int, ...], tuple[int, ...], Marks | None,
+                                                                  Any]:
+    """An operand's shape, the slice shown, its marks and its 2-D matrix (None: shape only)."""
     axes, shape = _axes_and_shape(view, name)
     value: Any = view.trace.value(name)
     fed_lead, marks = marks_of(feed, len(shape))
     lead = fed_lead if fed_lead is not None else operand_slice(view, axes, shape)
-    title = Text.assemble((sym, "bold cyan"), " ", ("(not read by this cell) " if unread else "", "italic"),
-                          (name, "dim"), f" {fmt_shape(shape)}")
-    if lead:
-        title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
     if value is None:
-        return title
+        return shape, lead, marks, None
     mat = value[lead] if lead else value
     if mat.ndim == 0:
         mat = mat.reshape(1, 1)
     elif mat.ndim == 1:
         mat = mat.reshape(1, -1)
+    return shape, lead, marks, mat
+
+
+def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | None = None) -> int:
+    """Columns the operand needs to show whole, at most ``width`` (what it is offered): its window's width or
+    its title's, whichever is wider. Costs what the columns that fit cost, never the operand's size."""
+    shape, lead, marks, mat = _operand(view, name, feed)
+    title = len(sym) + len(name) + len(fmt_shape(shape)) + 2  # "Q blocks.0.attn.q (4, 8)"
+    if mat is None:
+        return min(width, title)
+    nf = number_format(mat, view.precision)
+    anchor = marks.anchor if marks is not None else (0, 0)
+    win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, precision=nf, values=view.values)
+    return min(width, max(title, win.label_width + sum(win.widths)))
+
+
+def split_widths(needs: list[int], total: int, gap: int = 2) -> list[int]:
+    """Share ``total`` columns among operands side by side (``gap`` between them): each gets what it needs
+    when all fit; otherwise the narrow ones get theirs and the wide ones share the rest equally (a 6-wide
+    padding vector beside a 6×6 score matrix leaves the matrix whole instead of halving it)."""
+    room = max(len(needs) * MIN_WIDTH, total - gap * (len(needs) - 1))
+    out = [0] * len(needs)
+    left = sorted(range(len(needs)), key=lambda i: needs[i])
+    while left:
+        share = room // len(left)
+        i = left[0]
+        if needs[i] <= share:
+            out[i] = max(MIN_WIDTH, needs[i])
+            room -= out[i]
+            left.pop(0)
+            continue
+        for i in left:  # every one left needs more than an equal share: they split the rest
+            out[i] = max(MIN_WIDTH, share)
+        break
+    return out
+
+
+def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None,
+                 unread: bool = False, height: int = MAX_ROWS + 3) -> Text:
+    """One operand as a titled window of its 2-D slice, ``width`` × ``height`` characters; the cells in
+    ``feed`` (the op's linkage for the cell under the cursor) are marked and kept in view; ``unread``: the cell
+    under the cursor reads none of it (a gradient step's operand that its chain rule does not need there),
+    which the title says."""
+    axes, _ = _axes_and_shape(view, name)
+    shape, lead, marks, mat = _operand(view, name, feed)
+    title = Text.assemble((sym, "bold cyan"), " ", ("(not read by this cell) " if unread else "", "italic"),
+                          (name, "dim"), f" {fmt_shape(shape)}")
+    if lead:
+        title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
+    if mat is None:
+        return title
     nf = number_format(mat, view.precision)  # the same decimals as the result and the drill-down
     if nf.exponent:
         title.append(f"  {nf.legend()}", "bold")
     anchor = marks.anchor if marks is not None else (0, 0)
-    win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, precision=nf, values=view.values)
+    # the rows that fit the pane under the title (the pane may be shorter than MAX_ROWS): the marked row is
+    # kept among them, so a mark is never drawn below the fold
+    rows = max(2, min(MAX_ROWS + 1, height - title.plain.count("\n") - 1))
+    win = fit_window(mat, (0, 0), anchor, width, rows, precision=nf, values=view.values)
     scale = window_scale(mat, win)[0] if view.heat and not nf.integer else None
     return Text("\n").join([title, draw_window(mat, win, precision=nf, values=view.values, scale=scale,
                                                marks=marks)])
@@ -127,13 +175,16 @@ class Operands(ViewWidget):
             return Text("operands: none (the value is given)", style="dim")
         names = list(step.inputs)
         syms = list(step.syms.ins) + [""] * len(names)
-        width = max(MIN_WIDTH, self.content_size.width // len(names) - 2)
-        grid = Table.grid(padding=(0, 2))
-        for _ in names:
-            grid.add_column(no_wrap=True, overflow="crop", max_width=width)
         feeds = self.feeds(view)
+        feed = [feeds[i] if i < len(feeds) else None for i in range(len(names))]
+        total, height = self.content_size.width, self.content_size.height
+        widths = split_widths([operand_width(view, n, syms[i] or n, total, feed[i]) for i, n in enumerate(names)],
+                              total)
+        grid = Table.grid(padding=(0, 2))
+        for w in widths:
+            grid.add_column(no_wrap=True, overflow="crop", max_width=w)
         gradient = step.op.endswith(".grad")  # its linkage says None for an operand the cell does not read
-        grid.add_row(*[operand_view(view, n, syms[i] or n, width, feeds[i] if i < len(feeds) else None,
-                                    unread=gradient and i < len(feeds) and feeds[i] is None)
+        grid.add_row(*[operand_view(view, n, syms[i] or n, widths[i], feed[i],
+                                    unread=gradient and feed[i] is None, height=height)
                        for i, n in enumerate(names)])
         return grid
