@@ -8,6 +8,7 @@ PgUp/PgDn move the cursor a window at a time, which pans a big tensor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -55,11 +56,11 @@ KEYS: list[Key] = [
     Key("d", "scroll_drill(1)", "scroll", "Scroll the drill-down down (its result line stays)", "Cell",
         group="drill"),
     Key("u", "scroll_drill(-1)", "scroll", "Scroll the drill-down up", "Cell", group="drill"),
+    Key("a", "answer", "answer", "Reveal the answer to the stop's question", "Tutorial"),
     Key("s", "turn(-1, 1)", "slice", "Next slice along the last leading axis (the head)", "Slice", group="slice"),
     Key("S", "turn(-1, -1)", "slice", "Previous slice along the last leading axis", "Slice", group="slice"),
     Key("b", "turn(0, 1)", "slice", "Next slice along the first leading axis (the batch)", "Slice", group="slice"),
     Key("B", "turn(0, -1)", "slice", "Previous slice along the first leading axis", "Slice", group="slice"),
-    Key("a", "answer", "answer", "Reveal the answer to the stop's question", "Tutorial"),
     Key("w", "wander", "wander", "Leave the tutorial's stops and step through everything", "Tutorial"),
     Key("t", "back_to_tutorial", "tutorial", "Back to the tutorial, at the stop you left", "Tutorial"),
     Key("full_stop", "scroll_narration(1)", "narration", "Scroll the narration down", "Tutorial", ".",
@@ -87,6 +88,7 @@ KEYS: list[Key] = [
     Key("r", "gradient", "∂L/∂", "A value ↔ its gradient ∂L/∂… (the first time: record the backward pass)", "Run"),
     Key("x", "export_step", "export", "Export this step as a numpy script (in this folder)", "Run"),
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
+    Key("c", "picture", "svg", "Save the screen as an SVG picture, named after the step (in this folder)", "Run"),
     Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt only)", "Run"),
     Key("H", "page(0, -1)", "pan", "Pan left a window", "Cell", group="pan"),
     Key("J,pagedown", "page(1, 0)", "pan", "Pan down a window", "Cell", "J", group="pan"),
@@ -97,6 +99,46 @@ KEYS: list[Key] = [
 SECTIONS = ("Steps", "Cell", "Slice", "View", "Tutorial", "Run", "App")  # the help screen's order
 
 TUTORIAL_ACTIONS = {"wander", "back_to_tutorial", "answer", "scroll_narration"}
+
+
+ALWAYS_IN_FOOTER = ("help", "quit")  # at every width: the way to every other key, and the way out
+PALETTE_WIDTH = 12  # the palette key Textual docks at the footer's right ("▏^p palette")
+
+
+def _footer_items(shown: list[Key]) -> list[list[Key]]:
+    """The footer's items: a run of keys of one group is one item (its keys, then its one label)."""
+    items: list[list[Key]] = []
+    for k in shown:
+        if items and k.group and items[-1][0].group == k.group:
+            items[-1].append(k)
+        else:
+            items.append([k])
+    return items
+
+
+def _item_width(item: list[Key]) -> int:
+    """Columns an item takes in Textual's Footer: a key alone is " key label " and a margin; a group is its
+    keys run together, a space, its label and a margin (Footer's own CSS, non-compact)."""
+    shown = [k.display or _pretty(k.keys.split(",")[0]) for k in item]
+    if len(item) > 1:
+        return 1 + sum(len(d) for d in shown) + 1 + len(item[0].group or "") + 1
+    return len(shown[0]) + 2 + len(item[0].label) + 1
+
+
+def footer_actions(width: int, enabled: Callable[[str], bool]) -> frozenset[str]:
+    """The actions the Footer shows at ``width`` columns: help and quit always, then the enabled keys in
+    :data:`KEYS` order (most used first) while they fit; every key is also in help (``?``) and the palette.
+    A group of keys (h j k l: cell) is shown whole or not at all."""
+    live = [k for k in KEYS if enabled(k.action.split("(")[0])]
+    room = width - PALETTE_WIDTH - sum(_item_width([k]) for k in live if k.action in ALWAYS_IN_FOOTER)
+    chosen = {k.action for k in live if k.action in ALWAYS_IN_FOOTER}
+    for item in _footer_items([k for k in live if k.action not in ALWAYS_IN_FOOTER]):
+        w = _item_width(item)
+        if w > room:
+            break  # the order is the priority: a later, narrower key does not jump ahead
+        room -= w
+        chosen.update(k.action for k in item)
+    return frozenset(chosen)
 
 
 def bindings() -> list[Binding]:

@@ -1,26 +1,28 @@
-"""Every action is in the Footer, the command palette and the help screen (all built from one key table);
-a palette command runs its action; ``explain`` with no command opens the first tutorial."""
+"""Every action is in the command palette and the help screen, and the Footer shows the most used keys that
+fit the width, help and quit always (all built from one key table); a palette command runs its action;
+``explain`` with no command opens the first tutorial."""
 
 from __future__ import annotations
 
 import io
 
+import pytest
 from conftest import drive
 from rich.console import Console
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 from explain.tui.app import ExplainApp
 from explain.tui.keys import KEYS
 from explain.tui.screens.help import keys_table
 
 
-def test_every_action_in_footer_palette_and_help(gpt_trace, tutorial):
+def test_every_action_in_palette_and_help(gpt_trace, tutorial):
     app = ExplainApp(gpt_trace, tutorial=tutorial)
 
     async def script(pilot):
         screen = app.screen
-        shown = {b.binding.action for b in screen.active_bindings.values() if b.binding.show}
         enabled = [k for k in KEYS if screen.check_action(k.action.split("(")[0], ()) is not False]
-        assert {k.action for k in enabled} <= shown
         commands = {c.title for c in app.get_system_commands(screen)}
         assert {k.help for k in enabled if k.action != "quit"} <= commands
         assert "Quit the application" in {c.help for c in app.get_system_commands(screen)} or "Quit" in commands
@@ -67,3 +69,48 @@ def test_open_default_opens_the_first_tutorial(monkeypatch):
 
         assert opened["tut"].name == list_tutorials()[0].name
         assert opened["t"].config.model == opened["tut"].model
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40), (160, 40), (200, 50)])
+@pytest.mark.parametrize("with_tutorial", [True, False])
+def test_footer_shows_what_fits_with_help_and_quit_always(gpt_trace, tutorial, size, with_tutorial):
+    """At every width: ? and q are in the footer, the most used keys come first, and no key is cut (the footer
+    never needs to scroll)."""
+    app = ExplainApp(gpt_trace, tutorial=tutorial if with_tutorial else None)
+
+    async def script(pilot):
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        shown = [k.key_display for k in footer.query(FooterKey)]
+        assert "?" in shown and "q" in shown
+        assert "→/n" in shown and "h" in shown  # steps and the cell cursor
+        if with_tutorial:
+            assert "a" in shown  # the answer to the stop's question
+        assert footer.virtual_size.width <= footer.size.width, (shown, footer.virtual_size, footer.size)
+
+    drive(app, script, size=size)
+
+
+
+def test_footer_follows_a_resize(gpt_trace):
+    app = ExplainApp(gpt_trace)
+
+    async def script(pilot):
+        footer = app.screen.query_one(Footer)
+        narrow = {k.key_display for k in footer.query(FooterKey)}
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        await pilot.pause()
+        wide = {k.key_display for k in app.screen.query_one(Footer).query(FooterKey)}
+        assert narrow < wide and "?" in narrow
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert {k.key_display for k in app.screen.query_one(Footer).query(FooterKey)} == narrow
+        assert "v" not in narrow
+        show = app.screen.view.show
+        await pilot.press("v")  # a key left out of the narrow footer works all the same
+        await pilot.pause()
+        assert app.screen.view.show != show
+
+    drive(app, script, size=(80, 24))

@@ -230,3 +230,45 @@ def test_rerun_keeps_the_checkpoint_and_its_token_ids():
         assert s.trace.labels["pos"] == ["The", "␣cat"]
 
     drive(app, script)
+
+
+def test_picture_key_saves_the_screen_as_svg_named_after_the_step(gpt_trace, monkeypatch, tmp_path):
+    """``c``: the screen as an SVG, taken before the name dialog (which is not in the picture), named after the
+    step, in the working directory; a second save asks before replacing; a folder that is not there is refused
+    in the dialog, the typed name kept."""
+    monkeypatch.chdir(tmp_path)
+    app = ExplainApp(gpt_trace)
+
+    async def script(pilot):
+        await pilot.press("n", "c")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "PromptScreen"
+        assert app.screen.query_one("#answer").value == "embed.svg"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(n.message == f"wrote {tmp_path / 'embed.svg'}" for n in app._notifications)
+        await pilot.press("c", "enter")  # the same name: asked, and kept when the answer is no
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        field = app.screen.query_one("#answer")
+        field.value = "no/such/folder/pic"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "there is no folder" in str(app.screen.query_one("#error").render())
+        assert field.value == "no/such/folder/pic"
+        field.value = "mine"
+        await pilot.press("enter")
+        await pilot.pause()
+
+    drive(app, script)
+    svg = (tmp_path / "embed.svg").read_text()
+    text = svg.replace("&#160;", " ")  # rich writes the spaces of the terminal's text as &#160;
+    assert svg.startswith("<svg") and "explain: embed" in text
+    assert "File name" not in text  # the dialog is not in the picture
+    assert "drill-down" in text  # the step screen is
+    assert (tmp_path / "mine.svg").read_text().startswith("<svg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["embed.svg", "mine.svg"]

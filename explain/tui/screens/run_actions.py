@@ -1,4 +1,5 @@
-"""The step screen's actions that leave the screen's state: export (``x``, ``X``) and re-run (``e``: the form,
+"""The step screen's actions that leave the screen's state: export (``x``, ``X``), a picture of the screen
+(``c``) and re-run (``e``: the form,
 which runs :func:`explain.run` itself and comes back with the new run and its inputs).
 A mixin, so the step screen's module stays about navigation."""
 
@@ -22,37 +23,59 @@ class RunActions:
 
     # -- export ----------------------------------------------------------------------------------------------
     def _export(self, steps: list[str] | None) -> None:
-        """Ask for the file name (prefilled, in the working directory), ask again before replacing a file,
-        write, and say where the file went."""
-        from explain.tui.export import default_name, target_path
-        from explain.tui.screens.prompt import PromptScreen
+        """A numpy script of the step or the run, named by the user."""
+        from explain.tui.export import default_name
 
         what = f"step {steps[0]}" if steps else "the whole run"
+        self._save(f"Export {what} as a numpy script", default_name(self.trace, steps), ".py",
+                   lambda path, overwrite: self._write(steps, path, overwrite))
+
+    def _save(self, what: str, default: str, suffix: str, write: Any) -> None:
+        """Ask for the file name (prefilled, in the working directory), ask again before replacing a file, then
+        ``write(path, overwrite)``, which says where the file went."""
+        from explain.tui.export import target_path
+        from explain.tui.screens.prompt import PromptScreen
 
         def check(name: str) -> str | None:
-            folder = target_path(name).parent
+            folder = target_path(name, suffix=suffix).parent
             return None if folder.is_dir() else f"there is no folder {folder}; give an existing one"
 
         def named(name: str | None) -> None:
             if name is None:
                 return
-            path = target_path(name)
+            path = target_path(name, suffix=suffix)
             if not path.exists():
-                self._write(steps, path, overwrite=False)
+                write(path, False)
                 return
             from explain.tui.screens.confirm import ConfirmScreen
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self._write(steps, path, overwrite=True)
+                    write(path, True)
                 else:
                     self.notify("nothing written", timeout=3)
 
             self.app.push_screen(ConfirmScreen(f"`{path}` exists. Replace it?", yes="Replace", no="Keep it"),
                                  answered)
 
-        self.app.push_screen(PromptScreen(f"Export {what} as a numpy script. File name (in {Path.cwd()}):",
-                                          default_name(self.trace, steps), check), named)
+        self.app.push_screen(PromptScreen(f"{what}. File name (in {Path.cwd()}):", default, check), named)
+
+    def action_picture(self) -> None:
+        """The screen as it is now, as an SVG (Textual's screenshot), taken before the file-name dialog opens so
+        the dialog is not in the picture."""
+        from explain.tui.export import picture_name, write_picture
+
+        svg = self.app.export_screenshot(title=f"explain: {self.view.step.name}")
+
+        def write(path: Path, overwrite: bool) -> None:
+            try:
+                written = write_picture(svg, path, overwrite)
+            except OSError as exc:
+                self.notify(f"picture not saved: {exc}", severity="error", timeout=8)
+            else:
+                self.notify(f"wrote {written.resolve()}", title="picture saved", timeout=8)
+
+        self._save("Save the screen as an SVG picture", picture_name(self.view.step.name), ".svg", write)
 
     def _write(self, steps: list[str] | None, path: Path, overwrite: bool) -> None:
         from explain.tui.export import export

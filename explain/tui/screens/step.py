@@ -59,6 +59,7 @@ class StepScreen(TourActions, ViewActions, RunActions, Screen):
         self._layout: layout.Layout | None = None
         self._layout_key: tuple = ()
         self._enabled: tuple[bool | None, ...] = ()  # the tutorial keys enabled when the footer was built
+        self._footer: frozenset[str] = frozenset()  # the actions the footer shows (what fits the width)
         view = View(trace, no_color=no_color)
         self.set_reactive(StepScreen.view, view)
         if tutorial is not None:
@@ -128,6 +129,22 @@ class StepScreen(TourActions, ViewActions, RunActions, Screen):
 
     def on_resize(self) -> None:
         self._relayout(force=True)
+        if self._footer_fit() != self._footer:
+            self.refresh_bindings()  # the footer recomposes with the keys that fit this width
+
+    # -- footer ----------------------------------------------------------------------------------------------
+    def _footer_fit(self) -> frozenset[str]:
+        return keys.footer_actions(self.size.width or 80, lambda name: self.check_action(name, ()) is not False)
+
+    @property
+    def active_bindings(self) -> dict[str, Any]:
+        """Textual's active bindings, less the keys that do not fit the footer at this width: the Footer is
+        their only reader (key presses go through the binding chain, not this map), so a key left out here
+        still works, and help (``?``) and the palette list every key."""
+        self._footer = self._footer_fit()
+        actions = {k.action for k in keys.KEYS}
+        return {key: b for key, b in super().active_bindings.items()
+                if b.binding.action not in actions or b.binding.action in self._footer}
 
     def _needs(self, view: View, centre: int) -> layout.Needs:
         """What the panes need for ``view`` at a centre column ``centre`` wide."""
