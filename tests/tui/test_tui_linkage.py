@@ -56,3 +56,25 @@ def test_layer_norm_marks_its_row_and_embed_the_tokens_row():
     lines = w.plain.splitlines()
     (line, text), = marked_lines(w).items()
     assert lines[line].split()[0] == str(tok) and len(text.split()) == 1  # W_E[token, 0]: one cell
+
+
+def test_a_short_pane_keeps_the_marked_row_on_screen():
+    """A pane with room for two rows of a 6-row operand shows the row the cursor's cell reads (row 5), not rows
+    0 and 1 with the mark below the fold."""
+    t = explain.run("causal", text="Your journey starts with one step")
+    view = view_at(t, "attn.pattern", (5, 2))
+    (f,) = feeds(view)
+    text = operand_view(view, "attn.masked", "Sₘ", 60, f, height=4)  # title, ruler, two rows
+    rows = [line.split()[0] for line in text.plain.splitlines()[2:]]
+    assert rows[-1] == "5" and "0" not in rows, text.plain
+    row5 = text.plain.splitlines().index(next(li for li in text.plain.splitlines() if li.startswith("5 ")))
+    assert set(marked_lines(text)) == {row5}, text.plain  # every cell of row 5 marked, on screen
+
+
+def test_operands_share_the_width_by_need():
+    from explain.tui.widgets.operands import split_widths
+
+    assert split_widths([50, 15], 80) == [50, 15]  # both fit: each its own
+    assert split_widths([70, 15], 60) == [43, 15]  # the narrow one whole, the wide one the rest
+    assert split_widths([70, 70], 60) == [29, 29]  # two wide ones halve it
+    assert sum(split_widths([30, 200, 12], 100)) + 2 * 2 <= 100
