@@ -66,7 +66,8 @@ def centre_width(width: int, tutorial: bool, sidebar: bool = True) -> tuple[int,
     """(sidebar width, centre width) at a terminal width; the sidebar is 0 when hidden or without room."""
     side_min = 80 if tutorial else SIDE_MIN
     sidebar_w = sidebar_width(width, tutorial) if sidebar and width >= side_min else 0
-    return sidebar_w, max(10, width - sidebar_w - CENTRE_PAD - (1 if sidebar_w else 0))
+    # the sidebar's width includes its rule (border-box), so the centre is what is left less its padding
+    return sidebar_w, max(10, width - sidebar_w - CENTRE_PAD)
 
 
 def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operands: bool | None = None) -> Layout:

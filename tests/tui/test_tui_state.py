@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from conftest import drive, text_of
 
 import explain
@@ -221,3 +222,51 @@ def test_first_frame_holds_the_narration_and_a_step_change_draws_it_in_its_first
             assert frames[frames.index(new[0]):] == new, key
 
     drive(app, script)
+
+
+def _screen_text(app) -> str:
+    """The whole screen as the terminal would get it, every cell's character and style (ANSI), from the
+    compositor: two frames that draw the same thing give the same text."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.file.getvalue()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+@pytest.mark.parametrize("which", ["1", "4", "run"])
+def test_a_step_change_is_drawn_whole_in_one_frame(size, which):
+    """After n or p, the first frame that shows the change already shows all of it: the step header, operands,
+    matrix, drill-down (its table cut to the pane the layout is about to give it, not the old one) and
+    narration. Textual may draw the same screen once more after its layout settles; no later frame differs."""
+    if which == "run":
+        app = ExplainApp(explain.run("gpt"))
+    else:
+        app, _, _ = tutorial_app(which)
+    frames: list[str] = []
+    display = app._display
+
+    def recording(screen, renderable):  # every frame the app draws (headless: nothing is written)
+        if renderable is not None and not app._batch_count and screen is app.screen:
+            frames.append(_screen_text(app))
+        return display(screen, renderable)
+
+    app._display = recording
+
+    async def script(pilot):
+        await pilot.pause(0.3)
+        for key in ("n", "n", "n", "p"):
+            before = _screen_text(app)
+            frames.clear()
+            await pilot.press(key)
+            await pilot.pause(0.4)
+            changed = [f for f in frames if f != before]
+            assert changed, key
+            first = frames.index(changed[0])
+            assert all(f == changed[0] for f in frames[first:]), (key, size, which)
+
+    drive(app, script, size=size)

@@ -204,6 +204,11 @@ class StepScreen(TourActions, ViewActions, RunActions, Screen):
         work, tensor, cell = self.query_one("#work"), self.query_one(TensorView), self.query_one(CellPanel)
         work.styles.layout = "horizontal" if plan.side_by_side else "vertical"
         self.set_class(plan.side_by_side, "-beside")
+        # the drill-down's content: the pane less its padding (0 1) and its rule (left beside, top below)
+        if plan.side_by_side:
+            cell.plan_size(plan.drill_w - 3, plan.matrix_h)
+        else:
+            cell.plan_size(plan.drill_w - 2, plan.drill_h - 1)
         if plan.side_by_side:
             tensor.styles.height = "1fr"
             cell.styles.width = plan.drill_w

@@ -42,6 +42,8 @@ class CellPanel(Vertical):
         super().__init__(id=id)
         self._cache: dict[tuple, CellExplanation | str] = {}
         self._table_rows = 12
+        self._planned: tuple[int, int] | None = None  # the content size the step screen's layout gives it
+        self._drawn_at: tuple[int, int] | None = None  # the size the drill-down was last drawn for
 
     def compose(self) -> ComposeResult:
         yield Static(id="cell-head")
@@ -118,8 +120,20 @@ class CellPanel(Vertical):
         if changed(old, new, DEPENDS):
             self._draw()
 
+    def plan_size(self, width: int, height: int) -> None:
+        """The content size the screen's layout is about to give this pane: the drill-down is drawn for it in
+        the same frame as the step change, instead of for the old size and again when the resize comes."""
+        self._planned = (max(1, width), max(1, height))
+
+    def _drill_size(self) -> tuple[int, int]:
+        if self._planned is not None:
+            return self._planned
+        return self.content_size.width, self.content_size.height
+
     def on_resize(self) -> None:
-        self._draw()
+        self._planned = None  # the real size is here: from now on it is the one to draw for
+        if self._drawn_at != self._drill_size():
+            self._draw()
 
     def _draw(self) -> None:
         view = self.view
@@ -138,12 +152,13 @@ class CellPanel(Vertical):
         scroll = self.query_one("#cell-scroll", VerticalScroll)
         # the body takes what it needs, up to what leaves the head and the result line on screen: the result
         # follows the arithmetic, and is pinned at the bottom when the body has to scroll
-        scroll.styles.max_height = max(1, self.content_size.height - 2)
+        self._drawn_at = self._drill_size()
+        scroll.styles.max_height = max(1, self._drawn_at[1] - 2)
         scroll.scroll_home(animate=False)
 
     def _rows_that_fit(self, view: View, rows: int) -> int:
         """How many rows of the table of terms fit beside the rest of the body (at least 2)."""
-        height, width = self.content_size.height, self.content_size.width
+        width, height = self._drill_size()
         if rows <= 2 or height <= 0:
             return max(rows, 2)
         _, full, _ = self.needs(view, width or 40)
