@@ -27,20 +27,28 @@ def softmax(x, axis=-1):
 
 
 def log_softmax(x, axis=-1):
-    """log(softmax(x)) computed stably as x - max - log(sum(exp(x - max)))."""
+    """log(softmax(x)) computed stably as x - max - log(sum(exp(x - max))).
+    The exponentials are summed one row at a time, so the result is the only
+    array as large as x (GPT-2's logits make a 51 MB array; exp(x - max) over
+    all of them at once would make a second)."""
     x = np.asarray(x, dtype=float)  # no copy for floats; integers become floats
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    shifted -= np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-    return shifted
+    out = x - np.max(x, axis=axis, keepdims=True)
+    rows = np.moveaxis(out, axis, -1)  # a view of out, one row per leading index
+    for i in np.ndindex(rows.shape[:-1]):
+        rows[i] -= np.log(np.sum(np.exp(rows[i])))
+    return out
 
 
 def layer_norm(x, w, b, eps=1e-5):
     """Layer norm over the last axis: (x - mean) / sqrt(var + eps) * w + b,
     with the biased variance (divide by n), as torch.nn.LayerNorm does."""
     mean = np.mean(x, axis=-1, keepdims=True)
-    centred = x - mean
-    var = np.mean(centred**2, axis=-1, keepdims=True)
-    return centred / np.sqrt(var + eps) * w + b
+    out = x - mean
+    var = np.mean(out * out, axis=-1, keepdims=True)
+    out /= np.sqrt(var + eps)  # in place: one array of x's size, not four
+    out *= w
+    out += b
+    return out
 
 
 def gelu(x):
