@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from explain.errors import ConfigError, UsageError
-from explain.limits import CAPS, check_cap
+from explain.limits import check_cap
 from explain.models import MODELS
 from explain.options import OPTION, default, flag
 
@@ -98,10 +98,10 @@ def validate(cfg: Config) -> None:
         v = getattr(cfg, o.name)
         if (v is not None or o.default is not None) and (not isinstance(v, int) or isinstance(v, bool) or v < o.min):
             raise ConfigError(f"{o.name} must be a positive whole number, got {v!r}")
-    for name in CAPS:  # sane maxima (explain.limits): a 10⁸-layer request is refused before any planning
-        v = getattr(cfg, name, None)
-        if isinstance(v, int):
-            check_cap(name, v)
+    for o in OPTION.values():  # sane maxima (explain.limits): a 10⁸-layer request is refused before any planning
+        v = getattr(cfg, o.name, None)
+        if o.max is not None and isinstance(v, int):
+            check_cap(o.name, v)
     normalize = OPTION["normalize"]
     if cfg.normalize not in normalize.choices:
         raise ConfigError(f"normalize must be one of {', '.join(normalize.choices)}, got {cfg.normalize!r}")

@@ -17,15 +17,6 @@ MAX_VOCAB = 10_000_000
 MAX_CONTEXT = 1_000_000  # n_ctx, and so any sequence length
 MAX_SEED = 2**63 - 1
 
-# config name (and ``seq``) -> the largest value accepted (explain.options gives each option its max from here)
-CAPS: dict[str, int] = {
-    "n_layers": MAX_LAYERS, "n_heads": MAX_HEADS, "d_model": MAX_WIDTH, "d_head": MAX_WIDTH, "d_ff": MAX_WIDTH,
-    "d_vocab": MAX_VOCAB, "n_ctx": MAX_CONTEXT, "seq": MAX_CONTEXT, "seed": MAX_SEED,
-}
-FLAGS: dict[str, str] = {"n_layers": "--layers", "n_heads": "--heads", "d_model": "--d-model", "d_head": "--d-head",
-                         "d_ff": "--d-ff", "d_vocab": "--vocab", "n_ctx": "--context", "seq": "--seq",
-                         "seed": "--seed"}
-
 MAX_DIGITS = 24  # a whole number written with more digits is refused before int() reads it
 MAX_JSON_BYTES = 512 * 2**20  # tokenizer.json of the largest vocabularies is tens of MB
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few hundred bytes
@@ -36,15 +27,23 @@ MAX_ABS_VALUE = 1e100  # an input or weight this large squared and summed (layer
 MAX_TOML_ARRAY = 10_000_000  # entries of a { shape = […] } table in a tutorial (80 MB as float64)
 
 
-def check_cap(name: str, value: int, flag: str | None = None) -> None:
-    """Refuse ``value`` above the cap for ``name`` (``n_layers``, ``d_model``, …), naming the option and the cap."""
+def check_max(value: int, cap: int, flag: str) -> None:
+    """Refuse ``value`` above ``cap``, naming the flag it was given with and the cap."""
     from explain.errors import UsageError
 
-    cap = CAPS.get(name)
-    if cap is not None and value > cap:
+    if value > cap:
         shown = f"{value:,}" if len(str(value)) <= MAX_DIGITS else f"a {len(str(value)):,}-digit number"
-        raise UsageError(f"{flag or FLAGS.get(name, name)} {shown} is above the maximum of {cap:,}; "
-                         f"give {cap:,} or less")
+        raise UsageError(f"{flag} {shown} is above the maximum of {cap:,}; give {cap:,} or less")
+
+
+def check_cap(name: str, value: int, flag: str | None = None) -> None:
+    """Refuse ``value`` above the maximum of the option ``name`` (``n_layers``, ``d_model``, …: its ``max``
+    in :mod:`explain.options`, which takes it from here), naming the option's flag and the cap."""
+    from explain.options import OPTION  # not at import time: explain.options reads its maxima from here
+
+    o = OPTION.get(name)
+    if o is not None and o.max is not None:
+        check_max(value, o.max, flag or o.flag)
 
 
 def parse_whole(text: str, what: str, *, minimum: int = 0) -> int:
@@ -66,7 +65,10 @@ def parse_whole(text: str, what: str, *, minimum: int = 0) -> int:
 def parse_option(name: str, raw: str) -> int:
     """A whole-number option typed as text (the TUI's re-run form): ASCII digits, at most MAX_DIGITS of them,
     at least 1 (0 for the seed) and at most the cap, or a UsageError that names the field and the fix."""
-    label = FLAGS.get(name, name).lstrip("-")
-    n = parse_whole(raw, label, minimum=0 if name == "seed" else 1)
+    from explain.options import OPTION
+
+    o = OPTION.get(name)
+    label = o.flag.lstrip("-") if o is not None else name
+    n = parse_whole(raw, label, minimum=o.min if o is not None and o.min is not None else 1)
     check_cap(name, n, flag=label)
     return n

@@ -13,7 +13,7 @@ import click
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import InputError, UsageError
 from explain.inputs import UNK
-from explain.limits import check_cap
+from explain.limits import MAX_CONTEXT, check_max
 from explain.models import MODELS
 from explain.options import default
 
@@ -27,7 +27,7 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
     given = [f"--{name}" for name in ("text", "tokens", "embeddings") if name in kw]
     if given:
         raise UsageError(f"give --seq or {'/'.join(given)}, not both: both set the sequence")
-    check_cap("seq", seq)
+    check_max(seq, MAX_CONTEXT, "--seq")  # a sequence is at most as long as the longest context
     if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
         if "n_ctx" not in kw:  # no --context: a context as long as the sequence asked for
             kw["n_ctx"] = max(seq, default("n_ctx"))
