@@ -2,8 +2,9 @@
 Text with fixed column widths (so a mouse position maps back to a cell).
 
 The TUI's window follows a cursor and can be panned (:func:`fit_window`); the plain printer's is numpy-style,
-head and tail, as many columns as the console is wide (:class:`TensorWindow`, a rich renderable). Both are
-drawn by :func:`draw_window` with one :class:`~explain.render.tensor.NumberFormat` per slice.
+head and tail, as many columns as the console is wide (:class:`TensorWindow`, a rich renderable with its
+colour legend). Both are drawn by :func:`draw_window` with one :class:`~explain.render.tensor.NumberFormat`
+per slice and the colours of :mod:`explain.render.colour`.
 
 Cost: fitting and drawing read only the cells of the window (plus the headers of the columns tried), never
 the whole tensor, so a 50257-wide row of logits costs what a 4-wide one does.
@@ -15,9 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Group
 from rich.text import Text
 
-from explain.render.tensor import NumberFormat, Scale, cell_style, cell_text, number_format
+from explain.render.colour import ColourLegend, Heat, Scale, cell_style, heat_for
+from explain.render.tensor import NumberFormat, cell_text, number_format
 
 ROW_GAP = 1  # a "⋮" line stands for elided rows
 COL_GAP = 2  # a "…" column (and its space) stands for elided columns
@@ -168,10 +171,14 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
 
 
 def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
-                precision: int | NumberFormat = 4, values: bool = True, scale: Scale | None = None,
-                cursor: tuple[int, int] | None = None, marks: Marks | None = None) -> Text:
+                precision: int | NumberFormat = 4, values: bool = True, scale: Scale | Heat | None = None,
+                cursor: tuple[int, int] | None = None, marks: Marks | None = None, masked_by: Any = None,
+                seen: set[str] | None = None) -> Text:
     """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
-    cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out."""
+    cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out.
+
+    ``masked_by``: the 2-D input slice whose −inf cells this output masks (a softmax after a mask), drawn as
+    masked; ``seen`` collects the special cells drawn (``-inf``, ``masked``) for the legend's swatches."""
     precision = _plain_format(mat, precision)
     out = Text(no_wrap=True, overflow="crop")
     lw = win.label_width
@@ -202,7 +209,10 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
                 out.append("…".rjust(w - 1) + " ", "dim")
                 continue
             v = float(mat[r, c])
-            style = cell_style(v, scale)
+            masked = masked_by is not None and v == 0.0 and float(masked_by[r, c]) == float("-inf")
+            if seen is not None and (masked or v == float("-inf")):
+                seen.add("masked" if masked else "-inf")
+            style = cell_style(v, scale, r, masked)
             if r == cur_r and c == cur_c:
                 style = f"{style} {CURSOR_STYLE}".strip()
             elif marks is not None and marks.row(r) and marks.col(c):
@@ -212,23 +222,17 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
     return out
 
 
-WHOLE_SLICE_MAX = 1 << 18  # slices up to this many cells get one colour scale for the whole slice
-
-
 def window_scale(mat: Any, win: Window, probability: bool = False) -> tuple[Scale, str]:
-    """The colour scale for a window and what it covers: [0, 1] for probabilities; the whole slice when it is
-    small (the caller caches it per step and slice); otherwise the cells shown, so the cost stays the window's."""
-    import numpy as np
+    """The fixed colour scale for a window and what it covers: [0, 1] for probabilities; the whole slice when
+    it is small (the caller caches it per step and slice); otherwise the cells shown, so the cost stays the
+    window's. See :func:`explain.render.colour.heat_for` for the other scales."""
+    heat = heat_for(mat, shown(win.rows), shown(win.cols), probability)
+    return heat.scale, heat.covers
 
-    from explain.render.tensor import scale_for
 
-    if probability:
-        return scale_for(mat, probability=True), "probabilities"
-    if mat.size <= WHOLE_SLICE_MAX:
-        return scale_for(np.asarray(mat, dtype=float)), "this slice"
-    rows = [r for r in win.rows if r is not None]
-    cols = [c for c in win.cols if c is not None]
-    return scale_for(np.asarray(mat[np.ix_(rows, cols)], dtype=float)), "the cells shown"
+def shown(indices: list[int | None]) -> list[int]:
+    """The indices of a window's axis without its elisions."""
+    return [i for i in indices if i is not None]
 
 
 def head_tail_window(mat: Any, max_rows: int, width: int, *, row_labels: list[str] | None = None,
@@ -262,16 +266,34 @@ def head_tail_window(mat: Any, max_rows: int, width: int, *, row_labels: list[st
 
 class TensorWindow:
     """A 2-D slice as a rich renderable: numpy-style window fitted to the console's width at render time,
-    rulers, token labels, heat colours (``scale``) and the ``…`` column that marks hidden columns."""
+    rulers, token labels, heat colours and the ``…`` column that marks hidden columns, then its legend (the
+    colour bar, the −inf and masked swatches, the number format's note) fitted to the same width.
+
+    ``heat``: colour the cells (the scale is the fixed one: :func:`~explain.render.colour.heat_for`) unless the
+    tensor holds integers (token ids, targets: labels, not magnitudes); ``probability``: [0, 1]; ``masked_by``:
+    see :func:`draw_window`."""
 
     def __init__(self, mat: Any, *, max_rows: int = 8, row_labels: list[str] | None = None,
                  col_labels: list[str] | None = None, precision: int | NumberFormat = 4, values: bool = True,
-                 scale: Scale | None = None) -> None:
+                 heat: bool = False, probability: bool = False, masked_by: Any = None,
+                 legend: bool = True) -> None:
         self.mat, self.max_rows, self.row_labels, self.col_labels = mat, max_rows, row_labels, col_labels
-        self.nf, self.values, self.scale = number_format(mat, precision), values, scale
+        self.nf, self.values = number_format(mat, precision), values
+        self.heat, self.probability, self.masked_by, self.legend = heat, probability, masked_by, legend
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         win = head_tail_window(self.mat, self.max_rows, options.max_width, row_labels=self.row_labels,
                                col_labels=self.col_labels, precision=self.nf, values=self.values)
-        yield draw_window(self.mat, win, row_labels=self.row_labels, col_labels=self.col_labels, precision=self.nf,
-                          values=self.values, scale=self.scale)
+        heat = None
+        if self.heat and not self.nf.integer:
+            heat = heat_for(self.mat, shown(win.rows), shown(win.cols), self.probability)
+        seen: set[str] = set()
+        grid = draw_window(self.mat, win, row_labels=self.row_labels, col_labels=self.col_labels, precision=self.nf,
+                           values=self.values, scale=heat, masked_by=self.masked_by, seen=seen)
+        if not self.legend:
+            yield grid
+            return
+        legend = ColourLegend(heat, seen=seen, note=self.nf.legend(), integer=self.heat and self.nf.integer,
+                              styled=console.color_system is not None)
+        line = legend.text(options.max_width)
+        yield Group(grid, line) if line.plain else grid

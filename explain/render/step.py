@@ -13,7 +13,7 @@ from rich.text import Text
 from explain import ops
 from explain.ops.base import CellExplanation, num
 from explain.render.grid import TensorWindow
-from explain.render.tensor import fmt, head_tail, number_format, scale_for
+from explain.render.tensor import fmt, head_tail, number_format
 from explain.trace import Step, Trace
 
 
@@ -62,7 +62,7 @@ def as_matrix(step: Step, value: Any, lead: tuple[int, ...]) -> tuple[Any, int, 
 def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8, max_cols: int = 8,
                 values: bool = True, heat: bool = True, lead: tuple[int, ...] | None = None) -> Group:
     """The step's output: one 2-D slice (``lead`` picks it, the first by default; always named), windowed
-    numpy-style, with rulers and the scale legend."""
+    numpy-style, with rulers and the colour legend (``heat``: colours, never for integer tensors)."""
     if step.output is None:
         return Group(Text("(shape only: no values)", style="dim"))
     lead = tuple(lead) if lead is not None else tuple(0 for _ in step.shape[:-2])
@@ -70,27 +70,33 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     if not step.shape:  # a scalar (the loss): a number with its formula, not a 1×1 grid
         return Group(Text.assemble((f"{step.syms.out} = ", "bold"), (num(float(mat[0, 0]), precision), "bold")))
     nf = number_format(mat, precision)
-    heat = heat and not nf.integer  # token ids and targets are labels, not magnitudes
-    rows, cols = head_tail(n_rows, max_rows), head_tail(n_cols, max_cols)
     nd = len(step.shape)
     row_labels = axis_labels(trace, step, nd - 2, lead) if nd >= 2 else None
     col_labels = axis_labels(trace, step, nd - 1, lead) if nd >= 1 else None
-    import numpy as np
-
-    sample = mat[np.ix_([r for r in rows if r is not None], [c for c in cols if c is not None])]
-    scale = scale_for(sample, probability=ops.get(step.op).probability)
     parts: list[Any] = []
     if lead:
         more = " (other slices not shown)" if any(n > 1 for n in step.shape[:-2]) else ""
         parts.append(Text(f"slice: {slice_names(step, lead)}{more}", style="dim"))
     parts.append(TensorWindow(mat, max_rows=max_rows, row_labels=row_labels, col_labels=col_labels, precision=nf,
-                              values=values, scale=scale if heat else None))
-    legend = [scale.legend()] if heat else []
-    if nf.exponent:
-        legend.append(nf.legend())
-    if legend:
-        parts.append(Text("   ".join(legend), style="dim"))
+                              values=values, heat=heat, probability=ops.get(step.op).probability,
+                              masked_by=masked_source(trace, step, lead)))
     return Group(*parts)
+
+
+def masked_source(trace: Trace, step: Step, lead: tuple[int, ...]) -> Any:
+    """The 2-D slice of the input whose −inf cells a probability step (softmax after a causal or padding mask)
+    turns into weights of 0, so the grid can draw those cells as masked; None for any other step. A view: no
+    copy, and only the cells drawn are read."""
+    if not ops.get(step.op).probability or not step.inputs:
+        return None
+    try:
+        value = trace.value(step.inputs[0])
+    except Exception:  # an input without values (shape-only): nothing to mark
+        return None
+    if value is None or getattr(value, "shape", None) != step.shape or len(step.shape) < 1:
+        return None
+    mat, _, _ = as_matrix(step, value, lead)
+    return mat if mat.dtype.kind == "f" else None
 
 
 def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
