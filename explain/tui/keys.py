@@ -78,6 +78,8 @@ KEYS: list[Key] = [
     Key("home,less_than_sign", "first", "first", "First step (first stop)", "Steps", "<", group="first/last"),
     Key("end,greater_than_sign", "last", "last", "Last step (last stop)", "Steps", ">", group="first/last"),
     Key("v", "cycle_show", "values/colours", "Cells show values on colours, colours only, or values only", "View"),
+    Key("V", "cycle_scale", "scale", "Colour scale: fixed ([0, 1] for weights), each row's own min–max, or the "
+        "slice's min–max (0.1 vs 0.3 apart)", "View"),
     Key("plus,equals_sign", "precision(1)", "digits", "One more digit after the point", "View", "+",
         group="digits"),
     Key("minus", "precision(-1)", "digits", "One digit fewer", "View", "-", group="digits"),

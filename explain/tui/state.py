@@ -63,6 +63,7 @@ class View:
     show: str = "both"
     precision: int = 4
     no_color: bool = False
+    scale: str = "fixed"  # the colour scale: fixed, row or slice (explain.render.colour.SCALE_MODES)
 
     @property
     def step(self) -> Step:

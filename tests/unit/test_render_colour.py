@@ -101,16 +101,16 @@ def test_a_big_slice_is_scaled_from_the_cells_shown(mode):
 
 def test_legend_is_a_bar_with_its_end_values_and_what_it_covers():
     heat = heat_for(np.array([[0.1, 0.9]]), [0], [0, 1], probability=True)
-    line = render(ColourLegend(heat, hint="c: scale"), width=60).rstrip("\n")
+    line = render(ColourLegend(heat, hint="V: scale"), width=60).rstrip("\n")
     assert line.startswith("0 ") and "█" * len(SEQUENTIAL) in line and " 1 " in line
-    assert "[0, 1]" in line and "c: scale" in line
+    assert "[0, 1]" in line and "V: scale" in line
 
 
 @pytest.mark.parametrize("width", [30, 40, 44, 48, 60, 120])
 @pytest.mark.parametrize("extra", [{"seen": {"masked"}}, {"note": "values ×1e-06"}], ids=["masked", "note"])
 def test_legend_fits_narrow_widths_without_a_cut(width, extra):
     heat = heat_for(np.array([[0.1456, 0.2278], [0.5, 0.5]]), [0, 1], [0, 1], probability=True, mode="row")
-    line = ColourLegend(heat, row=0, hint="c: scale", **extra).text(width)
+    line = ColourLegend(heat, row=0, hint="V: scale", **extra).text(width)
     assert line.cell_len <= width or width < 44  # 44 columns hold the shortest form whole
     if width >= 44:
         assert "…" not in line.plain and "0.1" in line.plain and "0.2" in line.plain and "row 0" in line.plain

@@ -90,8 +90,10 @@ class HeadsScreen(ModalScreen[View | None]):
         n = step.shape[head_axis(step)] if head_axis(step) is not None else 1
         more = f" (first {MAX_TILES} of {n})" if n > MAX_TILES else ""
         layer = f"  pattern {patterns.index(step) + 1} of {len(patterns)}" if len(patterns) > 1 else ""
+        colours = {"row": "each row's own min–max", "slice": "each head's own min–max"}.get(self.pattern.scale,
+                                                                                             "[0, 1]")
         return Text.assemble((step.name, "bold cyan"), f": {n} head{'s' if n != 1 else ''}{more}{layer}. Rows are "
-                             "queries, columns keys; colours on [0, 1].\n",
+                             f"queries, columns keys; colours on {colours}.\n",
                              ("←↑↓→ choose a head · Enter opens it · n/p next/previous layer · Esc closes", "dim"))
 
     def compose(self) -> ComposeResult:

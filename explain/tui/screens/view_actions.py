@@ -1,12 +1,13 @@
 """The step screen's free movement and view settings: same op kind (``]``/``[``), the cell cursor and pages,
-slices (``s``/``b``), what cells show (``v``), precision (``+``/``-``), panes (``i``, ``T``), the drill-down's
-and narration's scrolling, search and go-to (``/``, ``g``), the heads view (``m``), help and quit. A mixin for
-:class:`~explain.tui.screens.step.StepScreen`, which owns the view these change."""
+slices (``s``/``b``), what cells show (``v``), the colour scale (``V``), precision (``+``/``-``), panes (``i``,
+``T``), the drill-down's and narration's scrolling, search and go-to (``/``, ``g``), the heads view (``m``),
+help and quit. A mixin for :class:`~explain.tui.screens.step.StepScreen`, which owns the view these change."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from explain.render.colour import SCALE_MODES, SCALE_NAMES
 from explain.tui import layout
 from explain.tui.state import MAX_PRECISION, MIN_PRECISION, SHOW_MODES, View, next_of_kind
 from explain.tui.widgets.cell_panel import CellPanel
@@ -52,6 +53,15 @@ class ViewActions:
         self.view = replace(self.view, show=mode)
         self.notify(f"cells show: {dict(both='values on colours', colours='colours', values='values')[mode]}",
                     timeout=2)
+
+    def action_cycle_scale(self) -> None:
+        if not self.view.heat:
+            self.notify("no colours to scale: NO_COLOR is set" if self.view.no_color else
+                        "no colours to scale: v turns them on", timeout=3)
+            return
+        mode = SCALE_MODES[(SCALE_MODES.index(self.view.scale) + 1) % len(SCALE_MODES)]
+        self.view = replace(self.view, scale=mode)
+        self.notify(f"colour scale: {SCALE_NAMES[mode]}", timeout=2)
 
     def action_precision(self, delta: int) -> None:
         p = max(MIN_PRECISION, min(MAX_PRECISION, self.view.precision + delta))

@@ -7,9 +7,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from explain.render.grid import draw_window, fit_window
-from explain.render.step import axis_labels
-from explain.render.tensor import Scale
+from explain.render.colour import heat_for
+from explain.render.grid import draw_window, fit_window, shown
+from explain.render.step import axis_labels, masked_source
 from explain.tui.state import View
 
 PRECISION = 2  # two decimals: 0.10 and 0.30 apart, and 12 tiles in 120 columns
@@ -53,7 +53,8 @@ class PatternTile(Widget):
         mat, rows = view.matrix(), self._labels()
         win = fit_window(mat, (0, 0), view.cell, max(self.content_size.width, 8), mat.shape[0] + 1,
                          row_labels=rows, precision=PRECISION, values=view.values)
-        scale = Scale(0.0, 1.0, False) if view.heat else None
-        body = draw_window(mat, win, row_labels=rows, precision=PRECISION, values=view.values, scale=scale,
-                           cursor=view.cell)
+        # the step view's colour scale (c), and its masked cells grey: a tile is small, so its scale is cheap
+        heat = heat_for(mat, shown(win.rows), shown(win.cols), True, view.scale) if view.heat else None
+        body = draw_window(mat, win, row_labels=rows, precision=PRECISION, values=view.values, scale=heat,
+                           cursor=view.cell, masked_by=masked_source(view.trace, view.step, view.lead))
         return Text("\n").join([self.title(), body])

@@ -1,9 +1,10 @@
 """The result matrix: the current step's output at the chosen slice, a window that fits the widget and follows
 the cell cursor (``…`` and ``⋮`` where rows or columns are elided), index rulers with token labels, the
-colour-scale legend, and the slice always named.
+colour legend (a gradient bar with its end values, what the scale covers, swatches for −inf and masked cells),
+and the slice always named. The colour scale is the view's (``V`` cycles fixed, per row, per slice).
 
-A repaint reads only the window's cells: the colour scale of a small slice is computed once per step and
-slice and cached; a big slice (logits, 50257 wide) is scaled over the cells shown.
+A repaint reads only the window's cells: the colour scale of a small slice is computed once per step, slice
+and scale mode and cached; a big slice (logits, 50257 wide) is scaled over the cells shown.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from textual.widget import Widget
 
 from explain import ops
 from explain.ops.base import num
-from explain.render.grid import Window, draw_window, fit_window, window_scale
-from explain.render.step import axis_labels
-from explain.render.tensor import NumberFormat, Scale, number_format
+from explain.render.colour import ColourLegend, Heat, heat_for
+from explain.render.grid import Window, draw_window, fit_window, shown
+from explain.render.step import axis_labels, masked_source
+from explain.render.tensor import NumberFormat, number_format
 from explain.shape_rules import fmt_shape
 from explain.tui.messages import CellFocused
 from explain.tui.state import View, lead_shape, slice_label
@@ -42,7 +44,7 @@ class TensorView(Widget, can_focus=True):
         self._origin = (0, 0)
         self._title_lines = 1
         self._window: Window | None = None
-        self._scales: dict[tuple, tuple[Scale, str]] = {}
+        self._scales: dict[tuple, Heat | NumberFormat] = {}  # per step and slice: colours, number format
 
     def watch_view(self, old: View | None, new: View | None) -> None:
         if old is None or new is None or old.trace is not new.trace or old.index != new.index:
@@ -86,14 +88,18 @@ class TensorView(Widget, can_focus=True):
             self._scales[key] = number_format(mat, view.precision)  # type: ignore[assignment]
         return self._scales[key]  # type: ignore[return-value]
 
-    def _scale(self, view: View, mat, win: Window) -> tuple[Scale, str]:
-        key = (view.index, view.lead)
-        if key in self._scales:
-            return self._scales[key]
-        scale = window_scale(mat, win, probability=ops.get(view.step.op).probability)
-        if scale[1] != "the cells shown":  # only a scale that does not depend on the window can be cached
-            self._scales[key] = scale
-        return scale
+    def _heat(self, view: View, mat, win: Window) -> Heat:
+        """The window's colours in the view's scale mode, cached per step, slice and mode unless they were
+        computed from the cells shown (a big slice), which costs only the window."""
+        key = ("heat", view.index, view.lead, view.scale)
+        cached = self._scales.get(key)
+        if isinstance(cached, Heat):
+            return cached
+        heat = heat_for(mat, shown(win.rows), shown(win.cols), probability=ops.get(view.step.op).probability,
+                        mode=view.scale)
+        if not heat.windowed:
+            self._scales[key] = heat
+        return heat
 
     def render(self) -> Text:
         view = self.view
@@ -124,21 +130,14 @@ class TensorView(Widget, can_focus=True):
                          row_labels=row_labels, col_labels=col_labels, precision=nf, values=view.values)
         self._window = win
         self._origin = (win.row_start, win.col_start)
-        scale = None
-        if nf.integer:  # token ids and targets: labels, not magnitudes
-            legend = Text("integers (ids): no colour scale", style="dim")
-        elif view.heat:
-            scale, over = self._scale(view, mat, win)
-            legend = Text.assemble(("colours ", "dim"), (f"[{num(scale.lo, 3)}, {num(scale.hi, 3)}]", "bold"),
-                                   (f" {'diverging' if scale.diverging else 'sequential'}, {over}", "dim"))
-        elif view.no_color:
-            legend = Text("NO_COLOR is set: values only", style="dim")
-        else:
-            legend = Text("values only (v: colours)", style="dim")
-        if nf.exponent:
-            legend.append(f"   {nf.legend()}", "bold")
+        heat = self._heat(view, mat, win) if view.heat and not nf.integer else None  # ids: labels, no colour
+        seen: set[str] = set()
         grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=nf,
-                           values=view.values, scale=scale, cursor=view.cell)
+                           values=view.values, scale=heat, cursor=view.cell,
+                           masked_by=masked_source(view.trace, step, view.lead), seen=seen)
+        hint = "V: scale" if heat is not None else "" if view.no_color else "v: colours"
+        legend = ColourLegend(heat, row=view.cell[0], seen=seen, note=nf.legend(), hint=hint,
+                              integer=nf.integer, no_color=view.no_color).text(max(width, 8))
         return Text("\n", no_wrap=True, overflow="ellipsis").join([*lines, grid, legend])
 
     def on_click(self, event: Click) -> None:
