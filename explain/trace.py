@@ -326,7 +326,10 @@ class Recorder:
         if sym is None or note is None:
             table_sym, table_note = self.notation(name, kind, stored)
             sym, note = sym or table_sym, note or table_note
-        syms = Syms(sym, tuple(r.sym for r in inputs))
+        ins = tuple(r.sym for r in inputs)
+        # a result named like one of its inputs (the residual stream's x′ = x + F) is a new value: primed in this
+        # step's formula, header and drill-down; the steps after it read it as x again
+        syms = Syms(sym + "′" if sym in ins else sym, ins)
         step = Step(len(self.steps), name, kind, tuple(r.name for r in inputs), output, shape, out_axes,
                     op.formula(syms, **stored), op.signature(shapes, shape, **stored),
                     note or op.default_note, group_of(name), syms, stored)

@@ -23,8 +23,7 @@ class Add(Op):
         return a if len(a) >= len(b) else b
 
     def formula(self, syms: Syms, **attrs) -> str:
-        out = syms.out + "′" if syms.out in syms.ins else syms.out  # x′ = x + F: the result is a new x
-        return f"{out} = {syms.ins[0]} + {syms.ins[1]}"
+        return f"{syms.out} = {syms.ins[0]} + {syms.ins[1]}"
 
     def source(self, out, ins, **attrs) -> str:
         return f"{ins[0]} + {ins[1]}"
@@ -32,9 +31,8 @@ class Add(Op):
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         a, b = inputs
         ia, ib = self.feeds(index, inputs)  # the same cell of each, with broadcasting
-        out = syms.out + "′" if syms.out in syms.ins else syms.out  # a residual add: the result is a new x
         return CellExplanation(
-            index, float(output[index]), f"{out}{idx(index)} = {syms.ins[0]}{idx(ia)} + {syms.ins[1]}{idx(ib)}",
+            index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(ia)} + {syms.ins[1]}{idx(ib)}",
             ("term", "value"), [(syms.ins[0] + idx(ia), float(a[ia])), (syms.ins[1] + idx(ib), float(b[ib]))],
             [f"{num(a[ia])} + {arg(b[ib])} = {num(output[index])}"])
 
