@@ -156,11 +156,12 @@ def next_of_kind(trace: Trace, index: int, direction: int) -> int | None:
 
 
 def match_steps(trace: Trace, query: str, limit: int = 200) -> list[Step]:
-    """Steps whose name (or op kind) contains every word of ``query``, names starting with it first."""
+    """Steps whose name or op kind contains every word of ``query`` (``soft`` finds the softmax steps), names
+    starting with it first."""
     words = query.lower().split()
     if not words:
         return list(trace)[:limit]
-    hits = [s for s in trace if all(w in s.name.lower() or w == s.op for w in words)]
+    hits = [s for s in trace if all(w in s.name.lower() or w in s.op for w in words)]
     hits.sort(key=lambda s: (not s.name.lower().startswith(words[0]), s.index))
     return hits[:limit]
 

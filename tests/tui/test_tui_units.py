@@ -112,6 +112,9 @@ def test_match_steps_and_next_of_kind(gpt_trace):
     assert names == ["blocks.0.attn.pattern", "blocks.1.attn.pattern"]
     assert [s.name for s in match_steps(gpt_trace, "softmax")][:2] == ["blocks.0.attn.pattern",
                                                                        "blocks.1.attn.pattern"]
+    # a part of an op kind finds it, as a part of a name does: "soft" is what a student types for softmax
+    assert [s.name for s in match_steps(gpt_trace, "soft")] == [s.name for s in match_steps(gpt_trace, "softmax")]
+    assert {s.op for s in match_steps(gpt_trace, "mask")} == {"mask"}
     first = gpt_trace["blocks.0.attn.pattern"].index
     assert gpt_trace[next_of_kind(gpt_trace, first, 1)].name == "blocks.1.attn.pattern"
     assert next_of_kind(gpt_trace, first, -1) is None
