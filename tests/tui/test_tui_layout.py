@@ -187,3 +187,25 @@ def test_plan_user_choice_of_operands():
     tight = layout.plan(80, 24, needs())
     assert tight.operands_h == 0 and "operands" in tight.hidden  # automatic: no room at 80×24
     assert layout.plan(80, 24, needs(), operands=True).matrix_h >= layout.MATRIX_MIN_H
+
+
+def test_a_wide_screen_shows_a_12_token_operand_whole(gpt12):
+    """At 200×50 the operands get what they need: all 12 rows of the masked scores beside which the pattern is
+    computed (the operand pane once stopped at 6 rows above a half-empty screen)."""
+    from conftest import text_of
+
+    from explain.tui.widgets.operands import Operands
+
+    app = ExplainApp(gpt12)
+
+    async def script(pilot):
+        s = app.screen
+        s.view = s.view.go(gpt12["blocks.0.attn.pattern"].index)
+        await pilot.pause()
+        await pilot.pause()
+        ops = s.query_one(Operands)
+        assert ops.display and s._layout.operands_h >= 12 + 3
+        rows = [line.split()[0] for line in text_of(ops).splitlines()[3:] if line.strip()]
+        assert rows == [str(i) for i in range(12)], rows
+
+    drive(app, script, size=(200, 50))

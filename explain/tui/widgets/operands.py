@@ -20,7 +20,7 @@ from explain.shape_rules import fmt_shape
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
 
-MAX_ROWS = 6
+MAX_ROWS = 16  # rows an operand shows at most (a 12-token pattern whole where the layout has room)
 MIN_WIDTH = 14
 
 
