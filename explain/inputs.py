@@ -224,7 +224,7 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
                              "give one word per row (the words only label the rows)")
         inp.tokens = words or [f"x{i + 1}" for i in range(n)]
         if not entry.uses("embeddings"):
-            raise UsageError("'gpt' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
+            raise UsageError(f"'{model}' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
     elif tokens:
         ids = parse_token_ids(tokens)
         inp.ids = [ids]
