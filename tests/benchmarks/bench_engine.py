@@ -7,6 +7,8 @@ Measured in one process, against a plain untraced numpy forward of the same weig
 - time: median of N runs each; target traced ≤ 1.1 × untraced (issue 16; TransformerLens's run_with_cache
   costs 1.67 × a plain numpy forward in float64); and, like for like, against the reference using explain's
   own kernels, which isolates the price of recording;
+- CPU time (user, system) and page faults of each, medians: less at the mercy of other processes than the
+  wall clock, and the system time shows the price of the fresh pages the kept tensors need;
 - where the time goes: one more traced run with each op kind's compute timed, so the rest (planning, checks,
   recording) shows as the remainder;
 - memory: bytes the trace keeps alive (tracemalloc, which numpy reports its allocations to) against the bytes
@@ -21,6 +23,7 @@ import argparse
 import contextlib
 import gc
 import os
+import resource
 import statistics
 import sys
 import time
@@ -62,36 +65,42 @@ def main() -> None:
     print(f"weights: {sum(p.size for p in params.values()):,} parameters, built in {time.perf_counter() - t0:.1f} s")
     ids = np.array([[int(t) for t in tokens.split(",")]])
 
-    traced, plain, same_kernels = [], [], []
+    traced, plain, same_kernels = [], [], []  # (wall, user, system, page faults) of each run
+    load = os.getloadavg()[0]
     for _ in range(args.runs):  # interleaved, so drift in the machine's speed hits all alike
         gc.collect()
-        t = time.perf_counter()
-        out = ref.gpt(params, ids, 12)
-        plain.append(time.perf_counter() - t)
-        del out
-        gc.collect()
-        with explains_kernels():
-            t = time.perf_counter()
+        with measured(plain):
             out = ref.gpt(params, ids, 12)
-            same_kernels.append(time.perf_counter() - t)
         del out
         gc.collect()
-        t = time.perf_counter()
-        trace = explain.run("gpt", weights=params, **opts)
-        traced.append(time.perf_counter() - t)
+        with explains_kernels(), measured(same_kernels):
+            out = ref.gpt(params, ids, 12)
+        del out
+        gc.collect()
+        with measured(traced):
+            trace = explain.run("gpt", weights=params, **opts)
         del trace
     check = explain.run("gpt", weights=params, **opts)
     np.testing.assert_allclose(check["logits"].output, ref.gpt(params, ids, 12)["logits"], rtol=1e-9, atol=1e-9)
     del check
-    mt, mp = statistics.median(traced), statistics.median(plain)
+    mt, mp = (statistics.median(r[0] for r in runs) for runs in (traced, plain))
+    print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} now (2 busy cores make every figure "
+          "slower and more scattered)")
     print(f"time: traced {mt:.2f} s, untraced {mp:.2f} s (medians of {args.runs}); ratio {mt / mp:.3f} "
           f"(target ≤ 1.1) {'OK' if mt / mp <= 1.1 else 'OVER'}")
     # explain's GELU, softmax and layer norm are quicker than the reference's textbook spellings (x * x * x
     # for x**3, in-place steps). Against the reference using them too, the ratio is the price of recording
-    # alone: every tensor kept (fresh pages), the weights' finiteness check, and log_softmax over the
-    # vocabulary, a step the reference never takes (it logs only the picked probabilities).
-    mk = statistics.median(same_kernels)
+    # alone: every tensor kept (fresh pages), log_softmax over the vocabulary, a step the reference never takes
+    # (it logs only the picked probabilities), and the Python of recording (no finiteness check of the weights:
+    # init_params's arrays are known finite).
+    mk = statistics.median(r[0] for r in same_kernels)
     print(f"like for like: untraced with explain's kernels {mk:.2f} s; ratio {mt / mk:.3f} (recording alone)")
+    # CPU time is less at the mercy of other processes than the wall clock; the system time is mostly the
+    # kernel handing out (and zeroing) the fresh pages that the kept tensors need.
+    cpu = {name: [statistics.median(r[i] for r in runs) for i in (1, 2, 3)]
+           for name, runs in (("traced", traced), ("untraced", plain), ("with explain's kernels", same_kernels))}
+    print("cpu (medians; user time counts every BLAS thread): " + "; ".join(
+        f"{name} {u:.2f} s user + {sy:.2f} s system, {f:,.0f} page faults" for name, (u, sy, f) in cpu.items()))
     where_the_time_goes(params, opts)
 
     gc.collect()
@@ -104,6 +113,20 @@ def main() -> None:
     ratio = held / trace.nbytes
     print(f"memory: trace holds {trace.nbytes / 2**20:.0f} MiB of tensors in {len(trace)} steps; "
           f"{held / 2**20:.0f} MiB kept alive; ratio {ratio:.3f} (target ≤ 1.5) {'OK' if ratio <= 1.5 else 'OVER'}")
+
+
+@contextlib.contextmanager
+def measured(into: list):
+    """Append (wall time, user time, system time, minor page faults) of the block to ``into``. The wall time is
+    what the ratio compares; the clock is read inside the resource counters, so it times the block alone."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        wall = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        into.append((wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt))
 
 
 @contextlib.contextmanager
