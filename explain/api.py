@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from explain.config import Config, make_config, with_vocab
+from explain.config import Config, check_model_name, make_config, with_vocab
 from explain.errors import ConfigError, InputError, UsageError
 from explain.inputs import Inputs, prepare
 from explain.memory import (  # noqa: F401 - part of this module's interface
@@ -28,6 +28,7 @@ def _prepare(model: str, text: str | list[str] | None = None, target: str | list
              tokens: str | list[int] | None = None, embeddings: str | None = None,
              checkpoint: Any = None, **options: Any) -> tuple[Config, Inputs]:
     """Inputs and a validated config with d_vocab set."""
+    check_model_name(model)  # from Python too: a one-line UsageError, not a KeyError
     texts = [text] if isinstance(text, str) else list(text or [])
     if isinstance(tokens, (list, tuple)):
         tokens = ",".join(str(t) for t in tokens)
@@ -79,8 +80,11 @@ def _check_ids(inp: Inputs, d_vocab: int | None, flag: str | None) -> None:
                          + fix)
 
 
-def _open(checkpoint: Any) -> Any:
-    """A checkpoint object from a folder path (or one already opened)."""
+def _open(model: str, checkpoint: Any) -> Any:
+    """A checkpoint object from a folder path (or one already opened), once ``model`` is one that loads
+    checkpoints: refused before the folder is read."""
+    if not MODELS[check_model_name(model)].uses("checkpoint"):
+        raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
     if isinstance(checkpoint, (str, os.PathLike)):
         from explain.checkpoint import open_checkpoint
 
@@ -91,11 +95,9 @@ def _open(checkpoint: Any) -> Any:
 def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, options: dict[str, Any]) -> Any:
     """The opened checkpoint, once the request is one it can serve: a model that loads checkpoints, token
     inputs, and no option that contradicts its config.json."""
-    if not MODELS[model].uses("checkpoint"):
-        raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
     if embeddings is not None or target is not None:
         raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
-    ck = _open(checkpoint)
+    ck = _open(model, checkpoint)
     for key, value in ck.options.items():
         given = options.get(key)
         if given is not None and given != value:
@@ -267,7 +269,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     from explain.weights import check_params, init_params, load_params
 
     if options.get("checkpoint") is not None:
-        options["checkpoint"] = _open(options["checkpoint"])  # open once: the tokenizer, then the weights
+        options["checkpoint"] = _open(model, options["checkpoint"])  # open once: the tokenizer, then the weights
     training = _training(options)
     cfg, inp = _prepare(model, **options)
     if sampling is not None and training is not None:
@@ -280,7 +282,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     if sampling is not None:
         check_memory(planned)  # the estimate is the prompt's forward; the plan adds the new tokens
     if options.get("checkpoint") is not None and weights is None:
-        ck = _open(options["checkpoint"])
+        ck = _open(model, options["checkpoint"])
         params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
     elif weights is None:
         params = init_params(planned.specs, cfg.seed)
@@ -312,17 +314,17 @@ def generate(model: str = "gpt", *, max_new_tokens: int | None = None, temperatu
 
     sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
     if not ignore_eos:
-        sampling = replace(sampling, eos=_eos(options))
+        sampling = replace(sampling, eos=_eos(model, options))
     return run(model, sampling=sampling, **options)
 
 
-def _eos(options: dict[str, Any]) -> int | None:
+def _eos(model: str, options: dict[str, Any]) -> int | None:
     """The end-of-text token id: the checkpoint's ``eos_token_id`` (the first, if a list), else ``<eos>``."""
     from explain.inputs import EOS
 
     if options.get("checkpoint") is None:
         return EOS
-    options["checkpoint"] = ck = _open(options["checkpoint"])
+    options["checkpoint"] = ck = _open(model, options["checkpoint"])
     eos = ck.config.get("eos_token_id")
     eos = eos[0] if isinstance(eos, list) and eos else eos
     return eos if isinstance(eos, int) and not isinstance(eos, bool) else None

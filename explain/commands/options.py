@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from explain.config import check_model_name
-from explain.errors import UsageError
 from explain.models import MODELS
 from explain.options import OPTIONS, Option
 
@@ -54,8 +53,6 @@ def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     for name in ("text", "target"):  # one value as itself, several as a list (a batch)
         if name in out and len(out[name]) == 1:
             out[name] = out[name][0]
-    if "checkpoint" in out and not MODELS[model].uses("checkpoint"):
-        raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
     return out
 
 
