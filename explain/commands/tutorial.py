@@ -148,13 +148,10 @@ def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
     tut = load_tutorial(name)
     trace = run_tutorial(tut)
     if not plain and _interactive():
-        try:
-            from explain.tui import open_trace
-        except ImportError as exc:
-            click.echo(f"note: the TUI is not available ({exc}); printing the walkthrough instead", err=True)
-        else:
-            open_trace(trace, tutorial=tut)
-            return
+        from explain.tui import open_trace
+
+        open_trace(trace, tutorial=tut)
+        return
     from rich.console import Console
 
     from explain.render.walkthrough import print_walkthrough

@@ -23,11 +23,7 @@ _NUMBERED = re.compile(r"^(\d+)-(.+)$")
 
 def tutorial_dirs() -> list[Traversable]:
     """Where shipped tutorials may be, in order: the wheel's ``explain/_tutorials``, the repo's ``tutorials/``."""
-    out: list[Traversable] = []
-    try:
-        out.append(importlib.resources.files("explain") / "_tutorials")
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover - explain is always importable here
-        pass
+    out: list[Traversable] = [importlib.resources.files("explain") / "_tutorials"]
     import explain
 
     out.append(Path(explain.__file__).resolve().parent.parent / "tutorials")

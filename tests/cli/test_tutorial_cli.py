@@ -4,7 +4,6 @@ one-line errors for every bad fixture."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -149,15 +148,6 @@ def test_a_terminal_gets_the_tui_in_tutorial_mode(monkeypatch: pytest.MonkeyPatc
     assert result.exit_code == 0, result.output
     assert seen["tut"].name == "04-causal-attention" and seen["t"].meta["tutorial"] == "04-causal-attention"
     assert result.stdout == ""
-
-
-def test_without_the_tui_it_prints_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("explain.commands.tutorial._interactive", lambda: True)
-    monkeypatch.setitem(sys.modules, "explain.tui", None)  # import explain.tui raises ImportError
-    result = run("1")
-    assert result.exit_code == 0, result.output
-    assert result.stderr.startswith("note: the TUI is not available")
-    assert "Stop 1/4: Six tokens, three numbers each" in result.stdout
 
 
 def test_help_shows_the_forms_and_examples() -> None:

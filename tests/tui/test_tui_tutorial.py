@@ -119,20 +119,6 @@ def test_export_asks_the_name_says_where_and_never_overwrites_unasked(gpt_trace,
     assert set(fake_export[2]["narration"]) == {"embed", "blocks.0.attn.q", "blocks.0.attn.masked"}
 
 
-def test_export_not_available_yet(gpt_trace, monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "explain.export", None)  # importing it raises ImportError
-    monkeypatch.chdir(tmp_path)
-    app = ExplainApp(gpt_trace)
-
-    async def script(pilot):
-        await pilot.press("x", "enter")
-        await pilot.pause()
-        assert any(n.message == "export is not available yet" for n in app._notifications)
-
-    drive(app, script)
-    assert list(tmp_path.iterdir()) == []
-
-
 async def _wait_for_run(pilot, app) -> None:
     await app.workers.wait_for_complete()
     await pilot.pause()

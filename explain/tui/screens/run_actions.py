@@ -86,8 +86,6 @@ class RunActions:
             if narration is not None and steps:
                 narration = {k: v for k, v in narration.items() if k in steps} or None
             written = export(self.trace, steps, narration, path, overwrite=overwrite)
-        except ImportError:
-            self.notify("export is not available yet", severity="warning")
         except (ExplainError, OSError) as exc:
             self.notify(f"export failed: {exc}", severity="error", timeout=8)
         else:
