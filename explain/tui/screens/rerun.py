@@ -127,6 +127,11 @@ def parse_form(model: str, typed: dict[str, str], shown: dict[str, str], inputs:
 
 # CLI flags as the form's fields (token ids and embeddings are typed as text)
 _FLAGS = {**{o.flag: o.name for o in OPTIONS if o.name in FIELDS}, "--tokens": "text", "--embeddings": "text"}
+# an error names a field by its flag, or by the bare name or flag word of a number or choice field (d_model,
+# heads, normalize); texts and switches are not looked for bare: "text" or "causal" in a message is prose
+_NAMED = sorted({w for k, f in FIELDS.items() if f.kind in ("int", "choice")
+                 for w in (k, OPTION[k].flag.lstrip("-"))}, key=len, reverse=True)
+_MENTION = re.compile(r"--[a-z][a-z-]*|\b(?:" + "|".join(map(re.escape, _NAMED)) + r")\b")
 
 
 def field_of_error(message: str, keys: list[str], changed: set[str] | frozenset[str] = frozenset()
@@ -135,8 +140,7 @@ def field_of_error(message: str, keys: list[str], changed: set[str] | frozenset[
     the user changed first, else the first), and the message in the form's words (``use --heads 4`` →
     ``use heads 4``)."""
     mentioned: list[str] = []
-    for m in re.finditer(r"--[a-z][a-z-]*|\b(?:d_model|n_heads|d_head|d_ff|n_layers|d_vocab|n_ctx|seed|normalize)\b"
-                         r"|\b(?:heads|context|layers|vocab)\b", message):
+    for m in _MENTION.finditer(message):
         word = m.group(0)
         key = _FLAGS.get(word) or _FLAGS.get(f"--{word}") or word
         if key in keys and key not in mentioned:
