@@ -33,10 +33,16 @@ DIVERGING = ("#000087", "#005faf", "#5f87d7", "#87afd7", "#d7d7ff", "#e4e4e4", "
              "#af0000", "#870000")
 DIVERGING_DARK = (0, 1, 9, 10)
 
-NEG_INF_STYLE = "bold #ffffff on #585858"  # a score set to −inf (masked): grey, no hue of either palette
-MASKED_STYLE = "#a8a8a8 on #303030"  # a weight that is 0 because its score was −inf: darker grey
+NEG_INF_STYLE = "bold #ffffff on #585858"  # a score this step set to −inf (masked): grey, no hue of a palette
+BEFORE_STYLE = "#bcbcbc on #3a3a3a"  # a score that was −inf already (an earlier mask): a darker grey
+MASKED_STYLE = "#a8a8a8 on #303030"  # a weight that is 0 because its score was −inf: darker still
 NEG_INF_PLAIN = "bold"  # without colours (NO_COLOR, values only): marked by style alone
+BEFORE_PLAIN = "dim"
 MASKED_PLAIN = "dim"
+# the special cells: (a sample cell, what it means, its style, its style without colours)
+SWATCHES = {"-inf": ("−∞", "masked", NEG_INF_STYLE, NEG_INF_PLAIN),
+            "-inf-before": ("−∞", "masked before", BEFORE_STYLE, BEFORE_PLAIN),
+            "masked": ("0", "masked (score −inf)", MASKED_STYLE, MASKED_PLAIN)}
 
 SCALE_MODES = ("fixed", "row", "slice")  # what the key cycles: see :func:`heat_for`
 SCALE_NAMES = {"fixed": "fixed ([0, 1] for weights, 0 at the centre for signed values)",
@@ -161,16 +167,17 @@ def heat_for(mat: Any, rows: Iterable[int], cols: Iterable[int], probability: bo
     return Heat(mode, first, "each row" if whole else "each row's cells shown", rows=per_row, windowed=not whole)
 
 
-def cell_style(v: float, scale: Scale | Heat | None, row: int = 0, masked: bool = False) -> str:
-    """A cell's style: the heat colour of its row's scale; −inf and masked cells grey (bold/dim without a
-    scale, so they stand out under NO_COLOR too)."""
-    neg_inf = math.isinf(v) and v < 0
+def cell_style(v: float, scale: Scale | Heat | None, row: int = 0, kind: str = "") -> str:
+    """A cell's style: the heat colour of its row's scale; a special cell (``kind``: ``-inf``, ``-inf-before``,
+    ``masked``, see :func:`explain.render.grid.special_kind`) grey, or bold/dim without a scale, so it stands
+    out under NO_COLOR too. A −inf without a kind is this step's."""
+    if not kind and math.isinf(v) and v < 0:
+        kind = "-inf"
+    if kind:
+        _, _, style, plain = SWATCHES[kind]
+        return style if scale is not None else plain
     if scale is None:
-        return NEG_INF_PLAIN if neg_inf else MASKED_PLAIN if masked else ""
-    if neg_inf:
-        return NEG_INF_STYLE
-    if masked:
-        return MASKED_STYLE
+        return ""
     return scale.at(row).style(v)
 
 
@@ -194,13 +201,12 @@ def _covers(heat: Heat, row: int, words: int) -> str:
     return where
 
 
-# the legend's forms, longest first: (characters a bar block takes, words (0 long, 1 short, 2 tiny), the key
-# hint, digits of the end values, the separator); the last ones also shorten the swatches' and the note's words
-LEVELS = ((2, 0, True, 3, "  "), (1, 0, True, 3, "  "), (1, 0, False, 3, "  "), (1, 1, True, 3, "  "),
-          (1, 1, False, 3, "  "), (1, 2, False, 3, " "), (1, 2, False, 2, " "))
-
-SWATCHES = {"-inf": ("−∞", "masked", NEG_INF_STYLE, NEG_INF_PLAIN),
-            "masked": ("0", "masked (score −inf)", MASKED_STYLE, MASKED_PLAIN)}
+# the legend's forms, longest first: (characters a bar block takes, words (0 long, 1 short, 2 tiny, 3 none),
+# the key hint, digits of the end values, the separator, swatch cells padded); the later ones also shorten the
+# swatches' and the note's words
+LEVELS = ((2, 0, True, 3, "  ", True), (1, 0, True, 3, "  ", True), (1, 0, False, 3, "  ", True),
+          (1, 1, True, 3, "  ", True), (1, 1, False, 3, "  ", True), (1, 2, False, 3, " ", True),
+          (1, 2, False, 2, " ", True), (1, 2, False, 2, " ", False), (1, 3, False, 2, " ", False))
 
 
 def _bar(scale: Scale, block: int, digits: int) -> Text:
@@ -230,8 +236,8 @@ class ColourLegend:
 
     def _pieces(self, level: int) -> list[Text]:
         """The legend's pieces at a level of shortening (an index of :data:`LEVELS`)."""
-        block, words, hint, digits, _ = LEVELS[level]
-        tiny = words == 2
+        block, words, hint, digits, _, padded = LEVELS[level]
+        tiny = words >= 2
         parts: list[Text] = []
         heat = self.heat
         if self.integer:
@@ -239,17 +245,22 @@ class ColourLegend:
         elif heat is not None:
             parts.append(_bar(heat.at(self.row), block, digits))
             hinted = f" ({self.hint})" if self.hint and hint else ""
-            parts.append(Text(_covers(heat, self.row, words) + hinted, "dim"))
+            if words < 3:
+                parts.append(Text(_covers(heat, self.row, words) + hinted, "dim"))
         elif self.no_color:
             parts.append(Text("NO_COLOR is set: values only" if not words else "values only", "dim"))
         elif self.hint:
             parts.append(Text(f"values only ({self.hint})" if hint else "values only", "dim"))
+        both = "-inf-before" in self.seen  # two masks in one grid: this step's cells and the earlier ones
         for kind in self.seen:
             sample, label, style, plain = SWATCHES[kind]
-            label = label.split(" ")[0] if tiny else label
+            if kind == "-inf" and both:
+                label = "masked here"
+            if tiny:
+                label = {"-inf": "here" if both else "masked", "-inf-before": "before"}.get(kind, "masked")
             if heat is not None:  # a sample cell as the grid draws it, then what it means
-                parts.append(Text.assemble((f" {sample} ", style), " ", (label, "dim")))
-            elif kind == "masked" and self.styled:  # no colours: marked by style (−inf is spelled out anyway)
+                parts.append(Text.assemble((f" {sample} " if padded else sample, style), " ", (label, "dim")))
+            elif kind != "-inf" and self.styled:  # no colours: marked by style (this step's −inf: bold)
                 parts.append(Text.assemble((sample, plain), " ", (f"{plain}: {label}", "dim")))
         if self.note:
             parts.append(Text(self.note.split(" ")[-1] if tiny else self.note, "bold"))

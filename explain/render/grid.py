@@ -151,7 +151,10 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
     precision = _plain_format(mat, precision)
     n_rows, n_cols = mat.shape
     header = 2 if col_labels else 1
-    rows = fit_axis(n_rows, origin[0], cursor[0], max(1, height - header), lambda i: 1, ROW_GAP)
+    capacity = max(1, height - header)
+    rows = fit_axis(n_rows, origin[0], cursor[0], capacity, lambda i: 1, ROW_GAP)
+    while len(rows) > capacity and None in rows:  # too short for a ⋮ and the cursor's row: the row wins
+        rows.remove(None)
     shown_rows = [r for r in rows if r is not None]
     idx_w = len(str(shown_rows[-1])) if shown_rows else 1
     lab_w = max((len(_label(row_labels, r)) for r in shown_rows), default=0) if row_labels else 0
@@ -173,12 +176,14 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
 def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
                 precision: int | NumberFormat = 4, values: bool = True, scale: Scale | Heat | None = None,
                 cursor: tuple[int, int] | None = None, marks: Marks | None = None, masked_by: Any = None,
-                seen: set[str] | None = None) -> Text:
+                before: Any = None, seen: set[str] | None = None) -> Text:
     """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
     cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out.
 
     ``masked_by``: the 2-D input slice whose −inf cells this output masks (a softmax after a mask), drawn as
-    masked; ``seen`` collects the special cells drawn (``-inf``, ``masked``) for the legend's swatches."""
+    masked; ``before``: the 2-D input slice whose −inf cells were −inf already (an earlier mask), drawn apart
+    from the −inf this step makes; ``seen`` collects the special cells drawn (``-inf``, ``-inf-before``,
+    ``masked``) for the legend's swatches."""
     precision = _plain_format(mat, precision)
     out = Text(no_wrap=True, overflow="crop")
     lw = win.label_width
@@ -209,10 +214,10 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
                 out.append("…".rjust(w - 1) + " ", "dim")
                 continue
             v = float(mat[r, c])
-            masked = masked_by is not None and v == 0.0 and float(masked_by[r, c]) == float("-inf")
-            if seen is not None and (masked or v == float("-inf")):
-                seen.add("masked" if masked else "-inf")
-            style = cell_style(v, scale, r, masked)
+            kind = special_kind(v, masked_by, before, r, c)
+            if seen is not None and kind:
+                seen.add(kind)
+            style = cell_style(v, scale, r, kind)
             if r == cur_r and c == cur_c:
                 style = f"{style} {CURSOR_STYLE}".strip()
             elif marks is not None and marks.row(r) and marks.col(c):
@@ -220,6 +225,17 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
             out.append(cell_text(v, precision, values, " " * (w - 1)).rjust(w - 1), style)
             out.append(" ")
     return out
+
+
+def special_kind(v: float, masked_by: Any, before: Any, r: int, c: int) -> str:
+    """Which special cell (r, c) of value v is: ``-inf`` (masked by this step), ``-inf-before`` (already −inf
+    in the input), ``masked`` (a weight of 0 because its score was −inf), or "" for an ordinary cell."""
+    neg_inf = float("-inf")
+    if v == neg_inf:
+        return "-inf-before" if before is not None and float(before[r, c]) == neg_inf else "-inf"
+    if masked_by is not None and v == 0.0 and float(masked_by[r, c]) == neg_inf:
+        return "masked"
+    return ""
 
 
 def window_scale(mat: Any, win: Window, probability: bool = False) -> tuple[Scale, str]:
@@ -270,16 +286,17 @@ class TensorWindow:
     colour bar, the −inf and masked swatches, the number format's note) fitted to the same width.
 
     ``heat``: colour the cells (the scale is the fixed one: :func:`~explain.render.colour.heat_for`) unless the
-    tensor holds integers (token ids, targets: labels, not magnitudes); ``probability``: [0, 1]; ``masked_by``:
-    see :func:`draw_window`."""
+    tensor holds integers (token ids, targets: labels, not magnitudes); ``probability``: [0, 1]; ``masked_by``
+    and ``before``: see :func:`draw_window`."""
 
     def __init__(self, mat: Any, *, max_rows: int = 8, row_labels: list[str] | None = None,
                  col_labels: list[str] | None = None, precision: int | NumberFormat = 4, values: bool = True,
-                 heat: bool = False, probability: bool = False, masked_by: Any = None,
+                 heat: bool = False, probability: bool = False, masked_by: Any = None, before: Any = None,
                  legend: bool = True) -> None:
         self.mat, self.max_rows, self.row_labels, self.col_labels = mat, max_rows, row_labels, col_labels
         self.nf, self.values = number_format(mat, precision), values
-        self.heat, self.probability, self.masked_by, self.legend = heat, probability, masked_by, legend
+        self.heat, self.probability, self.legend = heat, probability, legend
+        self.masked_by, self.before = masked_by, before
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         win = head_tail_window(self.mat, self.max_rows, options.max_width, row_labels=self.row_labels,
@@ -289,7 +306,7 @@ class TensorWindow:
             heat = heat_for(self.mat, shown(win.rows), shown(win.cols), self.probability)
         seen: set[str] = set()
         grid = draw_window(self.mat, win, row_labels=self.row_labels, col_labels=self.col_labels, precision=self.nf,
-                           values=self.values, scale=heat, masked_by=self.masked_by, seen=seen)
+                           values=self.values, scale=heat, masked_by=self.masked_by, before=self.before, seen=seen)
         if not self.legend:
             yield grid
             return

@@ -79,24 +79,27 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
         parts.append(Text(f"slice: {slice_names(step, lead)}{more}", style="dim"))
     parts.append(TensorWindow(mat, max_rows=max_rows, row_labels=row_labels, col_labels=col_labels, precision=nf,
                               values=values, heat=heat, probability=ops.get(step.op).probability,
-                              masked_by=masked_source(trace, step, lead)))
+                              **mask_sources(trace, step, lead)))
     return Group(*parts)
 
 
-def masked_source(trace: Trace, step: Step, lead: tuple[int, ...]) -> Any:
-    """The 2-D slice of the input whose −inf cells a probability step (softmax after a causal or padding mask)
-    turns into weights of 0, so the grid can draw those cells as masked; None for any other step. A view: no
-    copy, and only the cells drawn are read."""
-    if not ops.get(step.op).probability or not step.inputs:
-        return None
+def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, Any]:
+    """What the grid needs to draw masked cells, as keyword arguments of
+    :func:`~explain.render.grid.draw_window`: for a probability step (softmax after a causal or padding mask)
+    ``masked_by``, the input whose −inf cells became weights of 0; for any other step ``before``, the input
+    whose −inf cells were already −inf (so a second mask's own cells stand apart from the first's). Each is
+    the first input's 2-D slice when it has the output's shape; a view, no copy: only the cells drawn are
+    read."""
+    if not step.inputs or len(step.shape) < 1:
+        return {}
     try:
         value = trace.value(step.inputs[0])
     except Exception:  # an input without values (shape-only): nothing to mark
-        return None
-    if value is None or getattr(value, "shape", None) != step.shape or len(step.shape) < 1:
-        return None
+        return {}
+    if value is None or getattr(value, "shape", None) != step.shape or value.dtype.kind != "f":
+        return {}
     mat, _, _ = as_matrix(step, value, lead)
-    return mat if mat.dtype.kind == "f" else None
+    return {"masked_by": mat} if ops.get(step.op).probability else {"before": mat}
 
 
 def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:

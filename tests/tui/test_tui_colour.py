@@ -105,3 +105,23 @@ def test_no_color_values_only_and_c_says_why(monkeypatch, gpt_trace):
         assert s.view.scale == "fixed" and any("NO_COLOR" in n.message for n in app._notifications)
 
     drive(app, script, size=(120, 40))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_two_masks_apart_in_the_padding_tutorial(size):
+    """Tutorial 13's padding mask: its own −inf cells and the causal mask's earlier ones have two swatches,
+    and the weights after both are drawn masked; the legend whole at every size."""
+    from explain.tutorial import load_tutorial, run_tutorial
+
+    tut = load_tutorial("13")
+    app = ExplainApp(run_tutorial(tut), tutorial=tut)
+
+    async def script(pilot):
+        s = app.screen
+        for name, words in (("blocks.0.attn.pad_masked", ("here", "before")), ("blocks.0.attn.pattern", ("masked",))):
+            s.view = replace(s.view.go(s.trace[name].index), lead=(1, 0), cell=(5, 4))
+            await pilot.pause()
+            line = legend_line(app)
+            assert all(w in line for w in words) and not line.endswith("…"), (name, size, line)
+
+    drive(app, script, size=size)

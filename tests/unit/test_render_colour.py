@@ -16,6 +16,7 @@ from rich.style import Style
 
 import explain
 from explain.render.colour import (
+    BEFORE_STYLE,
     DIVERGING,
     MASKED_STYLE,
     NEG_INF_STYLE,
@@ -50,8 +51,9 @@ def test_palettes_keep_every_colour_apart_in_256_colours(palette):
 
 def test_special_cells_differ_from_every_heat_colour_in_256_colours():
     heat = {Color.parse(c).downgrade(ColorSystem.EIGHT_BIT).number for c in SEQUENTIAL + DIVERGING}
-    special = {background(s).downgrade(ColorSystem.EIGHT_BIT).number for s in (NEG_INF_STYLE, MASKED_STYLE)}
-    assert len(special) == 2 and not special & heat
+    styles = (NEG_INF_STYLE, BEFORE_STYLE, MASKED_STYLE)
+    special = {background(s).downgrade(ColorSystem.EIGHT_BIT).number for s in styles}
+    assert len(special) == 3 and not special & heat
 
 
 def test_attention_weights_point_one_and_point_three_differ_on_the_fixed_scale():
@@ -140,7 +142,7 @@ def test_without_colours_values_only_and_no_bar():
     t = explain.run("gpt")
     out = render(step_output(t, t["blocks.0.attn.pattern"], heat=False), width=60)
     assert "█" not in out and "1.0000" in out
-    assert cell_style(float("-inf"), None) == "bold" and cell_style(0.0, None, masked=True) == "dim"
+    assert cell_style(float("-inf"), None) == "bold" and cell_style(0.0, None, kind="masked") == "dim"
     legend = ColourLegend(None, no_color=True, seen={"masked", "-inf"}).text(60).plain
     assert legend.startswith("NO_COLOR is set: values only") and "dim: masked" in legend
 
@@ -170,3 +172,37 @@ def test_draw_window_collects_the_special_cells_it_draws():
     seen.clear()
     draw_window(scores, fit_window(scores, (0, 0), (0, 0), 40, 5), scale=Scale(-1, 1, True), seen=seen)
     assert seen == {"-inf"}
+
+
+def test_a_second_mask_draws_its_own_cells_apart_from_the_first():
+    causal = np.array([[0.5, -np.inf, -np.inf], [0.2, 0.3, -np.inf]])
+    padded = np.array([[0.5, -np.inf, -np.inf], [0.2, -np.inf, -np.inf]])  # key 1 of this text is <pad>
+    seen: set[str] = set()
+    grid = draw_window(padded, fit_window(padded, (0, 0), (0, 0), 40, 5), scale=Scale(-1, 1, True), before=causal,
+                       seen=seen)
+    assert seen == {"-inf", "-inf-before"}
+    styles = {span.style for span in grid.spans}
+    assert NEG_INF_STYLE in styles and BEFORE_STYLE in styles
+    legend = ColourLegend(heat_for(padded, [0, 1], [0, 1, 2]), seen=seen)
+    assert re.search(r"−∞ +masked here +−∞ +masked before", legend.text(80).plain)
+    short = legend.text(44).plain
+    assert "here" in short and "before" in short and len(short) <= 44
+
+
+def test_plain_tutorial_of_two_masks_names_both():
+    from explain.tutorial import load_tutorial, run_tutorial
+
+    t = run_tutorial(load_tutorial("13"))
+    out = render(step_output(t, t["blocks.0.attn.pad_masked"], heat=True, lead=(1, 0)), width=80,
+                 color_system="256")
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert re.search(r"masked here +−∞ +masked before", plain), plain
+
+
+def test_a_window_one_row_high_drops_its_elision_not_the_legend():
+    """Room for one row: the cursor's row is drawn without the ⋮ above it, so the grid keeps to its height and
+    the legend under it stays on screen."""
+    mat = np.arange(36, dtype=float).reshape(6, 6)
+    win = fit_window(mat, (0, 0), (5, 0), 60, 2, col_labels=[str(i) for i in range(6)])
+    assert win.rows == [5]
+    assert len(draw_window(mat, win, col_labels=[str(i) for i in range(6)]).plain.splitlines()) == 3

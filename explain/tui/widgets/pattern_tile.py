@@ -9,7 +9,7 @@ from textual.widget import Widget
 
 from explain.render.colour import heat_for
 from explain.render.grid import draw_window, fit_window, shown
-from explain.render.step import axis_labels, masked_source
+from explain.render.step import axis_labels, mask_sources
 from explain.tui.state import View
 
 PRECISION = 2  # two decimals: 0.10 and 0.30 apart, and 12 tiles in 120 columns
@@ -56,5 +56,5 @@ class PatternTile(Widget):
         # the step view's colour scale (c), and its masked cells grey: a tile is small, so its scale is cheap
         heat = heat_for(mat, shown(win.rows), shown(win.cols), True, view.scale) if view.heat else None
         body = draw_window(mat, win, row_labels=rows, precision=PRECISION, values=view.values, scale=heat,
-                           cursor=view.cell, masked_by=masked_source(view.trace, view.step, view.lead))
+                           cursor=view.cell, **mask_sources(view.trace, view.step, view.lead))
         return Text("\n").join([self.title(), body])

@@ -19,7 +19,7 @@ from explain import ops
 from explain.ops.base import num
 from explain.render.colour import ColourLegend, Heat, heat_for
 from explain.render.grid import Window, draw_window, fit_window, shown
-from explain.render.step import axis_labels, masked_source
+from explain.render.step import axis_labels, mask_sources
 from explain.render.tensor import NumberFormat, number_format
 from explain.shape_rules import fmt_shape
 from explain.tui.messages import CellFocused
@@ -134,7 +134,7 @@ class TensorView(Widget, can_focus=True):
         seen: set[str] = set()
         grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=nf,
                            values=view.values, scale=heat, cursor=view.cell,
-                           masked_by=masked_source(view.trace, step, view.lead), seen=seen)
+                           seen=seen, **mask_sources(view.trace, step, view.lead))
         hint = "V: scale" if heat is not None else "" if view.no_color else "v: colours"
         legend = ColourLegend(heat, row=view.cell[0], seen=seen, note=nf.legend(), hint=hint,
                               integer=nf.integer, no_color=view.no_color).text(max(width, 8))
