@@ -24,11 +24,11 @@ from rich.text import Text
 
 from explain.ops.base import num
 
-# viridis-like, dark (low) to bright (high), as xterm-256 cube colours (54 60 24 30 36 72 77 148 184 220)
+# viridis-like, dark (low) to bright (high), as xterm-256 cube colours (54 60 24 30 36 71 77 148 184 220)
 SEQUENTIAL = ("#5f0087", "#5f5f87", "#005f87", "#008787", "#00af87", "#5faf5f", "#5fd75f", "#afd700",
               "#d7d700", "#ffd700")
 SEQUENTIAL_DARK = 5  # the first bins are dark: their values are written in white
-# RdBu-like, blue (negative) – light grey (0) – red (positive), xterm-256 (18 25 68 110 189 254 224 216 167 124 88)
+# RdBu-like, blue (negative) – light grey (0) – red (positive), xterm-256 (18 25 68 110 189 254→253 224 216 167 124 88)
 DIVERGING = ("#000087", "#005faf", "#5f87d7", "#87afd7", "#d7d7ff", "#e4e4e4", "#ffd7d7", "#ffaf87", "#d75f5f",
              "#af0000", "#870000")
 DIVERGING_DARK = (0, 1, 9, 10)
