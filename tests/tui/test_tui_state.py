@@ -270,3 +270,24 @@ def test_a_step_change_is_drawn_whole_in_one_frame(size, which):
             assert all(f == changed[0] for f in frames[first:]), (key, size, which)
 
     drive(app, script, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_revealing_the_answer_brings_it_into_view(size):
+    """At 80×24 the question and the answer are below the fold of the narration: ``a`` scrolls the pane so the
+    answer is on screen (with its question when both fit); the next stop starts at its top again."""
+    app, tut, _ = tutorial_app("1")
+
+    async def script(pilot):
+        pane = app.screen.query_one(NarrationPane)
+        await pilot.press("a")
+        await pilot.pause()
+        lines = [pane.render_line(y).text for y in range(pane.scrollable_content_region.height)]
+        shown = "\n".join(lines)
+        assert "Answer." in shown, shown
+        assert tut.stops[0].answer.split()[0] in shown
+        await pilot.press("n")
+        await pilot.pause()
+        assert pane.scroll_y == 0
+
+    drive(app, script, size=size)

@@ -16,6 +16,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 KEYS_LINE = "`n`/`→` next stop · `p`/`←` previous · `w` wander through every step"
+QUESTION, ANSWER = "**Question.**", "**Answer.**"
 
 
 def stop_markdown(stop: Any, position: int, total: int, answer_shown: bool, wandering: bool,
@@ -34,10 +35,10 @@ def stop_markdown(stop: Any, position: int, total: int, answer_shown: bool, wand
     parts = [f"*stop {position + 1} of {total}*", f"## {stop.title}", stop.narration.strip()]
     question = getattr(stop, "question", None)
     if question:
-        parts.append(f"**Question.** {question.strip()}")
+        parts.append(f"{QUESTION} {question.strip()}")
         answer = getattr(stop, "answer", None)
         if answer and answer_shown:
-            parts.append(f"**Answer.** {answer.strip()}")
+            parts.append(f"{ANSWER} {answer.strip()}")
         elif answer:
             parts.append("*Press* `a` *to reveal the answer.*")
     if wandering:
@@ -47,6 +48,11 @@ def stop_markdown(stop: Any, position: int, total: int, answer_shown: bool, wand
         if next_title is not None and position == total - 1:
             parts.append(f"*This is the last stop:* `n` *opens the next tutorial, {next_title}.*")
     return "\n\n".join(parts)
+
+
+def _answer_revealed(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old``'s stop with its answer just revealed (the same stop, the answer new)."""
+    return ANSWER in new and ANSWER not in old and new.split("\n\n", 1)[0] == old.split("\n\n", 1)[0]
 
 
 class NarrationPane(ScrollView):
@@ -80,11 +86,21 @@ class NarrationPane(ScrollView):
             return False
         return super()._size_updated(size, virtual_size, container_size, layout)
 
-    def watch_text(self) -> None:
+    def watch_text(self, old: str, new: str) -> None:
         if self.is_mounted and self.scrollable_content_region.width:
             self._render_lines(self.scrollable_content_region.width)
-            self.scroll_to(y=0, animate=False, immediate=True)
+            self.scroll_to(y=self._answer_line() if _answer_revealed(old, new) else 0, animate=False,
+                           immediate=True)
             self.refresh()
+
+    def _answer_line(self) -> int:
+        """Where to scroll when the answer has just been revealed (on a small screen it is below the fold): the
+        question's line when question and answer fit the pane together, else the answer's."""
+        plain = [line.text.strip() for line in self._lines]
+        q = next((i for i, t in enumerate(plain) if t.startswith("Question.")), 0)
+        a = next((i for i, t in enumerate(plain) if t.startswith("Answer.")), q)
+        end = next((i for i in range(a + 1, len(plain)) if not plain[i]), len(plain))  # the answer's last line
+        return q if end - q <= self.scrollable_content_region.height else a
 
     def on_resize(self) -> None:
         self._render_lines(self.scrollable_content_region.width)
