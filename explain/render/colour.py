@@ -79,8 +79,8 @@ class Scale:
         lo, hi = self.ends
         n = len(self.palette)
         span = hi - lo
-        if span <= 0:
-            return n // 2 if self.diverging else 0
+        if span <= 0:  # one value (a row with one weight left by the mask): the middle colour, neither end
+            return n // 2
         return max(0, min(n - 1, int((v - lo) / span * n)))
 
     def style(self, v: float) -> str:
@@ -130,7 +130,7 @@ def scale_for(sample: Any, probability: bool = False) -> Scale:
 
 
 def heat_for(mat: Any, rows: Iterable[int], cols: Iterable[int], probability: bool = False,
-             mode: str = "fixed") -> Heat:
+             mode: str = "fixed", masked_by: Any = None) -> Heat:
     """The colours of a window of ``mat`` (2-D) showing ``rows`` × ``cols``:
 
     - ``fixed``: probabilities on [0, 1] (comparable across rows, heads and steps); other values diverging
@@ -138,13 +138,18 @@ def heat_for(mat: Any, rows: Iterable[int], cols: Iterable[int], probability: bo
     - ``slice``: the slice's own min–max, so weights of 0.1 and 0.3 get colours far apart;
     - ``row``: each row's own min–max (a query's weights against each other).
 
-    A slice of at most :data:`WHOLE_SLICE_MAX` cells is read whole (cache the result per step and slice); a
-    bigger one only at the cells shown (``windowed``), so the cost stays the window's."""
+    ``masked_by`` (a softmax after a mask: its input's 2-D slice): the weights of 0 its −inf cells made are
+    left out of the min–max, so a causal row's real weights get the whole range. A slice of at most
+    :data:`WHOLE_SLICE_MAX` cells is read whole (cache the result per step and slice); a bigger one only at the
+    cells shown (``windowed``), so the cost stays the window's."""
     import numpy as np
 
     rows, cols = list(rows), list(cols)
     whole = mat.size <= WHOLE_SLICE_MAX
     sample = np.asarray(mat if whole else mat[np.ix_(rows, cols)], dtype=float)
+    if masked_by is not None and mode != "fixed":
+        hidden = np.asarray(masked_by if whole else masked_by[np.ix_(rows, cols)], dtype=float) == -np.inf
+        sample = np.where(hidden, np.nan, sample)  # not finite: out of the min–max, as −inf is
     covers = "this slice" if whole else "the cells shown"
     if mode == "fixed":
         if probability:
@@ -155,7 +160,7 @@ def heat_for(mat: Any, rows: Iterable[int], cols: Iterable[int], probability: bo
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         return Heat(mode, Scale(lo, hi, False), covers, windowed=not whole)
     # row: each row's own min–max, over the whole row when the slice is small, over its shown cells when big
-    source = np.asarray(mat, dtype=float) if whole else sample
+    source = sample  # the whole slice when it is small, else the cells shown
     finite = np.isfinite(source)
     any_finite = finite.any(axis=1)
     lo = np.where(finite, source, np.inf).min(axis=1)

@@ -303,7 +303,7 @@ class TensorWindow:
                                col_labels=self.col_labels, precision=self.nf, values=self.values)
         heat = None
         if self.heat and not self.nf.integer:
-            heat = heat_for(self.mat, shown(win.rows), shown(win.cols), self.probability)
+            heat = heat_for(self.mat, shown(win.rows), shown(win.cols), self.probability, masked_by=self.masked_by)
         seen: set[str] = set()
         grid = draw_window(self.mat, win, row_labels=self.row_labels, col_labels=self.col_labels, precision=self.nf,
                            values=self.values, scale=heat, masked_by=self.masked_by, before=self.before, seen=seen)

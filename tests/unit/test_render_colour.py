@@ -206,3 +206,16 @@ def test_a_window_one_row_high_drops_its_elision_not_the_legend():
     win = fit_window(mat, (0, 0), (5, 0), 60, 2, col_labels=[str(i) for i in range(6)])
     assert win.rows == [5]
     assert len(draw_window(mat, win, col_labels=[str(i) for i in range(6)]).plain.splitlines()) == 3
+
+
+def test_masked_weights_stay_out_of_the_row_and_slice_ranges():
+    scores = np.array([[0.3, -np.inf, -np.inf], [0.1, 0.2, -np.inf], [0.1, 0.2, 0.3]])
+    weights = np.array([[1.0, 0.0, 0.0], [0.45, 0.55, 0.0], [0.3, 0.33, 0.37]])
+    rows = heat_for(weights, [0, 1, 2], [0, 1, 2], True, "row", masked_by=scores)
+    assert (rows.at(1).lo, rows.at(1).hi) == (0.45, 0.55)  # not [0, 0.55]: the masked 0 is left out
+    assert rows.at(0).bin(1.0) == len(SEQUENTIAL) // 2  # one weight left: the middle colour, neither end
+    whole = heat_for(weights, [0, 1, 2], [0, 1, 2], True, "slice", masked_by=scores)
+    assert (whole.scale.lo, whole.scale.hi) == (0.3, 1.0)
+    big = Guarded(np.zeros((8, 50257)))
+    mask = Guarded(np.zeros((8, 50257)))
+    assert heat_for(big, [0, 7], [0, 50256], True, "row", masked_by=mask).windowed and len(mask.reads) == 1

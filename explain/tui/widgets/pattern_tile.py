@@ -54,7 +54,9 @@ class PatternTile(Widget):
         win = fit_window(mat, (0, 0), view.cell, max(self.content_size.width, 8), mat.shape[0] + 1,
                          row_labels=rows, precision=PRECISION, values=view.values)
         # the step view's colour scale (c), and its masked cells grey: a tile is small, so its scale is cheap
-        heat = heat_for(mat, shown(win.rows), shown(win.cols), True, view.scale) if view.heat else None
+        sources = mask_sources(view.trace, view.step, view.lead)
+        heat = (heat_for(mat, shown(win.rows), shown(win.cols), True, view.scale, sources.get("masked_by"))
+                if view.heat else None)
         body = draw_window(mat, win, row_labels=rows, precision=PRECISION, values=view.values, scale=heat,
-                           cursor=view.cell, **mask_sources(view.trace, view.step, view.lead))
+                           cursor=view.cell, **sources)
         return Text("\n").join([self.title(), body])

@@ -88,7 +88,7 @@ class TensorView(Widget, can_focus=True):
             self._scales[key] = number_format(mat, view.precision)  # type: ignore[assignment]
         return self._scales[key]  # type: ignore[return-value]
 
-    def _heat(self, view: View, mat, win: Window) -> Heat:
+    def _heat(self, view: View, mat, win: Window, sources: dict) -> Heat:
         """The window's colours in the view's scale mode, cached per step, slice and mode unless they were
         computed from the cells shown (a big slice), which costs only the window."""
         key = ("heat", view.index, view.lead, view.scale)
@@ -96,7 +96,7 @@ class TensorView(Widget, can_focus=True):
         if isinstance(cached, Heat):
             return cached
         heat = heat_for(mat, shown(win.rows), shown(win.cols), probability=ops.get(view.step.op).probability,
-                        mode=view.scale)
+                        mode=view.scale, masked_by=sources.get("masked_by"))
         if not heat.windowed:
             self._scales[key] = heat
         return heat
@@ -130,11 +130,11 @@ class TensorView(Widget, can_focus=True):
                          row_labels=row_labels, col_labels=col_labels, precision=nf, values=view.values)
         self._window = win
         self._origin = (win.row_start, win.col_start)
-        heat = self._heat(view, mat, win) if view.heat and not nf.integer else None  # ids: labels, no colour
+        sources = mask_sources(view.trace, step, view.lead)
+        heat = self._heat(view, mat, win, sources) if view.heat and not nf.integer else None  # ids: no colour
         seen: set[str] = set()
         grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=nf,
-                           values=view.values, scale=heat, cursor=view.cell,
-                           seen=seen, **mask_sources(view.trace, step, view.lead))
+                           values=view.values, scale=heat, cursor=view.cell, seen=seen, **sources)
         hint = "V: scale" if heat is not None else "" if view.no_color else "v: colours"
         legend = ColourLegend(heat, row=view.cell[0], seen=seen, note=nf.legend(), hint=hint,
                               integer=nf.integer, no_color=view.no_color).text(max(width, 8))
