@@ -172,10 +172,21 @@ def heat_for(mat: Any, rows: Iterable[int], cols: Iterable[int], probability: bo
     return Heat(mode, first, "each row" if whole else "each row's cells shown", rows=per_row, windowed=not whole)
 
 
+def special_kind(v: float, masked_by: Any, before: Any, r: int, c: int) -> str:
+    """Which special cell (r, c) of value v is: ``-inf`` (masked by this step), ``-inf-before`` (already −inf
+    in the input), ``masked`` (a weight of 0 because its score was −inf), or "" for an ordinary cell."""
+    neg_inf = float("-inf")
+    if v == neg_inf:
+        return "-inf-before" if before is not None and float(before[r, c]) == neg_inf else "-inf"
+    if masked_by is not None and v == 0.0 and float(masked_by[r, c]) == neg_inf:
+        return "masked"
+    return ""
+
+
 def cell_style(v: float, scale: Scale | Heat | None, row: int = 0, kind: str = "") -> str:
-    """A cell's style: the heat colour of its row's scale; a special cell (``kind``: ``-inf``, ``-inf-before``,
-    ``masked``, see :func:`explain.render.grid.special_kind`) grey, or bold/dim without a scale, so it stands
-    out under NO_COLOR too. A −inf without a kind is this step's."""
+    """A cell's style: the heat colour of its row's scale; a special cell (``kind``, see :func:`special_kind`)
+    grey, or bold/dim without a scale, so it stands out under NO_COLOR too. A −inf without a kind is this
+    step's."""
     if not kind and math.isinf(v) and v < 0:
         kind = "-inf"
     if kind:

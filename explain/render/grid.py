@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
-from explain.render.colour import ColourLegend, Heat, Scale, cell_style, heat_for
+from explain.render.colour import ColourLegend, Heat, Scale, cell_style, heat_for, special_kind
 from explain.render.tensor import NumberFormat, cell_text, number_format
 
 ROW_GAP = 1  # a "⋮" line stands for elided rows
@@ -225,17 +225,6 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
             out.append(cell_text(v, precision, values, " " * (w - 1)).rjust(w - 1), style)
             out.append(" ")
     return out
-
-
-def special_kind(v: float, masked_by: Any, before: Any, r: int, c: int) -> str:
-    """Which special cell (r, c) of value v is: ``-inf`` (masked by this step), ``-inf-before`` (already −inf
-    in the input), ``masked`` (a weight of 0 because its score was −inf), or "" for an ordinary cell."""
-    neg_inf = float("-inf")
-    if v == neg_inf:
-        return "-inf-before" if before is not None and float(before[r, c]) == neg_inf else "-inf"
-    if masked_by is not None and v == 0.0 and float(masked_by[r, c]) == neg_inf:
-        return "masked"
-    return ""
 
 
 def window_scale(mat: Any, win: Window, probability: bool = False) -> tuple[Scale, str]:
