@@ -250,10 +250,12 @@ class ColourLegend:
         self.heat, self.row, self.seen, self.note = heat, row, [s for s in SWATCHES if s in set(seen)], note
         self.hint, self.integer, self.no_color, self.styled = hint, integer, no_color, styled
 
-    def _pieces(self, level: int) -> list[Text]:
-        """The legend's pieces at a level of shortening (an index of :data:`LEVELS`)."""
+    def _pieces(self, level: int, part: str = "all") -> list[Text]:
+        """The legend's pieces at a level of shortening (an index of :data:`LEVELS`): ``head`` the scale (bar
+        and words), ``tail`` the swatches and the note, ``all`` both."""
+        if part == "tail":
+            return self._tail(level)
         block, words, hint, digits, _, padded = LEVELS[level]
-        tiny = words >= 2
         parts: list[Text] = []
         heat = self.heat
         if self.integer:
@@ -267,6 +269,13 @@ class ColourLegend:
             parts.append(Text("NO_COLOR is set: values only" if not words else "values only", "dim"))
         elif self.hint:
             parts.append(Text(f"values only ({self.hint})" if hint else "values only", "dim"))
+        return parts if part == "head" else parts + self._tail(level)
+
+    def _tail(self, level: int) -> list[Text]:
+        """The swatches of the special cells shown and the number format's note, at a level of shortening."""
+        _, words, _, _, _, padded = LEVELS[level]
+        tiny, heat = words >= 2, self.heat
+        parts: list[Text] = []
         both = "-inf-before" in self.seen  # two masks in one grid: this step's cells and the earlier ones
         for kind in self.seen:
             sample, label, style, plain = SWATCHES[kind]
@@ -282,15 +291,30 @@ class ColourLegend:
             parts.append(Text(self.note.split(" ")[-1] if tiny else self.note, "bold"))
         return parts
 
-    def text(self, width: int) -> Text:
-        """The longest form that fits ``width`` columns (the shortest, cropped, when none does)."""
+    def _fit(self, width: int, part: str = "all") -> tuple[int, Text]:
+        """The first level whose form of ``part`` fits ``width`` columns, and that form (the shortest, cropped,
+        when none does)."""
         out = Text("")
         for level in range(len(LEVELS)):
-            out = Text(LEVELS[level][4], no_wrap=True).join(self._pieces(level))
+            out = Text(LEVELS[level][4], no_wrap=True).join(self._pieces(level, part))
             out.no_wrap, out.overflow = True, "ellipsis"
             if out.cell_len <= width:
-                return out
-        return out
+                return level, out
+        return len(LEVELS) - 1, out
+
+    def text(self, width: int) -> Text:
+        """The longest form that fits ``width`` columns in one line."""
+        return self._fit(width)[1]
+
+    def lines(self, width: int, room: int = 1) -> list[Text]:
+        """The legend in at most ``room`` lines of ``width`` columns: one line when it fits with its words
+        whole; else, given two lines, the scale on the first and the swatches and note on the second, each in
+        its longest form that fits (a narrow pane with lines to spare: the words stay readable)."""
+        level, one = self._fit(width)
+        if room < 2 or LEVELS[level][1] == 0 or not self._tail(0):
+            return [one]
+        head, tail = self._fit(width, "head")[1], self._fit(width, "tail")[1]
+        return [head, tail] if head.plain else [one]
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         yield self.text(options.max_width)

@@ -219,3 +219,13 @@ def test_masked_weights_stay_out_of_the_row_and_slice_ranges():
     big = Guarded(np.zeros((8, 50257)))
     mask = Guarded(np.zeros((8, 50257)))
     assert heat_for(big, [0, 7], [0, 50256], True, "row", masked_by=mask).windowed and len(mask.reads) == 1
+
+
+def test_a_narrow_legend_with_a_line_to_spare_keeps_its_words():
+    heat = heat_for(np.array([[-0.5, 0.5]]), [0], [0, 1])
+    legend = ColourLegend(heat, seen={"-inf", "-inf-before"}, hint="V: scale")
+    one = legend.lines(60, room=1)
+    assert len(one) == 1 and "here" in one[0].plain and one[0].cell_len <= 60
+    two = [line.plain for line in legend.lines(60, room=2)]
+    assert len(two) == 2 and "0 at the centre" in two[0] and "masked here" in two[1] and "masked before" in two[1]
+    assert len(legend.lines(200, room=2)) == 1  # fits whole on one line: one line

@@ -136,9 +136,12 @@ class TensorView(Widget, can_focus=True):
         grid = draw_window(mat, win, row_labels=row_labels, col_labels=col_labels, precision=nf,
                            values=view.values, scale=heat, cursor=view.cell, seen=seen, **sources)
         hint = "V: scale" if heat is not None else "" if view.no_color else "v: colours"
+        # the legend takes a second line where the pane has one to spare (beside the drill-down), so a narrow
+        # pane keeps its words whole rather than shortened
+        room = height - self._title_lines - win.header_lines - len(win.rows)
         legend = ColourLegend(heat, row=view.cell[0], seen=seen, note=nf.legend(), hint=hint,
-                              integer=nf.integer, no_color=view.no_color).text(max(width, 8))
-        return Text("\n", no_wrap=True, overflow="ellipsis").join([*lines, grid, legend])
+                              integer=nf.integer, no_color=view.no_color).lines(max(width, 8), room)
+        return Text("\n", no_wrap=True, overflow="ellipsis").join([*lines, grid, *legend])
 
     def on_click(self, event: Click) -> None:
         if self._window is None:
