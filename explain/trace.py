@@ -302,7 +302,9 @@ class Recorder:
         if not self.shape_only and isinstance(value, list):
             import numpy as np
 
-            value = np.asarray(value, dtype=np.int64)
+            # ids stay integers (named by their words); flags (a padding mask) stay booleans, as torch's are
+            value = np.asarray(value)
+            value = value if value.dtype.kind == "b" else value.astype(np.int64)
         return self.op("input", name, value=None if self.shape_only else value, shape=shape, axes=tuple(axes))
 
     def op(self, kind: str, name: str, *inputs: Ref, sym: str | None = None, note: str | None = None,

@@ -139,3 +139,14 @@ def test_each_batch_row_is_labelled_with_its_own_tokens() -> None:
         ["the", "cat", "<pad>", "<pad>", "<pad>", "<pad>"]
     assert axis_labels(tt, tt["decoder.blocks.0.cross_attn.pattern"], 2, (0, 0)) == \
         ["<bos>", "the", "dog", "<pad>", "<pad>"]
+
+
+def test_the_padding_flags_are_booleans_not_token_ids():
+    """key_padding holds 1/0 flags (torch's bool mask), so its cells are not named as words of the vocabulary
+    (a flag 1 once read 'id 1 (<eos>)')."""
+    t = explain.run("gpt", text=["the cat sat on the mat", "a dog is happy"])
+    step = t["key_padding"]
+    assert step.output.dtype == bool
+    ex = t.explain(step, (1, 4))
+    assert ex.lines == ["pad[1, 4] = 1"]
+    assert "id" not in " ".join(ex.lines)
