@@ -41,6 +41,7 @@ class CellPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._cache: dict[tuple, CellExplanation | str] = {}
+        self._measures: dict[tuple, tuple[int, int, int]] = {}  # needs(), per step, cell and width
         self._table_rows = 12
         self._planned: tuple[int, int] | None = None  # the content size the step screen's layout gives it
         self._drawn_at: tuple[int, int] | None = None  # the size the drill-down was last drawn for
@@ -87,9 +88,9 @@ class CellPanel(Vertical):
         stand-in's width is the table's and its height plus the other rows is the whole drill-down's, at the
         cost of one row instead of a rich layout of every row (a 768-term dot product measured in full took
         ~20 ms, three times per step change). Cached per step, cell and width."""
-        key = ("needs", id(view.trace), view.index, view.index_of_cell, view.precision, width)
-        if key in self._cache:
-            return self._cache[key]  # type: ignore[return-value]
+        key = (id(view.trace), view.index, view.index_of_cell, view.precision, width)
+        if key in self._measures:
+            return self._measures[key]
         if view.step.output is None or isinstance(self.explanation(view), str):
             return 40, 3, 3
         ex = self.explanation(view)
@@ -102,9 +103,9 @@ class CellPanel(Vertical):
         full = len(_measurer.render_lines(Group(head, body, result), options, pad=False)) + 1
         full += max(0, len(ex.rows) - 1)
         short = full - max(0, len(ex.rows) - 2)
-        if len(self._cache) >= CACHE_SIZE:
-            self._cache.clear()
-        self._cache[key] = (natural, full, short)  # type: ignore[assignment]
+        if len(self._measures) >= CACHE_SIZE:
+            self._measures.clear()
+        self._measures[key] = (natural, full, short)
         return natural, full, short
 
     def plain(self) -> str:

@@ -53,7 +53,7 @@ class PatternTile(Widget):
         mat, rows = view.matrix(), self._labels()
         win = fit_window(mat, (0, 0), view.cell, max(self.content_size.width, 8), mat.shape[0] + 1,
                          row_labels=rows, precision=PRECISION, values=view.values)
-        # the step view's colour scale (c), and its masked cells grey: a tile is small, so its scale is cheap
+        # the step view's colour scale (V), and its masked cells grey: a tile is small, so its scale is cheap
         sources = mask_sources(view.trace, view.step, view.lead)
         heat = (heat_for(mat, shown(win.rows), shown(win.cols), True, view.scale, sources.get("masked_by"))
                 if view.heat else None)
