@@ -19,8 +19,8 @@ from explain.memory import (  # noqa: F401 - part of this module's interface
     generation_bytes,
     memory_need,
 )
-from explain.models import MODELS
 from explain.options import OPTION, flag
+from explain.registry import DEFAULT_MODEL, MODELS, able, forward_of, quoted
 from explain.trace import Recorder, Trace
 
 
@@ -84,7 +84,7 @@ def _open(model: str, checkpoint: Any) -> Any:
     """A checkpoint object from a folder path (or one already opened), once ``model`` is one that loads
     checkpoints: refused before the folder is read."""
     if not MODELS[check_model_name(model)].uses("checkpoint"):
-        raise UsageError(f"--checkpoint loads a GPT-2 model; use 'gpt', not '{model}'")
+        raise UsageError(f"--checkpoint loads a GPT-2 model; use {quoted(able('checkpoint'))}, not '{model}'")
     if isinstance(checkpoint, (str, os.PathLike)):
         from explain.checkpoint import open_checkpoint
 
@@ -152,8 +152,8 @@ def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sam
 def _check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
     """Refuse a generation the model cannot run: not a GPT, or one that would run past the context."""
     if not MODELS[cfg.model].generates:
-        able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.generates)
-        raise UsageError(f"generation needs a decoder-only model that predicts the next token: use {able}, not "
+        raise UsageError(f"generation needs a decoder-only model that predicts the next token: use "
+                         f"{quoted(able('generates'), ', ')}, not "
                          f"'{cfg.model}'")
     if inp.lengths is not None:  # a right-padded prompt would continue after its <pad>s
         raise InputError(f"the prompts of a generation must have the same number of tokens, got {inp.lengths}; "
@@ -197,9 +197,7 @@ def _loss_with(cfg: Config, inp: Inputs, params: dict, training: Any) -> float:
 
 def _model(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """Record the model's own steps."""
-    from explain.models import zoo
-
-    getattr(zoo, MODELS[cfg.model].function)(rec, cfg, inp)
+    forward_of(MODELS[cfg.model])(rec, cfg, inp)
 
 
 def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
@@ -299,7 +297,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     return trace
 
 
-def generate(model: str = "gpt", *, max_new_tokens: int | None = None, temperature: float | None = None,
+def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, temperature: float | None = None,
              top_k: int | None = None, top_p: float | None = None, greedy: bool = False, ignore_eos: bool = False,
              **options: Any) -> Trace:
     """Run the prompt through ``model`` (a gpt) and append new tokens one at a time; returns the trace, whose

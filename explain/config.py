@@ -1,7 +1,7 @@
 """Model configuration: one dataclass and the checks that refuse a config early.
 
 The fields' defaults and ranges come from the option definitions (:mod:`explain.options`), the per-model
-defaults from the model registry (:mod:`explain.models`). Nothing here imports numpy, so the shape CLI can
+defaults from the model registry (:mod:`explain.registry`). Nothing here imports numpy, so the shape CLI can
 build and validate configs at click's speed.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 from explain.errors import ConfigError, UsageError
 from explain.limits import check_cap
-from explain.models import MODELS
 from explain.options import OPTION, default, flag
+from explain.registry import DEFAULT_MODEL, MODELS, quoted, users
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Config:
     """Every dimension of a model. ``None`` means "derive it": d_head = d_model / n_heads, d_ff = 4·d_model,
     d_vocab = the tokenizer's vocabulary size."""
 
-    model: str = "gpt"
+    model: str = DEFAULT_MODEL
     d_model: int = default("d_model")
     n_heads: int = default("n_heads")
     d_head: int | None = default("d_head")
@@ -112,13 +112,14 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"{flag('causal')}: '{cfg.model}' {model.masking}; drop {flag('causal')}")
     for o in OPTION.values():  # a config option changed from its default on a model that does not use it
         value = getattr(cfg, o.name, o.default)
-        if o.group == "config" and not o.used_by(cfg.model) and value != o.default:
-            users = " or ".join(f"'{m}'" for m in o.models)
+        if o.group == "config" and not o.used_by(model) and value != o.default:
+            names = users(o)
             given = flag(o.name, value) if o.type == "bool" else f"{o.flag} {value}"
-            raise ConfigError(f"{given} applies to the {users} model{'s' if len(o.models) > 1 else ''} only; drop "
-                              f"it or use 'explain run {o.models[0]}'")
+            raise ConfigError(f"{given} applies to the {quoted(names)} model{'s' if len(names) > 1 else ''} only; "
+                              f"drop it or use 'explain run {names[0]}'")
     if model.heads is not None and cfg.n_heads != model.heads:
-        raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use 'multihead'")
+        several = next(m.name for m in MODELS.values() if m.can("heads") and not m.can("blocks"))
+        raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use '{several}'")
     if cfg.d_head is None and cfg.d_model % cfg.n_heads:
         raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
                           + _divisor_hint(cfg.d_model, cfg.n_heads))

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from explain.errors import InputError, UsageError
-from explain.models import MODELS
+from explain.options import OPTION
 from explain.padding import ignore_padding, needs_padding, pad_labels, pad_right
+from explain.registry import MODELS, quoted, users
 
 SPECIALS = ["<bos>", "<eos>", "<unk>"]
 BOS, EOS, UNK = 0, 1, 2
@@ -207,7 +208,8 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
     entry = MODELS[model]
     targets = [target] if isinstance(target, str) else list(target or [])
     if targets and not entry.uses("target"):
-        raise UsageError(f"--target is for the 'transformer' model (the decoder's text); '{model}' has no decoder")
+        raise UsageError(f"--target is for the {quoted(users(OPTION['target']))} model (the decoder's text); "
+                         f"'{model}' has no decoder")
     inp = Inputs()
     tok = tokenizer or Tokenizer(list(texts) + targets)
     if embeddings is not None:

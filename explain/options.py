@@ -8,18 +8,27 @@ and the flags named in error messages. This module imports nothing, so every lay
 
 ``group`` says what an option sets: ``"input"`` (what the model reads), ``"weights"`` (where the parameters come
 from), ``"config"`` (a field of :class:`~explain.config.Config`) or ``"backward"`` (the backward pass recorded
-after the forward steps, :mod:`explain.backward`). ``models`` names the models that use it
-(``None``: every model). ``default`` is the value when the option is not given; ``None`` means "derived" and
-``derived`` says from what (the per-model defaults of :mod:`explain.models` override ``default``). ``affects``
-narrows ``models`` to the models whose steps the option changes (``--d-ff`` is accepted by every model, but only
-the models with a feed-forward layer read it).
+after the forward steps, :mod:`explain.backward`). Which models accept an option is asked of their capabilities
+(:data:`explain.registry.CAPABILITIES`), never listed by name: ``needs`` is the capability a model must have
+(``""``: every model), ``lacks`` one it must not have. ``default`` is the value when the option is not given;
+``None`` means "derived" and ``derived`` says from what (a model's own defaults in :mod:`explain.registry`
+override ``default``). ``affects`` narrows the accepting models to those whose steps the option changes
+(``--d-ff`` is accepted by every model, but only the models with ``blocks`` read it). A help text says
+``{models}`` where it names the models that accept it (:func:`explain.registry.option_help` fills it in).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from explain.limits import MAX_CONTEXT, MAX_HEADS, MAX_LAYERS, MAX_SEED, MAX_VOCAB, MAX_WIDTH
+
+
+class Capable(Protocol):
+    """What an option asks of a model (an :class:`explain.registry.Model`): its capabilities."""
+
+    caps: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -36,8 +45,9 @@ class Option:
     min: int | None = None
     max: int | None = None
     choices: tuple[str, ...] = ()
-    models: tuple[str, ...] | None = None  # the models that accept it (others refuse it); None = every model
-    affects: tuple[str, ...] | None = None  # the models whose steps it changes; None = every model that accepts it
+    needs: str = ""  # the capability a model needs to accept it (others refuse it); "" = every model
+    lacks: str = ""  # a capability that makes a model refuse it ("loss": only models without a loss take it)
+    affects: str = ""  # the capability of the models whose steps it changes; "" = every model that accepts it
     label: str = ""  # the re-run form's label (default: the flag without dashes)
     metavar: str = ""
     multiple: bool = False  # may be given several times (a gpt batch of texts)
@@ -50,72 +60,67 @@ class Option:
     def form_label(self) -> str:
         return self.label or self.flag.lstrip("-")
 
-    def used_by(self, model: str) -> bool:
+    def used_by(self, model: Capable) -> bool:
         """The model accepts this option."""
-        return self.models is None or model in self.models
+        return (not self.needs or self.needs in model.caps) and not (self.lacks and self.lacks in model.caps)
 
-    def changes(self, model: str) -> bool:
+    def changes(self, model: Capable) -> bool:
         """The option changes this model's steps (a form may grey it out for the others)."""
-        return self.used_by(model) and (self.affects is None or model in self.affects)
+        return self.used_by(model) and (not self.affects or self.affects in model.caps)
 
 
 MODEL_SIZE_MIN = 1
-_HEADS = ("multihead", "synthesizer", "encoder", "transformer", "gpt")
-_BLOCKS = ("encoder", "transformer", "gpt")
-_WEIGHTED = ("attention", "causal", *_HEADS)  # every model but 'simple', which has no weights
 SEED_MAX = MAX_SEED
-_NO_LOSS = ("simple", "attention", "causal", "multihead", "synthesizer", "encoder")  # they take an objective
-_QKV = ("attention", "causal", "multihead", "encoder", "transformer", "gpt")  # the models with Q, K, V projections
 
 OPTIONS: tuple[Option, ...] = (
     Option("text", "--text", "text", group="input", multiple=True, metavar="TEXT",
            help="Input text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a batch; "
                 "shorter texts are right-padded with <pad>."),
-    Option("target", "--target", "text", group="input", metavar="TEXT", models=("transformer",), multiple=True,
-           help="Target text for the decoder of 'transformer' (repeat: one per --text)."),
+    Option("target", "--target", "text", group="input", metavar="TEXT", needs="target", multiple=True,
+           help="Target text for the decoder of {models} (repeat: one per --text)."),
     Option("tokens", "--tokens", "ids", group="input", metavar="IDS", help="Token ids instead of text, e.g. 3,1,4."),
     Option("embeddings", "--embeddings", "path", group="input", metavar="FILE",
-           models=("simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer"),
+           needs="embeddings",
            help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model (or batch × tokens × d_model)."),
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
            help="Parameters from an .npz (see 'explain params')."),
-    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", models=("gpt",), tutorial=False,
+    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", needs="checkpoint", tutorial=False,
            help="A Hugging Face GPT-2 folder (config.json, model.safetensors)."),
     Option("d_model", "--d-model", "int", default=8, min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, shown=True,
            label="d_model", help="Width of the residual stream / embeddings."),
-    Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_HEADS, summary=True, shown=True, affects=_HEADS,
+    Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_HEADS, summary=True, shown=True, affects="heads",
            help="Number of attention heads."),
     Option("d_head", "--d-head", "int", derived="d_model / heads", min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True,
-           affects=("attention", "causal", *_HEADS),
+           affects="weights",
            label="d_head", help="Width of each head (default d_model / heads)."),
-    Option("d_ff", "--d-ff", "int", derived="4·d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, label="d_ff", affects=_BLOCKS,
+    Option("d_ff", "--d-ff", "int", derived="4·d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, label="d_ff", affects="blocks",
            help="Width of the feed-forward layer (default 4·d_model)."),
-    Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_LAYERS, summary=True, shown=True, affects=_BLOCKS,
+    Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_LAYERS, summary=True, shown=True, affects="blocks",
            help="Number of blocks."),
     Option("d_vocab", "--vocab", "int", derived="what the input needs", min=MODEL_SIZE_MIN, max=MAX_VOCAB, summary=True,
            help="Vocabulary size (default: what the input needs)."),
     Option("n_ctx", "--context", "int", default=32, min=MODEL_SIZE_MIN, max=MAX_CONTEXT, summary=True,
            help="Context length (default 32)."),
-    Option("seed", "--seed", "int", default=0, min=0, max=SEED_MAX, summary=True, shown=True, affects=_WEIGHTED,
+    Option("seed", "--seed", "int", default=0, min=0, max=SEED_MAX, summary=True, shown=True, affects="weights",
            help="Seed of the initial weights (default 0)."),
-    Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), models=("simple",),
-           help="'simple' only: softmax, or divide by the row sum."),
+    Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), needs="normalize",
+           help="{models} only: softmax, or divide by the row sum."),
     Option("backward", "--backward", "flag", group="backward",
            help="Also record the backward pass: every gradient, one operation at a time, from the loss back."),
-    Option("output_target", "--output-target", "path", group="backward", metavar="FILE", models=_NO_LOSS,
+    Option("output_target", "--output-target", "path", group="backward", metavar="FILE", lacks="loss",
            help="Backward of a model without a loss: mean-squared error to this target (the output's shape)."),
-    Option("grad_output", "--grad-output", "path", group="backward", metavar="FILE", models=_NO_LOSS,
+    Option("grad_output", "--grad-output", "path", group="backward", metavar="FILE", lacks="loss",
            help="Backward of a model without a loss: start from this gradient of the output instead."),
     Option("lr", "--lr", "float", group="backward", metavar="RATE",
            help="Take one SGD step with this learning rate; record the updates and the loss after it."),
-    Option("causal", "--causal", "bool", default=False, models=("attention", "multihead"),
+    Option("causal", "--causal", "bool", default=False, needs="causal_switch",
            help="Add the causal mask (as the book's MultiHeadAttention, §3.6)."),
-    Option("qkv_bias", "--qkv-bias", "bool", default=True, off_flag="--no-qkv-bias", models=_QKV, label="qkv bias",
+    Option("qkv_bias", "--qkv-bias", "bool", default=True, off_flag="--no-qkv-bias", needs="qkv", label="qkv bias",
            help="Biases on the Q, K, V projections (on by default; the book's qkv_bias=False is --no-qkv-bias)."),
-    Option("d_out", "--d-out", "int", derived="d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, models=("multihead",), label="d_out",
-           help="'multihead' only: width of the output projection W_O (the book's d_out; default d_model)."),
+    Option("d_out", "--d-out", "int", derived="d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, needs="d_out", label="d_out",
+           help="{models} only: width of the output projection W_O (the book's d_out; default d_model)."),
     Option("tie_embeddings", "--tie-embeddings", "bool", default=True, off_flag="--untie-embeddings",
-           models=("transformer",), label="tied W_E",
+           needs="tie_switch", label="tied W_E",
            help="One matrix for both embeddings and the pre-softmax linear (the paper's §3.4; on by default)."),
 )
 
@@ -125,16 +130,16 @@ OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}
 # the CLI and a tutorial's [generate] table get the same messages). Not run options: only 'generate' takes them.
 GENERATION: tuple[Option, ...] = (
     Option("max_new_tokens", "--max-new-tokens", "int", group="generate", default=5, metavar="N",
-           models=("gpt",), help="How many tokens to append (default 5)."),
-    Option("temperature", "--temperature", "float", group="generate", default=1.0, metavar="T", models=("gpt",),
+           needs="generates", help="How many tokens to append (default 5)."),
+    Option("temperature", "--temperature", "float", group="generate", default=1.0, metavar="T", needs="generates",
            help="Divide the logits by T before softmax (default 1; 0 is greedy)."),
-    Option("top_k", "--top-k", "int", group="generate", metavar="K", models=("gpt",),
+    Option("top_k", "--top-k", "int", group="generate", metavar="K", needs="generates",
            help="Draw only among the K most probable tokens."),
-    Option("top_p", "--top-p", "float", group="generate", metavar="P", models=("gpt",),
+    Option("top_p", "--top-p", "float", group="generate", metavar="P", needs="generates",
            help="Draw only among the most probable tokens holding P of the probability (0 < P ≤ 1)."),
-    Option("greedy", "--greedy", "flag", group="generate", models=("gpt",),
+    Option("greedy", "--greedy", "flag", group="generate", needs="generates",
            help="Take the most probable token each time (no sampling)."),
-    Option("ignore_eos", "--ignore-eos", "flag", group="generate", models=("gpt",), tutorial=False,
+    Option("ignore_eos", "--ignore-eos", "flag", group="generate", needs="generates", tutorial=False,
            help="Go on after the end-of-text token (by default it ends the text)."),
 )
 

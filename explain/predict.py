@@ -107,7 +107,7 @@ def _token_at(trace: Trace, n: int | None, batch: int, pos: int, vocab: list[str
 
 def _decoder(trace: Trace) -> bool:
     """The logits are an encoder-decoder's: they predict the target text, not the input's next token."""
-    from explain.models import MODELS
+    from explain.registry import MODELS
 
     return MODELS[trace.config.model].target is not None
 

@@ -10,6 +10,7 @@ import click
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
 from explain.errors import UsageError
 from explain.options import GENERATION
+from explain.registry import able, quoted
 
 
 def generation_options(f):
@@ -19,7 +20,7 @@ def generation_options(f):
     return f
 
 
-@click.command(epilog=MODEL_HELP + " Generation needs 'gpt'.")
+@click.command(epilog=MODEL_HELP + f" Generation needs {quoted(able('generates'))}.")
 @model_options
 @generation_options
 @click.option("--plain", is_flag=True, help="Print every step, then the generated text, instead of the TUI.")

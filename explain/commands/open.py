@@ -1,6 +1,6 @@
 """``explain`` with no command: the TUI on the default walkthrough, the first shipped tutorial.
 
-Until the tutorials package is there, it opens a plain ``gpt`` run instead. When stdout is not a terminal
+Until the tutorials package is there, it opens a plain run of the default model instead. When stdout is not a terminal
 (a pipe), it prints the run as ``explain run --plain`` does.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
+
+from explain.registry import DEFAULT_MODEL
 
 
 def first_tutorial() -> Any:
@@ -35,7 +37,7 @@ def open_default() -> None:
     else:
         from explain.api import run
 
-        trace = run("gpt")
+        trace = run(DEFAULT_MODEL)
     if not sys.stdout.isatty():
         from rich.console import Console
 

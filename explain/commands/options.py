@@ -9,28 +9,28 @@ from typing import Any
 import click
 
 from explain.config import check_model_name
-from explain.models import MODELS
 from explain.options import OPTIONS, Option
+from explain.registry import MODELS, option_help
 
 
 def click_option(o: Option) -> Callable:
     """The click option of one definition (ranges here are click's usage checks; the config checks the rest)."""
     param_decls = (o.flag, o.name)
     if o.type == "int" and o.group == "generate":  # checked by explain.sampling, with its own messages
-        return click.option(*param_decls, type=int, metavar=o.metavar or None, help=o.help)
+        return click.option(*param_decls, type=int, metavar=o.metavar or None, help=option_help(o))
     if o.type == "int":
-        return click.option(*param_decls, type=click.IntRange(min=o.min), help=o.help)
+        return click.option(*param_decls, type=click.IntRange(min=o.min), help=option_help(o))
     if o.type == "float":
-        return click.option(*param_decls, type=float, metavar=o.metavar or None, help=o.help)
+        return click.option(*param_decls, type=float, metavar=o.metavar or None, help=option_help(o))
     if o.type == "flag":
-        return click.option(*param_decls, is_flag=True, help=o.help)
+        return click.option(*param_decls, is_flag=True, help=option_help(o))
     if o.type == "choice":
-        return click.option(*param_decls, type=click.Choice(list(o.choices)), help=o.help)
+        return click.option(*param_decls, type=click.Choice(list(o.choices)), help=option_help(o))
     if o.type == "bool":  # unset (None) unless given, so the config keeps the model's default
         if o.off_flag:
-            return click.option(f"{o.flag}/{o.off_flag}", o.name, default=None, help=o.help)
-        return click.option(*param_decls, is_flag=True, default=None, help=o.help)
-    return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=o.help)
+            return click.option(f"{o.flag}/{o.off_flag}", o.name, default=None, help=option_help(o))
+        return click.option(*param_decls, is_flag=True, default=None, help=option_help(o))
+    return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=option_help(o))
 
 
 def model_options(f: Callable) -> Callable:

@@ -14,8 +14,8 @@ from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import InputError, UsageError
 from explain.inputs import UNK
 from explain.limits import MAX_CONTEXT, check_max
-from explain.models import MODELS
 from explain.options import default
+from explain.registry import MODELS
 
 
 def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:

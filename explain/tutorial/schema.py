@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explain.models import MODELS
 from explain.options import GENERATION, OPTION, OPTIONS
+from explain.registry import MODELS
 from explain.tutorial.arrays import to_array
 from explain.tutorial.errors import Source
 

@@ -17,11 +17,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.text", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
      "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
      "explain.tui.messages"),
-    ("explain.models", "explain.check"),  # the model registry (names, defaults); the shape checker
+    ("explain.registry", "explain.check"),  # the model registry (names, capabilities, defaults); the shape checker
     ("explain.config", "explain.inputs", "explain.readers", "explain.sampling"),
     ("explain.ops",),
     ("explain.trace",),
-    ("explain.models.layers", "explain.models.zoo", "explain.models.notation", "explain.weights",
+    ("explain.models", "explain.weights",
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
      "explain.backward"),  # backward: the walker over a trace
     ("explain.api", "explain.predict"),

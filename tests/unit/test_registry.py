@@ -13,28 +13,28 @@ import pytest
 
 from explain.commands.run import run as run_command
 from explain.config import Config, make_config
-from explain.models import MODELS, options_table, zoo
 from explain.options import OPTION, OPTIONS
+from explain.registry import MODELS, forward_of, option_help, options_table
 from explain.tutorial.schema import OPTION_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "explain"
 # The registry and the tables keyed by model are where model names belong.
-NAMED_HERE = {PACKAGE / "models" / "__init__.py", PACKAGE / "options.py", PACKAGE / "models" / "notation.py"}
+NAMED_HERE = {PACKAGE / "registry.py", PACKAGE / "models" / "notation.py"}
 
 
 def test_readme_options_table_is_generated() -> None:
     readme = (ROOT / "README.md").read_text()
     start = readme.index("-->", readme.index("<!-- options:")) + 4
     block = readme[start:readme.index("<!-- /options -->")].strip()
-    assert block == options_table(), "run: python -c 'from explain.models import options_table; print(options_table())'"
+    assert block == options_table(), "run: python -c 'from explain.registry import options_table; print(options_table())'"
 
 
 def test_click_options_are_the_definitions() -> None:
     params = {p.name: p for p in run_command.params if isinstance(p, click.Option)}
     for o in OPTIONS:
         assert o.flag in params[o.name].opts
-        assert params[o.name].help == o.help
+        assert params[o.name].help == option_help(o)
         assert params[o.name].multiple == o.multiple
 
 
@@ -49,7 +49,7 @@ def test_tutorial_keys_and_config_fields_come_from_the_definitions() -> None:
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_every_model_has_a_short_forward(name: str) -> None:
-    fn = getattr(zoo, MODELS[name].function)
+    fn = forward_of(MODELS[name])
     lines = [ln for ln in inspect.getsource(fn).splitlines() if ln.strip()]
     assert len(lines) <= 25, f"{name}: {len(lines)} lines"
     cfg = make_config(name)
@@ -81,13 +81,66 @@ def test_no_branch_on_a_model_name_outside_the_registry() -> None:
     assert found == []
 
 
+# Where a model's name must not be written: these read what a model can do from the registry.
+NO_NAMES = [PACKAGE / "options.py", PACKAGE / "cli.py", *sorted((PACKAGE / "commands").glob("*.py")),
+            *sorted((PACKAGE / "tui").rglob("*.py"))]
+
+
+def _model_names_in(text: str) -> list[str]:
+    """Model names a string says: the whole string, or quoted inside it ('gpt', "gpt" or `gpt`)."""
+    return [m for m in MODELS if text == m or any(f"{q}{m}{q}" in text for q in "'\"`")]
+
+
+@pytest.mark.parametrize("path", NO_NAMES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_model_name_is_written_in_options_cli_commands_or_tui(path: Path) -> None:
+    """A string that is a model's name (or quotes one) in these modules is a model fact said twice: ask the
+    registry for a capability instead. Option names are not model names even where they are spelled alike
+    (the ``causal`` option and the ``causal`` model): an option's name is allowed as itself."""
+    options = {o.name for o in OPTIONS}
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in options
+             and _model_names_in(node.value)]
+    assert found == []
+
+
+def test_the_name_scan_finds_a_name() -> None:
+    assert _model_names_in("gpt") == ["gpt"]
+    assert _model_names_in("Generation needs 'gpt'.") == ["gpt"]
+    assert _model_names_in("the causal mask") == []
+
+
+def test_every_option_asks_for_a_known_capability() -> None:
+    from explain.options import GENERATION
+    from explain.registry import CAPABILITIES
+
+    for o in OPTIONS + GENERATION:
+        for cap in (o.needs, o.lacks, o.affects):
+            assert cap == "" or cap in CAPABILITIES, (o.name, cap)
+
+
+def test_a_model_default_overrides_the_option_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model's entry may turn a switch off by default (the Llama family's qkv_bias=False): one line."""
+    import dataclasses as dc
+
+    from explain.registry import Model
+
+    entry = MODELS["gpt"]
+    no_bias = dc.replace(entry, name="gpt_no_bias", defaults=dict(entry.defaults, qkv_bias=False))
+    monkeypatch.setitem(MODELS, "gpt_no_bias", no_bias)
+    assert make_config("gpt_no_bias").qkv_bias is False
+    assert make_config("gpt_no_bias", qkv_bias=True).qkv_bias is True
+    assert make_config("gpt").qkv_bias is True
+    assert isinstance(no_bias, Model) and no_bias.caps == entry.caps
+
+
 def test_options_used_by_one_model_are_refused_elsewhere() -> None:
     from explain.errors import ConfigError
 
     with pytest.raises(ConfigError, match="applies to the 'simple' model only"):
         make_config("attention", normalize="sum")
-    assert OPTION["normalize"].used_by("simple") and not OPTION["normalize"].used_by("gpt")
-    assert [m for m in MODELS if OPTION["d_ff"].changes(m)] == ["encoder", "transformer", "gpt"]
+    assert OPTION["normalize"].used_by(MODELS["simple"]) and not OPTION["normalize"].used_by(MODELS["gpt"])
+    assert [m for m in MODELS if OPTION["d_ff"].changes(MODELS[m])] == ["encoder", "transformer", "gpt"]
 
 
 def test_the_tutorial_format_reference_names_every_option_key() -> None:

@@ -26,8 +26,8 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from explain.errors import ExplainError, UsageError
 from explain.limits import parse_option
-from explain.models import MODELS
 from explain.options import OPTION, OPTIONS
+from explain.registry import MODELS, option_help
 from explain.trace import Trace
 
 BATCH_SEPARATOR = " | "
@@ -47,7 +47,7 @@ class Field:
 # The form's fields come from the option definitions (explain.options): the input texts, every integer and
 # every choice and model switch (on/off); token ids, embeddings, weights and checkpoints are carried over, not
 # typed.
-FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, o.help,
+FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, option_help(o),
                                           ("on", "off") if o.type == "bool" else o.choices)
                             for o in OPTIONS if o.type in ("int", "choice", "text", "bool")}
 _SWITCH = {True: "on", False: "off"}
@@ -58,7 +58,7 @@ def fields_for(model: str, inputs: dict[str, Any]) -> list[Field]:
     """The fields of the options that change this model's steps (the option definitions say which), with these
     inputs: given embeddings fix d_model and replace the vocabulary; a checkpoint's config.json sets every
     dimension and its weights."""
-    keys = [k for k in FIELDS if OPTION[k].changes(model)]
+    keys = [k for k in FIELDS if OPTION[k].changes(MODELS[model])]
     if inputs.get("embeddings") is not None:
         keys = [k for k in keys if k not in ("d_model", "d_vocab")]
     if inputs.get("checkpoint") is not None:

@@ -189,7 +189,7 @@ class RunActions:
         tokens already drawn come out the same), and go to the first new one."""
         from dataclasses import replace as with_
 
-        from explain.models import MODELS
+        from explain.registry import MODELS
         from explain.sampling import make_sampling
 
         if not MODELS[self.trace.config.model].generates:
