@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from explain.errors import ConfigError, UsageError
-from explain.limits import check_cap
-from explain.options import OPTION, default, flag
+from explain.options import OPTION, check_cap, default, flag
 from explain.registry import DEFAULT_MODEL, MODELS, quoted, users
 
 

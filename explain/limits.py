@@ -36,16 +36,6 @@ def check_max(value: int, cap: int, flag: str) -> None:
         raise UsageError(f"{flag} {shown} is above the maximum of {cap:,}; give {cap:,} or less")
 
 
-def check_cap(name: str, value: int, flag: str | None = None) -> None:
-    """Refuse ``value`` above the maximum of the option ``name`` (``n_layers``, ``d_model``, …: its ``max``
-    in :mod:`explain.options`, which takes it from here), naming the option's flag and the cap."""
-    from explain.options import OPTION  # not at import time: explain.options reads its maxima from here
-
-    o = OPTION.get(name)
-    if o is not None and o.max is not None:
-        check_max(value, o.max, flag or o.flag)
-
-
 def parse_whole(text: str, what: str, *, minimum: int = 0) -> int:
     """A whole number written in ``text`` (ASCII digits only, at most :data:`MAX_DIGITS` of them), or a
     UsageError naming ``what``. ``int()`` alone accepts '²', '١٢' and 5,000-digit strings."""
@@ -59,16 +49,4 @@ def parse_whole(text: str, what: str, *, minimum: int = 0) -> int:
     n = int(s)
     if n < minimum:
         raise UsageError(f"{what} must be at least {minimum}, got {n}")
-    return n
-
-
-def parse_option(name: str, raw: str) -> int:
-    """A whole-number option typed as text (the TUI's re-run form): ASCII digits, at most MAX_DIGITS of them,
-    at least 1 (0 for the seed) and at most the cap, or a UsageError that names the field and the fix."""
-    from explain.options import OPTION
-
-    o = OPTION.get(name)
-    label = o.flag.lstrip("-") if o is not None else name
-    n = parse_whole(raw, label, minimum=o.min if o is not None and o.min is not None else 1)
-    check_cap(name, n, flag=label)
     return n

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from explain.limits import MAX_CONTEXT, MAX_HEADS, MAX_LAYERS, MAX_SEED, MAX_VOCAB, MAX_WIDTH
+from explain.limits import MAX_CONTEXT, MAX_HEADS, MAX_LAYERS, MAX_SEED, MAX_VOCAB, MAX_WIDTH, check_max, parse_whole
 
 
 class Capable(Protocol):
@@ -165,3 +165,20 @@ def flag(name: str, value: object = True) -> str:
 def default(name: str) -> object:
     return OPTION[name].default
 
+
+def check_cap(name: str, value: int, flag: str | None = None) -> None:
+    """Refuse ``value`` above the maximum of the option ``name`` (``n_layers``, ``d_model``, …: its ``max``
+    from :mod:`explain.limits`), naming the option's flag and the cap."""
+    o = OPTION.get(name)
+    if o is not None and o.max is not None:
+        check_max(value, o.max, flag or o.flag)
+
+
+def parse_option(name: str, raw: str) -> int:
+    """A whole-number option typed as text (the TUI's re-run form): ASCII digits, at most MAX_DIGITS of them,
+    at least 1 (0 for the seed) and at most the cap, or a UsageError that names the field and the fix."""
+    o = OPTION.get(name)
+    label = o.flag.lstrip("-") if o is not None else name
+    n = parse_whole(raw, label, minimum=o.min if o is not None and o.min is not None else 1)
+    check_cap(name, n, flag=label)
+    return n

@@ -25,8 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from explain.errors import ExplainError, UsageError
-from explain.limits import parse_option
-from explain.options import OPTION, OPTIONS
+from explain.options import OPTION, OPTIONS, parse_option
 from explain.registry import MODELS, option_help
 from explain.trace import Trace
 
