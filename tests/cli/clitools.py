@@ -45,7 +45,7 @@ def one_line_error(result, code: int, *needles: str) -> None:
 def heavy_imports(*args: str) -> tuple[list[str], subprocess.CompletedProcess]:
     """Which of numpy/textual/rich ``explain ARGS`` imports, run in a fresh interpreter."""
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, ",".join(HEAVY), *args], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=300)
     marker = [line for line in proc.stderr.splitlines() if line.startswith("HEAVY=")]
     assert marker, proc.stderr
     return [m for m in marker[-1][len("HEAVY="):].split(",") if m], proc
@@ -54,7 +54,7 @@ def heavy_imports(*args: str) -> tuple[list[str], subprocess.CompletedProcess]:
 def importtime_packages(*args: str) -> tuple[set[str], subprocess.CompletedProcess]:
     """The top-level packages ``python -X importtime -m explain ARGS`` reports importing."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "explain", *args], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=300)
     imported = {line.rsplit("|", 1)[-1].strip().split(".")[0]
                 for line in proc.stderr.splitlines() if line.startswith("import time:")}
     return imported, proc

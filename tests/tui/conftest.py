@@ -65,8 +65,9 @@ def tutorial() -> FakeTutorial:
 
 
 def drive(app: Any, script: Callable[[Any], Awaitable[None]], size: tuple[int, int] = (120, 40),
-          timeout: float = 60.0) -> None:
-    """Run ``script(pilot)`` against ``app`` headless (pytest-asyncio is not a dependency)."""
+          timeout: float = 300.0) -> None:
+    """Run ``script(pilot)`` against ``app`` headless (pytest-asyncio is not a dependency). ``timeout`` is a hang
+    guard, not a speed target: generous, so a loaded machine does not fail a test that only ran slowly."""
 
     async def main() -> None:
         async with app.run_test(size=size) as pilot:
