@@ -64,7 +64,7 @@ async def _quit_during_run(monkeypatch: pytest.MonkeyPatch) -> None:
         await pilot.press("e")
         await pilot.pause()
         app.screen.action_submit()
-        for _ in range(100):
+        for _ in range(1200):  # up to a minute: the engine thread starts late on a loaded machine
             if started.is_set():
                 break
             await pilot.pause(0.05)
