@@ -130,11 +130,8 @@ def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sam
     if sampling is not None:
         from explain.models.generate import generate
 
-        drawn = generate(rec, cfg, inp, sampling)
+        generate(rec, cfg, inp, sampling)
         trace = rec.trace()
-        trace.meta["generation"] = {"sampling": sampling, "prompt": [list(ids) for ids in inp.ids],
-                                    "steps": [t.name for t in drawn],
-                                    "stopped_at_eos": len(drawn) < sampling.max_new_tokens}
     if training is not None:
         from explain.backward import backward, objective, sgd
 
@@ -235,7 +232,7 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
     an SGD step needs the model again). Refused before allocating if the gradients would not fit."""
     from explain.backward import backward, objective
 
-    if any(s.group[:1] == ("backward",) for s in trace):
+    if trace.backward is not None:
         return trace
     spec = _training({"backward": True, **training})
     if spec.lr is not None:
@@ -299,18 +296,22 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
 
 def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, temperature: float | None = None,
              top_k: int | None = None, top_p: float | None = None, greedy: bool = False, ignore_eos: bool = False,
-             **options: Any) -> Trace:
+             sampling: Any = None, **options: Any) -> Trace:
     """Run the prompt through ``model`` (a gpt) and append new tokens one at a time; returns the trace, whose
-    ``meta["generation"]`` names the steps that hold the new tokens (see :func:`generated_ids`).
+    ``generation`` (:class:`~explain.trace.Generation`) names the steps that hold the new tokens (see
+    :func:`generated_ids`).
 
     ``seed`` seeds everything random: the initial weights (without a checkpoint or ``weights``) and the draws.
     ``temperature=0`` is greedy decoding. The generation stops early once the end-of-text token is drawn (a
-    checkpoint's ``eos_token_id``, or ``<eos>``), unless ``ignore_eos``. The other options are :func:`run`'s."""
+    checkpoint's ``eos_token_id``, or ``<eos>``), unless ``ignore_eos``. ``sampling``, settings already
+    validated by :func:`explain.sampling.make_sampling` (the CLI's), stands for the five settings before it. The
+    other options are :func:`run`'s."""
     from dataclasses import replace
 
-    from explain.sampling import make_sampling
+    if sampling is None:
+        from explain.sampling import make_sampling
 
-    sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
+        sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
     if not ignore_eos:
         sampling = replace(sampling, eos=_eos(model, options))
     return run(model, sampling=sampling, **options)
@@ -330,7 +331,8 @@ def _eos(model: str, options: dict[str, Any]) -> int | None:
 
 def generated_ids(trace: Trace) -> list[list[int]]:
     """The new token ids of a generation's trace, one list per sequence of the batch."""
-    names = trace.meta["generation"]["steps"]
+    assert trace.generation is not None, "not a generation's trace"
+    names = trace.generation.steps
     return [[int(trace[n].output[b, 0]) for n in names] for b in range(trace[names[0]].shape[0])]
 
 

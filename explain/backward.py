@@ -23,9 +23,8 @@ from typing import Any
 
 from explain import ops
 from explain.errors import InputError, UsageError
-from explain.trace import Recorder, Ref, Step, group_of
-
-GRAD = ".grad"
+from explain.names import GRAD, backward_group, grad, grad_from, gradient_of, update_group, updated, updated_of
+from explain.trace import BackwardPass, Recorder, Ref, Step
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,6 @@ def _sym(rec: Recorder, steps: dict[str, Step], name: str) -> str:
     return steps[name].syms.out if name in steps else rec.specs[name].sym
 
 
-def _in_backward(rec: Recorder, of: str) -> None:
-    """File the step just recorded under the backward branch of the step tree, in the group of the step
-    ``of`` (``backward › blocks.0 › attn``). A gradient step is filed with the forward step it goes back
-    through, an accumulation with the value it completes, so the backward tree reads block by block."""
-    rec.steps[-1].group = ("backward", *group_of(of))
-
-
 def objective(rec: Recorder, training: Training) -> tuple[str, Ref]:
     """Record what the backward pass starts from: the name of the step to differentiate and ∂L/∂(that step),
     a step of its own. A model with a loss starts from it; otherwise the objective is recorded first."""
@@ -72,19 +64,17 @@ def objective(rec: Recorder, training: Training) -> tuple[str, Ref]:
             raise UsageError("--lr shows the loss falling, and --grad-output gives a gradient but no loss; "
                              "use --output-target FILE (mean-squared error) with --lr")
         g = _given(rec, training.grad_output, out, "--grad-output")
-        seed = rec.op("input", f"{out.name}{GRAD}", sym=f"∂L/∂{out.syms.out}", value=g, shape=out.shape,
-                      axes=out.axes, note=f"The given gradient of the loss with respect to the output {out.name} "
-                                          "(--grad-output): the backward pass starts here.")
-        _in_backward(rec, out.name)
+        seed = rec.op("input", grad(out.name), sym=f"∂L/∂{out.syms.out}", value=g, shape=out.shape,
+                      axes=out.axes, group=backward_group(out.name),
+                      note=f"The given gradient of the loss with respect to the output {out.name} "
+                           "(--grad-output): the backward pass starts here.")
         return out.name, seed
     if not has_loss:
         _record_mse(rec, out, training.output_target)
-    seed = rec.op("input", f"loss{GRAD}", sym="∂L/∂L", shape=(), axes=(),
-                  value=None if rec.shape_only else _one(),
+    seed = rec.op("input", grad("loss"), sym="∂L/∂L", shape=(), axes=(),
+                  value=None if rec.shape_only else _one(), formula="∂L/∂L = 1", group=backward_group("loss"),
                   note="The backward pass starts at the loss: ∂L/∂L = 1. Every gradient that follows is the "
                        "chain rule applied to this 1, one operation at a time, in reverse.")
-    rec.steps[-1].formula = "∂L/∂L = 1"
-    _in_backward(rec, "loss")
     return "loss", seed
 
 
@@ -140,7 +130,10 @@ def default_target(seed: int, shape: tuple[int, ...]) -> Any:
 
 
 def backward(rec: Recorder, start: str, seed: Ref) -> None:
-    """Record ∂L/∂(every value the loss depends on), walking the forward steps from ``start`` in reverse."""
+    """Record ∂L/∂(every value the loss depends on), walking the forward steps from ``start`` in reverse. A
+    gradient step is filed with the forward step it goes back through, an accumulation with the value it
+    completes (:func:`explain.names.backward_group`)."""
+    rec.backward = BackwardPass(start)
     steps = {s.name: s for s in rec.steps}
     forward = rec.steps[: steps[start].index + 1]
     diff = {s.name: ops.get(s.op).grad_inputs(len(s.inputs)) for s in forward}
@@ -180,13 +173,11 @@ def backward(rec: Recorder, start: str, seed: Ref) -> None:
                 continue
             sym = _sym(rec, steps, x)
             many = len(uses[x]) > 1
-            name = f"{x}{GRAD}"
-            if many:
-                name += f".from.{s.name}" + (f".arg{i}" if sum(u is s for u, _ in uses[x]) > 1 else "")
-            ref = rec.op(f"{s.op}{GRAD}", name, g, *ins, out, wrt=i, **s.attrs,
+            twice = sum(u is s for u, _ in uses[x]) > 1
+            name = grad_from(x, s.name, i if twice else None) if many else grad(x)
+            ref = rec.op(f"{s.op}{GRAD}", name, g, *ins, out, wrt=i, **s.attrs, group=backward_group(s.name),
                          sym=f"∂L/∂{sym}" + (f" via {s.name.rsplit('.', 1)[-1]}" if many else ""),
                          note=_note(s, i, x, sym, many))
-            _in_backward(rec, s.name)
             arrived[x].append((s, ref))
             if len(arrived[x]) == len(uses[x]):
                 done.append(x)
@@ -194,12 +185,11 @@ def backward(rec: Recorder, start: str, seed: Ref) -> None:
         for x in done:  # after this step's own gradients, so the tree stays in this step's group till then
             parts = arrived[x]
             if len(parts) > 1:
-                grads[x] = rec.op("accumulate", f"{x}{GRAD}", *[r for _, r in parts], sym=f"∂L/∂{_sym(rec, steps, x)}",
-                                  sources=tuple(u.name for u, _ in parts),
+                grads[x] = rec.op("accumulate", grad(x), *[r for _, r in parts], sym=f"∂L/∂{_sym(rec, steps, x)}",
+                                  sources=tuple(u.name for u, _ in parts), group=backward_group(x),
                                   note=f"{x} feeds {len(parts)} steps ({', '.join(u.name for u, _ in parts)}); the "
                                        "loss depends on it along each, so the gradients arriving from each are "
                                        "added (the multivariable chain rule).")
-                _in_backward(rec, x)
 
 
 def _note(s: Step, i: int, x: str, sym: str, many: bool) -> str:
@@ -213,12 +203,13 @@ def sgd(rec: Recorder, lr: float) -> list[str]:
     """One step of gradient descent on every parameter with a gradient; the names of the updated ones."""
     steps = {s.name: s for s in rec.steps}
     done = []
+    if rec.backward is not None:
+        rec.backward = BackwardPass(rec.backward.start, lr)
     for name in rec.specs:
-        if f"{name}{GRAD}" not in steps:
+        if grad(name) not in steps:
             continue
-        rec.op("sgd", f"{name}.updated", rec.reuse(name), _ref(rec, steps, f"{name}{GRAD}"), lr=lr,
-               sym=f"{rec.specs[name].sym}′")
-        rec.steps[-1].group = ("update", *group_of(name))
+        rec.op("sgd", updated(name), rec.reuse(name), _ref(rec, steps, grad(name)), lr=lr,
+               sym=f"{rec.specs[name].sym}′", group=update_group(name))
         done.append(name)
     return done
 
@@ -246,32 +237,32 @@ def record_loss_after(rec: Recorder, lr: float, loss_with: Any) -> None:
     if not rec.shape_only:
         import numpy as np
 
-        new = {n: steps[f"{n}.updated"].output if f"{n}.updated" in steps else v for n, v in rec.params.items()}
+        new = {n: steps[updated(n)].output if updated(n) in steps else v for n, v in rec.params.items()}
         after, before = loss_with(new), float(steps["loss"].output)
         value = np.array(after)
         text = f"L′ = {after:.6g}  (L was {before:.6g})"
         trend = ("down" if after < before else "up: the step was too large" if after > before else "unchanged")
         note += f" It went from {before:.6g} to {after:.6g}: {trend} ({after - before:+.3g})."
-    rec.op("input", "loss_after", sym="L′", value=value, shape=(), axes=(), note=note)
-    rec.steps[-1].formula = text
-    rec.steps[-1].group = ("update",)
+    rec.op("input", "loss_after", sym="L′", value=value, shape=(), axes=(), note=note, formula=text,
+           group=update_group())
 
 
 def gradient_partner(trace: Any, step: Step) -> tuple[str | None, str]:
     """The step the TUI's ``r`` key goes to from ``step``: a value's gradient, or a gradient's value; None with
     the reason when there is none."""
     name = step.name
-    if ".grad.from." in name or name.endswith(GRAD):
-        value = name.split(".grad.from.", 1)[0] if ".grad.from." in name else name[: -len(GRAD)]
+    value = gradient_of(name)
+    if value is not None:
         if value in trace:
             return value, ""
         if value in trace.params:
             return None, f"{value} is a parameter, not a step: its values are the operands of the step that uses it"
         return None, f"{name} has no forward step of its own"
-    if f"{name}{GRAD}" in trace:
-        return f"{name}{GRAD}", ""
-    if name.endswith(".updated") and f"{name[:-8]}{GRAD}" in trace:
-        return f"{name[:-8]}{GRAD}", ""
+    if grad(name) in trace:
+        return grad(name), ""
+    param = updated_of(name)
+    if param is not None and grad(param) in trace:
+        return grad(param), ""
     if step.op == "input" and step.output is not None and getattr(step.output, "dtype", None) is not None \
             and step.output.dtype.kind in "iu":
         return None, f"{name} holds integers (token ids): no gradient flows to it"

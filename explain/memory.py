@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from explain.errors import ResourceError
+from explain.names import gen_number
 from explain.trace import BYTES_PER_VALUE, Trace
 
 
@@ -42,7 +43,7 @@ MEMORY_SHARE = 0.8  # of the available memory a run may plan to use (the rest: P
 
 
 def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
-    return isinstance(planned, Trace) and any(s.group[:1] == ("backward",) for s in planned)
+    return isinstance(planned, Trace) and planned.backward is not None
 
 
 def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> None:
@@ -56,7 +57,7 @@ def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> N
     budget = int(MEMORY_SHARE * avail)
     if need > budget:
         gen = ""
-        if isinstance(planned, Trace) and "generation" in planned.meta:  # each new token keeps one position
+        if isinstance(planned, Trace) and planned.generation is not None:  # each new token keeps one position
             per = generation_bytes(planned)
             gen = (f"; a generation keeps only each new token's own steps, about {_gib(per['per_token'])} a token, "
                    f"and the key/value cache ({_gib(per['cache'])}) holds the rest: use fewer --max-new-tokens")
@@ -81,14 +82,14 @@ def generation_bytes(trace: Trace) -> dict[str, int]:
         return BYTES_PER_VALUE * ops.get(s.op).stored_values(s.shape, [trace.shape_of(n) for n in s.inputs],
                                                              **s.attrs)
 
-    n = len(trace.meta["generation"]["steps"])
-    last = f"gen.{n - 1}."
+    assert trace.generation is not None, "not a generation's trace"
+    n = len(trace.generation.steps)
     out = {"prompt": 0, "per_token": 0, "cache": 0}
     for s in trace:
         if s.op == "kv_append":
             out["cache"] += held(s)
-        elif not s.name.startswith("gen."):
+        elif gen_number(s.name) is None:
             out["prompt"] += held(s)
-        elif s.name.startswith(last) and n > 1:
+        elif gen_number(s.name) == n - 1 and n > 1:
             out["per_token"] += held(s)
     return out

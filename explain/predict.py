@@ -9,14 +9,13 @@ print this one value. It reads recorded values only, and needs numpy.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from explain.names import gen_number, gen_step
 from explain.trace import Step, Trace
 
 DEFAULT_K = 5
-_GEN = re.compile(r"gen\.(\d+)\.")
 
 
 @dataclass(frozen=True)
@@ -53,11 +52,10 @@ def has_predictions(trace: Trace) -> bool:
 
 def source_of(trace: Trace, step: Step | None = None) -> tuple[str, int | None]:
     """The logits step that predicts at ``step`` (a generation's token n: its own logits), and n or None."""
-    m = _GEN.match(step.name) if step is not None else None
-    if m is None:
+    n = gen_number(step.name) if step is not None else None
+    if n is None:
         return "logits", None
-    n = int(m.group(1))
-    return ("logits" if n == 0 else f"gen.{n}.logits"), n
+    return ("logits" if n == 0 else gen_step(n, "logits")), n
 
 
 def predictions(trace: Trace, step: Step | None = None, position: int = -1, batch: int = 0,
@@ -92,7 +90,7 @@ def predictions(trace: Trace, step: Step | None = None, position: int = -1, batc
 def _token_at(trace: Trace, n: int | None, batch: int, pos: int, vocab: list[str]) -> str:
     """The label of the token at the position that predicts: in the input, or the one drawn before token n."""
     if n:
-        i = int(trace[f"gen.{n - 1}.next"].output[batch, 0])
+        i = int(trace[gen_step(n - 1, "next")].output[batch, 0])
     elif "tokens" in trace:
         ids = trace["tokens"].output
         row = ids[batch] if ids.ndim == 2 else ids
@@ -120,7 +118,7 @@ def _position_of(trace: Trace, n: int) -> int:
 def _actual(trace: Trace, n: int | None, batch: int, pos: int) -> tuple[int | None, str]:
     """The token that comes after ``pos``, and how we know it."""
     if n is not None:
-        return int(trace[f"gen.{n}.next"].output[batch, 0]), "drawn"
+        return int(trace[gen_step(n, "next")].output[batch, 0]), "drawn"
     if "targets" in trace and _decoder(trace):
         targets = trace["targets"].output
         row = targets[batch] if targets.ndim == 2 else targets  # a batch: this item's targets
@@ -132,8 +130,9 @@ def _actual(trace: Trace, n: int | None, batch: int, pos: int) -> tuple[int | No
         row = ids[batch] if ids.ndim == 2 else ids
         if pos + 1 < len(row):
             return int(row[pos + 1]), "next in the text"
-    if "gen.0.next" in trace and pos == trace["logits"].shape[-2] - 1:
-        return int(trace["gen.0.next"].output[batch, 0]), "drawn"
+    first = gen_step(0, "next")
+    if first in trace and pos == trace["logits"].shape[-2] - 1:
+        return int(trace[first].output[batch, 0]), "drawn"
     return None, ""
 
 
@@ -146,7 +145,6 @@ def all_predictions(trace: Trace, k: int = DEFAULT_K) -> list[Predictions]:
     batch = shape[0] if len(shape) == 3 else 1
     for b in range(batch):
         out += [predictions(trace, None, t, b, k) for t in range(shape[-2])]
-        gen = trace.meta.get("generation")
-        if gen:
-            out += [predictions(trace, trace[f"gen.{n}.next"], -1, b, k) for n in range(1, len(gen["steps"]))]
+        if trace.generation is not None:
+            out += [predictions(trace, trace[name], -1, b, k) for name in trace.generation.steps[1:]]
     return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explain.errors import UsageError
+from explain.names import in_training
 from explain.shape_rules import fmt_shape
 from explain.trace import ParamSpec, Step, Trace
 
@@ -40,7 +41,7 @@ def _readers(trace: Trace) -> dict[str, list[str]]:
     steps read it too, but that is the backward pass, not tying)."""
     out: dict[str, list[str]] = {name: [] for name in trace.specs}
     for step in trace:
-        if step.group[:1] in (("backward",), ("update",)):
+        if in_training(step.group):
             continue
         for name in step.inputs:
             if name in out:

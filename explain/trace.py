@@ -17,7 +17,6 @@ shape rule. This module imports numpy only when values are computed.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,7 +26,9 @@ from typing import Any
 from explain import ops
 from explain.config import Config
 from explain.errors import ShapeError, StepNotFound
+from explain.names import group_of, label, param_name
 from explain.ops.base import CellExplanation, Syms
+from explain.sampling import Sampling
 from explain.shape_rules import Shape
 
 BYTES_PER_VALUE = 8  # float64 (and int64 for token ids)
@@ -84,34 +85,28 @@ class Step:
 
     @property
     def label(self) -> str:
-        """The name within its group, as the step tree shows it: ``q`` under blocks.0 › attn, ``pattern.grad``
-        under backward › blocks.0 › attn, ``ln1.grad ← attn.q`` for one of several gradients arriving."""
-        parts = [p for g in self.group if g not in ("backward", "update") for p in g.split(".")]
-        prefix = ".".join(parts) + "." if parts else ""
-
-        def rel(n: str) -> str:
-            return n[len(prefix):] if prefix and n.startswith(prefix) else n
-
-        if ".grad.from." in self.name:
-            value, consumer = self.name.split(".grad.from.", 1)
-            return f"{rel(value)}.grad ← {rel(consumer)}"
-        return rel(self.name)
+        """The name within its group, as the step tree shows it (:func:`explain.names.label`)."""
+        return label(self.name, self.group)
 
 
-def group_of(name: str) -> tuple[str, ...]:
-    """The tree path of a step name: ``decoder.blocks.0.attn.q`` → ("decoder", "blocks.0", "attn");
-    ``gen.3.blocks.0.attn.q`` (new token 3 of a generation) → ("gen.3", "blocks.0", "attn")."""
-    parts = name.split(".")[:-1]
-    out: list[str] = []
-    i = 0
-    while i < len(parts):
-        if parts[i] in ("blocks", "gen") and i + 1 < len(parts):
-            out.append(f"{parts[i]}.{parts[i + 1]}")
-            i += 2
-        else:
-            out.append(parts[i])
-            i += 1
-    return tuple(out)
+@dataclass(frozen=True)
+class Generation:
+    """What a generation adds to its trace: the settings, the prompts' token ids, the step that holds each new
+    token (``gen.N.next``, in order) and whether it stopped early at the end-of-text token."""
+
+    sampling: Sampling
+    prompt: tuple[tuple[int, ...], ...]
+    steps: tuple[str, ...]
+    stopped_at_eos: bool = False
+
+
+@dataclass(frozen=True)
+class BackwardPass:
+    """What a recorded backward pass adds to its trace: the step it starts from (``loss``, or the output of a
+    model without a loss given ``--grad-output``) and the learning rate of the SGD step taken after it, if any."""
+
+    start: str
+    lr: float | None = None
 
 
 class Trace(Sequence[Step]):
@@ -128,7 +123,9 @@ class Trace(Sequence[Step]):
         self.batch_labels = dict(batch_labels or {})
         self.shape_only = shape_only
         self._by_name = {s.name: s for s in steps}
-        self.meta: dict[str, Any] = {}
+        self.generation: Generation | None = None  # set by a generation (explain.models.generate)
+        self.backward: BackwardPass | None = None  # set by a recorded backward pass (explain.backward)
+        self.meta: dict[str, Any] = {}  # what a caller notes on the trace (a tutorial's name and checks)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -231,16 +228,6 @@ Notation = Callable[[str, str, dict[str, Any]], tuple[str, str | None]]
 """``(step name, op kind, attrs) -> (symbol, note or None)``: a model's table of symbols and narration."""
 
 
-GENERATED = re.compile(r"gen\.\d+\.")
-
-
-def param_name(name: str) -> str:
-    """The parameter a name refers to: the steps of new token n of a generation are named ``gen.n.`` + the
-    name the step has in the prompt's forward, and use that forward's parameters (``gen.3.blocks.0.attn.W_Q``
-    is ``blocks.0.attn.W_Q``)."""
-    return GENERATED.sub("", name, count=1) if name.startswith("gen.") else name
-
-
 def _no_notation(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
     return name.rsplit(".", 1)[-1], None
 
@@ -261,6 +248,8 @@ class Recorder:
         self.labels: dict[str, list[str]] = {}
         self.batch_labels: dict[str, list[list[str]]] = {}
         self.notation = notation or _no_notation
+        self.generation: Generation | None = None
+        self.backward: BackwardPass | None = None
         self._names: set[str] = set()
         self._prefix = ""  # the current scope, "blocks.0.attn." (empty at the top)
 
@@ -308,9 +297,11 @@ class Recorder:
         return self.op("input", name, value=None if self.shape_only else value, shape=shape, axes=tuple(axes))
 
     def op(self, kind: str, name: str, *inputs: Ref, sym: str | None = None, note: str | None = None,
-           **attrs: Any) -> Ref:
+           group: tuple[str, ...] | None = None, formula: str | None = None, **attrs: Any) -> Ref:
         """Run one operation and record it as a step named ``name`` (in the current scope). Its symbol and
-        note come from the notation table unless given."""
+        note come from the notation table unless given; its group is its name's (:func:`explain.names.group_of`)
+        unless given (the backward pass files its steps under :data:`explain.names.BACKWARD`); its formula is
+        the op's unless given (a value that is its own explanation: ``∂L/∂L = 1``)."""
         name = self._prefix + name
         if name in self._names:
             raise ValueError(f"step name {name!r} recorded twice")  # a bug in model code, not user input
@@ -333,8 +324,8 @@ class Recorder:
         # step's formula, header and drill-down; the steps after it read it as x again
         syms = Syms(sym + "′" if sym in ins else sym, ins)
         step = Step(len(self.steps), name, kind, tuple(r.name for r in inputs), output, shape, out_axes,
-                    op.formula(syms, **stored), op.signature(shapes, shape, **stored),
-                    note or op.default_note, group_of(name), syms, stored)
+                    formula or op.formula(syms, **stored), op.signature(shapes, shape, **stored),
+                    note or op.default_note, group_of(name) if group is None else group, syms, stored)
         self.steps.append(step)
         return Ref(name, sym, shape if self.shape_only else output, out_axes, shape)
 
@@ -346,8 +337,11 @@ class Recorder:
         rec.specs, rec.labels = dict(trace.specs), dict(trace.labels)
         rec.steps = list(trace.steps)
         rec._names = set(trace.names())
+        rec.generation, rec.backward = trace.generation, trace.backward
         return rec
 
     def trace(self) -> Trace:
-        return Trace(self.config, self.steps, {} if self.shape_only else self.params, self.specs, self.labels,
-                     self.shape_only, self.batch_labels)
+        out = Trace(self.config, self.steps, {} if self.shape_only else self.params, self.specs, self.labels,
+                    self.shape_only, self.batch_labels)
+        out.generation, out.backward = self.generation, self.backward
+        return out

@@ -9,6 +9,7 @@ import click
 
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
 from explain.errors import UsageError
+from explain.names import gen_step
 from explain.options import GENERATION
 from explain.registry import able, quoted
 
@@ -51,9 +52,7 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
     for note in sampling.notes:
         click.echo(f"note: {note}", err=True)
-    trace = run_generate(model, max_new_tokens=sampling.max_new_tokens, temperature=temperature if not
-                         sampling.greedy else None, top_k=top_k, top_p=top_p, greedy=sampling.greedy, ignore_eos=ignore_eos,
-                         **options)
+    trace = run_generate(model, sampling=sampling, ignore_eos=ignore_eos, **options)  # validated once, above
     vocab = trace.config.d_vocab
     if top_k is not None and vocab and top_k >= vocab:
         click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
@@ -74,4 +73,5 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     from explain.tui import open_trace
 
     # the re-run form and G keep generating with these settings; open on the first step of the generation
-    open_trace(trace, options={**options, "sampling": trace.meta["generation"]["sampling"]}, start="gen.0.next_logits")
+    assert trace.generation is not None
+    open_trace(trace, options={**options, "sampling": trace.generation.sampling}, start=gen_step(0, "next_logits"))

@@ -16,8 +16,9 @@ from explain.config import Config
 from explain.inputs import Inputs
 from explain.models.layers import layer_norm
 from explain.models.zoo import gpt_block
+from explain.names import gen_scope
 from explain.sampling import Sampling
-from explain.trace import Recorder, Ref
+from explain.trace import Generation, Recorder, Ref
 
 
 def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:
@@ -56,7 +57,8 @@ def ended(rec: Recorder, tokens: list[Ref], eos: int | None) -> bool:
 
 
 def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
-    """Append up to ``s.max_new_tokens`` tokens after the prompt's forward (already recorded); the draws."""
+    """Append up to ``s.max_new_tokens`` tokens after the prompt's forward (already recorded); the draws. The
+    recorder's trace says what was generated (:class:`explain.trace.Generation`)."""
     T, L = inp.seq_len, cfg.n_layers
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
 
@@ -65,14 +67,16 @@ def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
         return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
                  "capacity": capacity, "first": first} for i in range(L)]
 
-    with rec.scope("gen.0"):
+    with rec.scope(gen_scope(0)):
         tokens = [next_token(rec, rec.ref("logits"), s, 0)]
     cache = caches("", True)
     for n in range(1, s.max_new_tokens):
         if ended(rec, tokens, s.eos):
             break
-        with rec.scope(f"gen.{n}"):
+        with rec.scope(gen_scope(n)):
             logits = gpt_step(rec, cfg, tokens[-1], T + n - 1, cache)
             tokens.append(next_token(rec, logits, s, n))
-        cache = caches(f"gen.{n}.", False)
+        cache = caches(gen_scope(n) + ".", False)
+    rec.generation = Generation(s, tuple(tuple(ids) for ids in inp.ids), tuple(t.name for t in tokens),
+                                stopped_at_eos=len(tokens) < s.max_new_tokens)
     return tokens

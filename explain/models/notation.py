@@ -15,7 +15,8 @@ from fnmatch import translate
 from typing import Any
 
 from explain.config import Config
-from explain.trace import Notation, param_name
+from explain.names import as_first_token, is_generated, param_name
+from explain.trace import Notation
 
 Row = tuple[str, str, str, str | None]
 
@@ -128,14 +129,14 @@ OWN: dict[str, list[Row]] = {
     ],
 }
 
-GEN_NUMBER = re.compile(r"gen\.\d+\.")
-_compiled: dict[str, list[tuple[re.Pattern, str, str, str | None]]] = {}
+_compiled: dict[str, list[tuple[re.Pattern, bool, str, str, str | None]]] = {}
 _found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)
 
 
-def _rows(model: str) -> list[tuple[re.Pattern, str, str, str | None]]:
+def _rows(model: str) -> list[tuple[re.Pattern, bool, str, str, str | None]]:
+    """The model's rows, then the shared ones: (pattern, a generation's row, kind, symbol, note)."""
     if model not in _compiled:
-        _compiled[model] = [(re.compile(translate(glob)), kind, sym, note)
+        _compiled[model] = [(re.compile(translate(glob)), is_generated(glob), kind, sym, note)
                             for glob, kind, sym, note in OWN.get(model, []) + SHARED]
     return _compiled[model]
 
@@ -147,8 +148,8 @@ def _match(model: str, name: str, kind: str) -> tuple[str, str | None]:
     hit = _found.get(key)
     if hit is None:
         plain = param_name(name)  # a generation's gen.N.blocks.0.ln1 reads as blocks.0.ln1 unless a gen row says
-        hit = next(((sym, note) for pattern, k, sym, note in _rows(model) if k in ("*", kind) and pattern.match(name)
-                    and (plain == name or pattern.pattern.startswith("(?s:gen"))), None)
+        hit = next(((sym, note) for pattern, gen, k, sym, note in _rows(model) if k in ("*", kind)
+                    and pattern.match(name) and (plain == name or gen)), None)
         if hit is None:
             hit = _match(model, plain, kind) if plain != name else (name.rsplit(".", 1)[-1], None)
         _found[key] = hit
@@ -166,9 +167,7 @@ def notation(cfg: Config) -> Notation:
                    **{f"b_{n}": f" + b_{n}" if cfg.qkv_bias else " (no bias)" for n in "QKV"})
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
-        if name.startswith("gen."):  # every new token's steps share one entry (as gen.0.…) in the cache
-            name = GEN_NUMBER.sub("gen.0.", name, count=1)
-        sym, note = _match(model, name, kind)
+        sym, note = _match(model, as_first_token(name), kind)  # every new token's steps share one cache entry
         if note and "{" in note:
             values = dict(context, **attrs)
             if "n" in attrs:

@@ -31,7 +31,7 @@ def print_step(console: Console, trace: Trace, step: Step, precision: int = 4,
 def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     """Every step of the trace, after a one-line summary of the run."""
     cfg = trace.config
-    command = "generate" if "generation" in trace.meta else "run"
+    command = "run" if trace.generation is None else "generate"
     console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters; "
                        f"tokens: {trace.tokens_text()}", style="bold"))
     console.print()
@@ -46,7 +46,7 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
         for p in preds:
             console.print(predictions_view(p))
             console.print()
-    if "generation" in trace.meta:
+    if trace.generation is not None:
         console.print(Rule(Text("generation", style="bold"), align="left"))
         console.print(generation_view(trace))
 
@@ -122,14 +122,15 @@ def _predictions_and_generation(trace: Trace) -> dict[str, Any]:
     preds = all_predictions(trace)
     if preds:
         out["predictions"] = [p.to_dict() for p in preds]
-    gen = trace.meta.get("generation")
-    if gen:
+    gen = trace.generation
+    if gen is not None:
         from explain.api import generated_ids
 
-        s = gen["sampling"]
+        s = gen.sampling
         out["generation"] = {"max_new_tokens": s.max_new_tokens, "greedy": s.greedy, "temperature": s.temperature,
-                             "top_k": s.top_k, "top_p": s.top_p, "seed": s.seed, "prompt": gen["prompt"],
-                             "new_tokens": generated_ids(trace), "steps": gen["steps"]}
+                             "top_k": s.top_k, "top_p": s.top_p, "seed": s.seed,
+                             "prompt": [list(ids) for ids in gen.prompt], "new_tokens": generated_ids(trace),
+                             "steps": list(gen.steps)}
     return out
 
 

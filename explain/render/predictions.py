@@ -9,6 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from explain.names import gen_step
 from explain.predict import Predictions
 from explain.trace import Trace
 
@@ -47,29 +48,30 @@ def generation_view(trace: Trace) -> Group:
     """What a generation made: the prompt, the new tokens with their probabilities, how they were chosen."""
     from explain.api import generated_ids
 
-    gen = trace.meta["generation"]
+    gen = trace.generation
+    assert gen is not None, "not a generation's trace"
     vocab = trace.labels.get("vocab") or []
 
     def label(i: int) -> str:
         return vocab[i] if i < len(vocab) else f"#{i}"
 
-    parts: list[Any] = [Text(f"generated {len(gen['steps'])} token(s), {gen['sampling'].describe()}", style="bold")]
+    parts: list[Any] = [Text(f"generated {len(gen.steps)} token(s), {gen.sampling.describe()}", style="bold")]
     for b, ids in enumerate(generated_ids(trace)):
         # byte-level BPE labels carry their own spaces (␣); the word-level tokenizer's words need one between
         sep = "" if any("␣" in t for t in vocab[:2000]) else " "
-        prompt = sep.join(label(i) for i in gen["prompt"][b]).replace("␣", " ")
+        prompt = sep.join(label(i) for i in gen.prompt[b]).replace("␣", " ")
         new = sep.join(label(i) for i in ids).replace("␣", " ")
         parts.append(Text.assemble((prompt + sep, ""), (new, "bold green")))
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
         for col in ("new", "token", "id", "p (drawn from)", "how"):
             table.add_column(col, no_wrap=True)
-        for n, (name, i) in enumerate(zip(gen["steps"], ids)):
-            probs = trace[name.rsplit(".", 1)[0] + ".probs"].output
-            how = "argmax" if trace[name].op == "argmax" else f"u = {float(trace[f'gen.{n}.u'].output[b, 0]):.4f}"
+        for n, (name, i) in enumerate(zip(gen.steps, ids)):
+            probs = trace[gen_step(n, "probs")].output
+            how = "argmax" if trace[name].op == "argmax" else f"u = {float(trace[gen_step(n, 'u')].output[b, 0]):.4f}"
             table.add_row(str(n), repr_token(label(i)), str(i), f"{float(probs[b, 0, i]):.4f}", how)
         parts.append(table)
-    if gen.get("stopped_at_eos"):
-        eos = gen["sampling"].eos
+    if gen.stopped_at_eos:
+        eos = gen.sampling.eos
         parts.append(Text(f"stopped: every sequence drew {repr_token(label(eos))} (id {eos}), the end-of-text token, "
-                          f"before {gen['sampling'].max_new_tokens} tokens (--ignore-eos goes on)", style="dim"))
+                          f"before {gen.sampling.max_new_tokens} tokens (--ignore-eos goes on)", style="dim"))
     return Group(*parts)

@@ -44,7 +44,7 @@ def test_predictions_follow_the_step_the_position_and_the_batch() -> None:
 
 def test_generate_opens_on_the_first_new_step_and_g_generates_more() -> None:
     trace = explain.generate("gpt", checkpoint=CKPT, text="The cat", max_new_tokens=2, top_k=3, ignore_eos=True)
-    options = {"checkpoint": str(CKPT), "text": "The cat", "sampling": trace.meta["generation"]["sampling"]}
+    options = {"checkpoint": str(CKPT), "text": "The cat", "sampling": trace.generation.sampling}
     app = ExplainApp(trace, options=options, start="gen.0.next_logits")
 
     async def script(pilot):

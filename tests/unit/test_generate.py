@@ -138,7 +138,7 @@ def test_temperature_zero_is_greedy_and_says_so() -> None:
 def test_generation_stops_at_the_end_of_text_token_unless_told_not_to(ref) -> None:
     prompt = ref["prompt_0"].tolist()  # greedy's first new token here is <|endoftext|> (id 0, eos_token_id)
     stopped = explain.generate("gpt", checkpoint=CKPT, tokens=prompt, max_new_tokens=5, greedy=True)
-    assert generated_ids(stopped) == [[0]] and stopped.meta["generation"]["stopped_at_eos"]
+    assert generated_ids(stopped) == [[0]] and stopped.generation.stopped_at_eos
     assert "gen.1.embed" not in stopped
     going = explain.generate("gpt", checkpoint=CKPT, tokens=prompt, max_new_tokens=5, greedy=True, ignore_eos=True)
     assert generated_ids(going) == [ref["greedy_0"][:5].tolist()]

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "explain"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("explain.text", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
+    ("explain.text", "explain.names", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
      "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
      "explain.tui.messages"),
     ("explain.registry", "explain.check"),  # the model registry (names, capabilities, defaults); the shape checker

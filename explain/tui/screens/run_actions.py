@@ -12,6 +12,7 @@ from typing import Any
 from textual import work
 
 from explain.errors import ExplainError
+from explain.names import gen_step, in_backward
 from explain.tui.messages import RunFailed, RunFinished
 
 GENERATE_MORE = 5  # new tokens per press of G
@@ -107,7 +108,7 @@ class RunActions:
         forward steps, which are not run again)."""
         from explain.backward import gradient_partner
 
-        if not any(s.group[:1] == ("backward",) for s in self.trace):
+        if self.trace.backward is None:
             self.notify("recording the backward pass…", timeout=2)
             self._record_backward(self.trace)
             return
@@ -146,7 +147,7 @@ class RunActions:
         if target is not None:
             self._leave_path("r (a value ↔ its gradient)")
             self.view = self.view.go(trace[target].index)
-        added = sum(1 for s in trace if s.group[:1] == ("backward",))
+        added = sum(1 for s in trace if in_backward(s.group))
         self.notify(f"{added} backward steps recorded; r jumps between a value and its gradient",
                     title="backward pass", timeout=4)
 
@@ -196,11 +197,11 @@ class RunActions:
             able = ", ".join(m.name for m in MODELS.values() if m.generates)
             self.notify(f"generation needs a model that writes the next token: {able}", severity="warning")
             return
-        gen = self.trace.meta.get("generation")
+        gen = self.trace.generation
         if gen is None:
             sampling = with_(make_sampling(GENERATE_MORE, seed=self.trace.config.seed), eos=None)
         else:
-            sampling = with_(gen["sampling"], max_new_tokens=len(gen["steps"]) + GENERATE_MORE, eos=None)
+            sampling = with_(gen.sampling, max_new_tokens=len(gen.steps) + GENERATE_MORE, eos=None)
         options = {**self.run_options, "model": self.trace.config.model, "sampling": sampling}
         if "text" not in options and "tokens" not in options and "checkpoint" not in options:
             options["text"] = " ".join(self.trace.labels.get("pos") or [])
@@ -229,10 +230,9 @@ class RunActions:
         if self.tour is not None and self.tutorial_on:  # a generation from a tutorial leaves its path
             self.tour = replace(self.tour, following=False)
         self.show_run(trace, {k: v for k, v in message.options.items() if k != "model"})
-        gen = trace.meta.get("generation")
-        if gen and message.options.get("sampling") is not None:  # G: go to the first token not shown before
-            before = len(old.meta.get("generation", {}).get("steps", []))
-            first = f"gen.{before}.embed" if before else "gen.0.next_logits"
+        if trace.generation is not None and message.options.get("sampling") is not None:  # G: the first new token
+            before = len(old.generation.steps) if old.generation is not None else 0
+            first = gen_step(before, "embed") if before else gen_step(0, "next_logits")
             if first in trace:
                 self.view = self.view.go(trace[first].index)
         self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)

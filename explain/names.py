@@ -1,0 +1,166 @@
+"""Every step name that code builds or parses, in one place: nobody else splits a name to find out what it is.
+
+A step name is a dotted path mirroring TransformerLens hook names (``blocks.0.attn.q``). On top of the model's
+own names a run adds:
+
+- a generation's new tokens: new token ``n`` is the scope ``gen.n.`` (:func:`gen_scope`), its steps named as
+  the prompt's forward names them (``gen.3.blocks.0.attn.q``) and reading the same parameters
+  (:func:`param_name`);
+- the backward pass: ``x.grad`` is ∂L/∂x; where x feeds several steps, the part arriving from step s is
+  ``x.grad.from.s`` (``.argI`` when s reads x twice) and the parts add into ``x.grad`` (:func:`grad`,
+  :func:`grad_from`, :func:`gradient_of`); an SGD step's new parameter is ``W.updated`` (:func:`updated`);
+- the step tree's groups (:func:`group_of`): ``blocks.N`` and ``gen.N`` are one level each, and the backward
+  pass and the update sit under their own top groups :data:`BACKWARD` and :data:`UPDATE`;
+- the prefixes of the interpretability steps (the logit lens, attribution, patching): :data:`LENS`,
+  :data:`ATTRIB`, :data:`PATCH`, a scope each (``lens.blocks.0.resid_post``), built with :func:`scoped`.
+
+This module imports nothing, so every layer may read it.
+"""
+
+from __future__ import annotations
+
+GRAD = ".grad"  # x.grad: the gradient of the loss with respect to x
+_FROM = GRAD + ".from."  # x.grad.from.s: the part of x.grad that arrives through step s
+_ARG = ".arg"  # x.grad.from.s.arg1: s reads x twice (x @ x.T); the part through its input 1
+UPDATED = ".updated"  # W.updated: W after one step of gradient descent
+GEN = "gen"  # the scope of a generation's new tokens: gen.0., gen.1., ...
+BACKWARD = "backward"  # the step tree's top group of the backward pass
+UPDATE = "update"  # the step tree's top group of an SGD step and the loss after it
+LENS = "lens"  # the logit lens: each layer's residual stream read through the unembedding
+ATTRIB = "attrib"  # attribution: what each component adds to a logit
+PATCH = "patch"  # activation patching: a run with one activation taken from another run
+PREFIXES = (GEN, LENS, ATTRIB, PATCH)  # scopes a run adds in front of a model's own step names
+_LEVELS = ("blocks", GEN)  # a name part that takes the next part with it as one level of the step tree
+
+
+# -- scopes --------------------------------------------------------------------------------------------------
+def scoped(prefix: str, name: str) -> str:
+    """``name`` inside the scope ``prefix`` (``lens``, ``blocks.0.resid_post`` → ``lens.blocks.0.resid_post``)."""
+    return f"{prefix}.{name}" if name else prefix
+
+
+# -- generation ----------------------------------------------------------------------------------------------
+def gen_scope(n: int) -> str:
+    """The scope of new token ``n`` of a generation: ``gen.3``."""
+    return f"{GEN}.{n}"
+
+
+def gen_step(n: int, name: str) -> str:
+    """Step ``name`` of new token ``n``: ``gen.3.next``."""
+    return scoped(gen_scope(n), name)
+
+
+def gen_number(name: str) -> int | None:
+    """The new token a step belongs to (``gen.3.blocks.0.ln1`` → 3), or None for a step of the prompt's run."""
+    head, _, rest = name.partition(".")
+    number, dot, _ = rest.partition(".")
+    return int(number) if head == GEN and dot and number.isdigit() else None
+
+
+def is_generated(name: str) -> bool:
+    """A step (or a notation glob, ``gen.*.probs``) of a generation's new tokens."""
+    head, _, rest = name.partition(".")
+    return head == GEN and bool(rest)
+
+
+def param_name(name: str) -> str:
+    """The parameter a name refers to: the steps of new token n are named ``gen.n.`` + the name the step has in
+    the prompt's forward, and use that forward's parameters (``gen.3.blocks.0.attn.W_Q`` is
+    ``blocks.0.attn.W_Q``)."""
+    return name.split(".", 2)[2] if gen_number(name) is not None else name
+
+
+def as_first_token(name: str) -> str:
+    """The name as new token 0 has it (``gen.3.attn.scores`` → ``gen.0.attn.scores``): every new token's steps
+    read the same notation."""
+    return gen_step(0, param_name(name)) if gen_number(name) is not None else name
+
+
+# -- the backward pass and the update -------------------------------------------------------------------------
+def grad(name: str) -> str:
+    """∂L/∂name, complete: ``blocks.0.ln1.grad``."""
+    return name + GRAD
+
+
+def grad_from(name: str, consumer: str, arg: int | None = None) -> str:
+    """The part of ∂L/∂name that arrives through the step ``consumer`` (its input ``arg`` when it reads name
+    twice)."""
+    return f"{name}{_FROM}{consumer}" + (f"{_ARG}{arg}" if arg is not None else "")
+
+
+def gradient_of(name: str) -> str | None:
+    """The value a gradient step is of (``x`` for ``x.grad`` and ``x.grad.from.s``), or None for another step."""
+    if _FROM in name:
+        return name.split(_FROM, 1)[0]
+    return name[: -len(GRAD)] if name.endswith(GRAD) else None
+
+
+def arriving(name: str) -> tuple[str, str] | None:
+    """(value, consumer) of a partial gradient ``value.grad.from.consumer``; None for any other step."""
+    if _FROM not in name:
+        return None
+    value, consumer = name.split(_FROM, 1)
+    return value, consumer
+
+
+def updated(name: str) -> str:
+    """The parameter ``name`` after one SGD step: ``W_E.updated``."""
+    return name + UPDATED
+
+
+def updated_of(name: str) -> str | None:
+    """The parameter an update step is of (``W_E`` for ``W_E.updated``), or None."""
+    return name[: -len(UPDATED)] if name.endswith(UPDATED) else None
+
+
+# -- the step tree ---------------------------------------------------------------------------------------------
+def group_of(name: str) -> tuple[str, ...]:
+    """The tree path of a step name: ``decoder.blocks.0.attn.q`` → ("decoder", "blocks.0", "attn");
+    ``gen.3.blocks.0.attn.q`` (new token 3 of a generation) → ("gen.3", "blocks.0", "attn")."""
+    parts = name.split(".")[:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        if parts[i] in _LEVELS and i + 1 < len(parts):
+            out.append(f"{parts[i]}.{parts[i + 1]}")
+            i += 2
+        else:
+            out.append(parts[i])
+            i += 1
+    return tuple(out)
+
+
+def backward_group(of: str) -> tuple[str, ...]:
+    """Where a backward step is filed: under :data:`BACKWARD`, in the group of the step ``of`` it goes back
+    through (``backward › blocks.0 › attn``), so the backward tree reads block by block."""
+    return (BACKWARD, *group_of(of))
+
+
+def update_group(of: str = "") -> tuple[str, ...]:
+    """Where an update step is filed: under :data:`UPDATE`, in the group of its parameter."""
+    return (UPDATE, *group_of(of)) if of else (UPDATE,)
+
+
+def in_backward(group: tuple[str, ...]) -> bool:
+    """A step filed under the backward pass."""
+    return group[:1] == (BACKWARD,)
+
+
+def in_training(group: tuple[str, ...]) -> bool:
+    """A step filed under the backward pass or the update after it (not the model's forward)."""
+    return group[:1] in ((BACKWARD,), (UPDATE,))
+
+
+def label(name: str, group: tuple[str, ...]) -> str:
+    """The name within its group, as the step tree shows it: ``q`` under blocks.0 › attn, ``pattern.grad``
+    under backward › blocks.0 › attn, ``ln1.grad ← attn.q`` for one of several gradients arriving."""
+    parts = [p for g in group if g not in (BACKWARD, UPDATE) for p in g.split(".")]
+    prefix = ".".join(parts) + "." if parts else ""
+
+    def rel(n: str) -> str:
+        return n[len(prefix):] if prefix and n.startswith(prefix) else n
+
+    part = arriving(name)
+    if part is not None:
+        return f"{rel(part[0])}.grad ← {rel(part[1])}"
+    return rel(name)
