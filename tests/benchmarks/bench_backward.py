@@ -10,7 +10,10 @@ Measured in one process, from the same recorded forward pass (its outputs are th
 - memory: the planned bytes of the trace with its gradients against the forward trace alone, the peak RSS,
   and how fast a run that will not fit is refused (before allocating: EXPLAIN_MAX_BYTES set below the plan).
 
-Run: python tests/benchmarks/bench_backward.py [--runs N] [--tokens T] [--layers L]
+Run: python tests/benchmarks/bench_backward.py [--runs N] [--tokens T] [--layers L] [--quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+benchmark still runs (and its own correctness checks still hold).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from explain.errors import ResourceError
 from explain.weights import init_params
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
+TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
 
 
 def _ln_back(g, x, w, eps=1e-5):
@@ -108,13 +112,16 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one run, no target (CI: does it still run?)")
     args = ap.parse_args()
+    if args.quick:
+        args.runs, args.tokens, args.layers = 1, 8, 2
     tokens = ",".join(str(7 + (i * 31) % 40) for i in range(args.tokens))
-    opts = dict(GPT2, n_layers=args.layers, tokens=tokens)
+    opts = dict(TINY if args.quick else GPT2, n_layers=args.layers, tokens=tokens)
     fwd_plan, bwd_plan = plan("gpt", **opts), plan("gpt", backward=True, **opts)
     params = init_params(fwd_plan.specs, seed=0)
     weights = sum(p.nbytes for p in params.values())
-    print(f"gpt: {args.layers} layers, d_model 768, vocab 50257, {args.tokens} tokens; "
+    print(f"gpt: {args.layers} layers, d_model {opts['d_model']}, vocab {opts['d_vocab']}, {args.tokens} tokens; "
           f"{sum(p.size for p in params.values()):,} parameters")
     print(f"planned memory: weights {weights / 2**30:.2f} GiB, forward trace {fwd_plan.nbytes / 2**30:.2f} GiB, "
           f"with gradients {bwd_plan.nbytes / 2**30:.2f} GiB ({len(fwd_plan)} → {len(bwd_plan)} steps)")

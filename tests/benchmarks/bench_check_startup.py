@@ -10,6 +10,9 @@ Two rounds: the environment as it is, and with bytecode caching on. When PYTHOND
 site-packages come precompiled, which is not how an installed explain runs; the second round caches bytecode
 under a temporary PYTHONPYCACHEPREFIX, so nothing is written into the checkout. The first round is the one
 the budget applies to.
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) launches each command once, one round, and asserts no
+budget: it checks the benchmark still runs.
 """
 
 from __future__ import annotations
@@ -66,7 +69,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--runs", type=int, default=20, help="launches of each command (default 20)")
     parser.add_argument("--max-ratio", type=float, default=1.5, help="fail above this ratio (default 1.5)")
+    parser.add_argument("--quick", action="store_true", help="one launch each, no budget (CI: does it still run?)")
     opts = parser.parse_args()
+    if opts.quick:
+        measure("one launch each (--quick, no budget):", 1)
+        return 0
 
     ratio = measure("as this environment runs it:", opts.runs)
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):

@@ -11,7 +11,10 @@ process, it measures:
   against the bytes of weights + trace it keeps);
 - if they exist: a TUI key press on that trace (explain.tui), and the export of the run (explain.export).
 
-Run: python tests/benchmarks/bench_checkpoint.py [--tokens 128] [--keep DIR]
+Run: python tests/benchmarks/bench_checkpoint.py [--tokens 128] [--keep DIR] [--quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+benchmark still runs (and its own correctness checks still hold).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ GPT2_SMALL = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab
               "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None, "activation_function": "gelu_new",
               "layer_norm_epsilon": 1e-05, "scale_attn_weights": True, "tie_word_embeddings": True,
               "bos_token_id": 50256, "eos_token_id": 50256}
+TINY = dict(GPT2_SMALL, vocab_size=300, n_positions=64, n_embd=16, n_layer=2, n_head=2,  # --quick
+            bos_token_id=299, eos_token_id=299)
 
 
 def rss(field: str = "VmRSS") -> int:
@@ -57,12 +62,12 @@ def mib(n: float) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
 
-def write_checkpoint(folder: Path) -> None:
+def write_checkpoint(folder: Path, config: dict) -> None:
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     rng = np.random.default_rng(0)
-    d, V, n_ctx, L = 768, 50257, 1024, 12
+    d, V, n_ctx, L = config["n_embd"], config["vocab_size"], config["n_positions"], config["n_layer"]
     shapes = {"transformer.wte.weight": (V, d), "transformer.wpe.weight": (n_ctx, d),
               "transformer.ln_f.weight": (d,), "transformer.ln_f.bias": (d,)}
     for i in range(L):
@@ -79,7 +84,7 @@ def write_checkpoint(folder: Path) -> None:
             tensors[k] = (0.02 * rng.standard_normal(shape, dtype=np.float32)).astype(np.float32)
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     del tensors
-    (folder / "config.json").write_text(json.dumps(GPT2_SMALL, indent=2))
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
     # A byte-level vocabulary of GPT-2's size: the 256 byte symbols, then made-up multi-byte tokens.
     alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
     vocab = {c: i for i, c in enumerate(alphabet)}
@@ -102,28 +107,34 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--keep", metavar="DIR", help="write the checkpoint here and keep it")
+    ap.add_argument("--quick", action="store_true", help="a tiny checkpoint, no target (CI: does it still run?)")
     args = ap.parse_args()
+    config = TINY if args.quick else GPT2_SMALL
+    if args.quick:
+        args.tokens = 8
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_gpt2_small_"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        _, t_write = timed(write_checkpoint, folder)
+        _, t_write = timed(write_checkpoint, folder, config)
         size = sum(f.stat().st_size for f in folder.iterdir())
-        print(f"synthetic GPT-2-small checkpoint: {mib(size)} on disk, written in {t_write:.1f} s")
+        print(f"synthetic {'tiny' if args.quick else 'GPT-2-small'} checkpoint: {mib(size)} on disk, written in "
+              f"{t_write:.1f} s")
         gc.collect()
-        measure(folder, "".join("abcdefghij klmnopqrstuvwxyz"[i % 27] for i in range(args.tokens)))
+        measure(folder, "".join("abcdefghij klmnopqrstuvwxyz"[i % 27] for i in range(args.tokens)),
+                config["vocab_size"], 1 if args.quick else 10)
     finally:
         if not args.keep:
             shutil.rmtree(folder)
             print(f"deleted {folder}")
 
 
-def measure(folder: Path, text: str) -> None:
+def measure(folder: Path, text: str, vocab_size: int, presses: int) -> None:
     ck, t_open = timed(open_checkpoint, folder)
     labels, t_labels = timed(ck.vocab_labels)
     ids, t_encode = timed(ck.encode, text)
-    assert len(labels) == 50257 and len(ids) == len(text), (len(labels), len(ids))
+    assert len(labels) == vocab_size and len(ids) == len(text), (len(labels), len(ids))
     planned, t_plan = timed(plan, "gpt", checkpoint=folder, text=text)
-    print(f"open config.json {t_open * 1e3:.1f} ms, 50,257 token labels {t_labels * 1e3:.0f} ms, "
+    print(f"open config.json {t_open * 1e3:.1f} ms, {vocab_size:,} token labels {t_labels * 1e3:.0f} ms, "
           f"encode {len(ids)} tokens {t_encode * 1e3:.1f} ms, plan (shapes) {t_plan * 1e3:.0f} ms")
 
     r0 = rss()
@@ -144,7 +155,7 @@ def measure(folder: Path, text: str) -> None:
           f"RSS +{mib(grown)} = {grown / kept:.2f} × (weights + trace = {mib(kept)}), peak +{mib(peak)} = "
           f"{peak / kept:.2f} ×")
     assert np.isfinite(trace["loss"].output)
-    tui_latency(trace)
+    tui_latency(trace, presses)
     export_time(folder, text)
 
 
@@ -175,7 +186,7 @@ async def _key_times(trace, plan: list[tuple[str | None, str, int]]) -> list[tup
     return out
 
 
-def tui_latency(trace) -> None:
+def tui_latency(trace, presses: int = 10) -> None:
     """Key-press latency in the TUI on this trace against the same keys on the default tiny gpt (4 tokens,
     d_model 8), if the TUI exists."""
     try:
@@ -185,14 +196,16 @@ def tui_latency(trace) -> None:
         return
     import asyncio
 
-    plan = [(None, "right", 10), ("blocks.0.attn.pattern", "s", 10), ("logits", "l", 10), ("logits", "L", 10),
-            ("logits", "right", 6)]
+    plan = [(None, "right", presses), ("blocks.0.attn.pattern", "s", presses), ("logits", "l", presses),
+            ("logits", "L", presses), ("logits", "right", min(6, presses))]
+    if presses == 1:  # --quick: only the keys near the start (walking to the logits is 40 presses a model)
+        plan = plan[:2]
     what = ["next step from the start", "next head on blocks.0.attn.pattern", "cell right on logits",
             "pan a window right on logits", "next step, logits → probs → …"]
     big = asyncio.run(_key_times(trace, plan))
-    small = asyncio.run(_key_times(explain.run("gpt"), plan))
+    small = big if presses == 1 else asyncio.run(_key_times(explain.run("gpt"), plan))  # --quick: one app
     print("TUI key presses (pilot, 120×40): median on GPT-2-small / median on the tiny gpt")
-    for label, (key, shape, t), (_, _, t0) in zip(what, big, small):
+    for label, (key, shape, t), (_, _, t0) in zip(what, big, small):  # as many as were measured
         m, m0 = t[len(t) // 2], t0[len(t0) // 2]
         print(f"  {key!r:8} {label} {fmt_shape(shape)}: {m * 1e3:.0f} ms (max {t[-1] * 1e3:.0f}) / "
               f"{m0 * 1e3:.0f} ms = {m / m0:.2f}")

@@ -14,7 +14,10 @@ Measured in one process, against a plain untraced numpy forward of the same weig
 - memory: bytes the trace keeps alive (tracemalloc, which numpy reports its allocations to) against the bytes
   of the tensors it holds (trace.nbytes); target ≤ 1.5.
 
-Run: python tests/benchmarks/bench_engine.py [--runs N] [--tokens T] [--keep-freed-memory]
+Run: python tests/benchmarks/bench_engine.py [--runs N] [--tokens T] [--keep-freed-memory] [--quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+benchmark still runs (and its own correctness checks still hold).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from explain.api import plan  # noqa: E402
 from explain.weights import init_params  # noqa: E402
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
+TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
 
 
 def main() -> None:
@@ -49,7 +53,10 @@ def main() -> None:
     ap.add_argument("--keep-freed-memory", action="store_true",
                     help="run again with glibc keeping freed memory (no fresh pages for the trace after the "
                          "first run), to show how much of the ratio is the kernel handing out new pages")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one run, no target (CI: does it still run?)")
     args = ap.parse_args()
+    if args.quick:
+        args.runs, args.tokens = 1, 8
     if args.keep_freed_memory and "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         # A trace keeps every tensor (440 MiB here), and each first touch of a fresh page is a page fault;
         # the untraced forward reuses its freed temporaries. glibc's tunables, read at start-up, make freed
@@ -57,7 +64,8 @@ def main() -> None:
         env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 32))
         os.execve(sys.executable, [sys.executable, *sys.argv], env)
     tokens = ",".join(str(7 + (i * 31) % 40) for i in range(args.tokens))
-    opts = dict(GPT2, tokens=tokens)
+    opts = dict(TINY if args.quick else GPT2, tokens=tokens)
+    heads = opts["n_heads"]
 
     t0 = time.perf_counter()
     specs = plan("gpt", **opts).specs
@@ -70,18 +78,18 @@ def main() -> None:
     for _ in range(args.runs):  # interleaved, so drift in the machine's speed hits all alike
         gc.collect()
         with measured(plain):
-            out = ref.gpt(params, ids, 12)
+            out = ref.gpt(params, ids, heads)
         del out
         gc.collect()
         with explains_kernels(), measured(same_kernels):
-            out = ref.gpt(params, ids, 12)
+            out = ref.gpt(params, ids, heads)
         del out
         gc.collect()
         with measured(traced):
             trace = explain.run("gpt", weights=params, **opts)
         del trace
     check = explain.run("gpt", weights=params, **opts)
-    np.testing.assert_allclose(check["logits"].output, ref.gpt(params, ids, 12)["logits"], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(check["logits"].output, ref.gpt(params, ids, heads)["logits"], rtol=1e-9, atol=1e-9)
     del check
     mt, mp = (statistics.median(r[0] for r in runs) for runs in (traced, plain))
     print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} now (2 busy cores make every figure "

@@ -11,7 +11,10 @@ traced step ≤ 1.25 × the untraced one (median and worst reported). Memory: th
 to the trace, and the cache (one buffer per layer for K and V, allocated once), from the trace itself and from
 tracemalloc.
 
-Run: python tests/benchmarks/bench_generate.py [--prompt 64] [--new 20]
+Run: python tests/benchmarks/bench_generate.py [--prompt 64] [--new 20] [--quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) runs a tiny model, 4 prompt tokens and 3 new ones, and asserts
+no target: it checks the benchmark still runs and its traced and untraced steps still agree.
 """
 
 from __future__ import annotations
@@ -26,14 +29,16 @@ import numpy as np
 
 from explain import kernels
 from explain.api import _prepare, generation_bytes, plan
-from explain.models import MODEL_FUNCS
 from explain.models.generate import gpt_step, next_token
 from explain.models.notation import notation
+from explain.names import gen_scope, gen_step
+from explain.registry import MODELS, forward_of
 from explain.sampling import make_sampling
-from explain.trace import Recorder
+from explain.trace import Generation, Recorder
 from explain.weights import init_params
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
+TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
 
 
 class Reference:
@@ -74,20 +79,20 @@ class Reference:
 def prompt_forward(cfg, inp, params, s) -> tuple[Recorder, object]:
     """The prompt's forward and its first token, recorded as explain.generate records them."""
     rec = Recorder(cfg, params, False, notation(cfg))
-    MODEL_FUNCS["gpt"](rec, cfg, inp)
-    with rec.scope("gen.0"):
+    forward_of(MODELS[cfg.model])(rec, cfg, inp)
+    with rec.scope(gen_scope(0)):
         token = next_token(rec, rec.ref("logits"), s, 0)
     return rec, token
 
 
 def caches(rec: Recorder, n: int, L: int, capacity: int) -> list[dict]:
-    k, v, prefix = ("k", "v", "") if n == 0 else ("k_cache", "v_cache", f"gen.{n}.")
+    k, v, prefix = ("k", "v", "") if n == 0 else ("k_cache", "v_cache", gen_scope(n) + ".")
     return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
              "capacity": capacity, "first": n == 0} for i in range(L)]
 
 
 def traced_step(rec: Recorder, cfg, token, pos: int, cache: list[dict], s, n: int):
-    with rec.scope(f"gen.{n}"):
+    with rec.scope(gen_scope(n)):
         logits = gpt_step(rec, cfg, token, pos, cache)
         return logits, next_token(rec, logits, s, n)
 
@@ -96,10 +101,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prompt", type=int, default=64)
     ap.add_argument("--new", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, no target (CI: does it still run?)")
     args = ap.parse_args()
+    if args.quick:
+        args.prompt, args.new = 4, 3
     tokens = [7 + (i * 31) % 40 for i in range(args.prompt)]
     s = make_sampling(args.new, temperature=0.8, top_k=50, top_p=0.95, seed=1)
-    opts = dict(GPT2, tokens=tokens)
+    opts = dict(TINY if args.quick else GPT2, tokens=tokens)
 
     t0 = time.perf_counter()
     planned = plan("gpt", sampling=s, **opts)
@@ -139,8 +147,8 @@ def main() -> None:
         _, token = traced_step(rec, cfg, token, T + n - 1, caches(rec, n - 1, L, capacity), s, n)
         grew.append(tracemalloc.get_traced_memory()[0] - before)
     tracemalloc.stop()
+    rec.generation = Generation(s, (tuple(tokens),), tuple(gen_step(n, "next") for n in range(args.new)))
     trace = rec.trace()
-    trace.meta["generation"] = {"sampling": s, "steps": [f"gen.{n}.next" for n in range(args.new)]}
     mem, mib = generation_bytes(trace), 2**20
     print(f"memory: each new token's steps hold {mem['per_token'] / mib:.2f} MiB (the plan says "
           f"{generation_bytes(planned)['per_token'] / mib:.2f} MiB); tracemalloc: the first new token kept "

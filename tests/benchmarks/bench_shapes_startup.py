@@ -4,7 +4,10 @@ Each command runs in a fresh interpreter, several times; the script prints the b
 their ratio, all measured in this one run. There is no hard target for shapes (only ``explain check`` has a
 start-up budget); the figure shows what importing the engine's shape path costs on top of click.
 
-    python tests/benchmarks/bench_shapes_startup.py [--repeat 15]
+    python tests/benchmarks/bench_shapes_startup.py [--repeat 15] [--quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) runs each command once, with no warm-up: it checks the
+benchmark still runs.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ COMMANDS = {
 }
 
 
-def timed(cmd: list[str], repeat: int) -> list[float]:
-    subprocess.run(cmd, capture_output=True, check=True)  # warm the file cache and .pyc files
+def timed(cmd: list[str], repeat: int, warm: bool = True) -> list[float]:
+    if warm:
+        subprocess.run(cmd, capture_output=True, check=True)  # warm the file cache and .pyc files
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -38,8 +42,10 @@ def timed(cmd: list[str], repeat: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
-    repeat = parser.parse_args().repeat
-    results = {name: timed(cmd, repeat) for name, cmd in COMMANDS.items()}
+    parser.add_argument("--quick", action="store_true", help="each command once, no warm-up (CI: does it run?)")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    results = {name: timed(cmd, repeat, warm=not args.quick) for name, cmd in COMMANDS.items()}
     floor = min(results["python -c 'import click'"])
     print(f"{'command':48} {'best':>8} {'median':>8} {'best / click':>13}")
     for name, times in results.items():

@@ -7,7 +7,10 @@ Between keys the screen is left to go quiet. The keys walk through every kind of
 cursor, slice, the last steps with the 50257-wide logits and probabilities). Targets: median under 50 ms,
 and within 2× of the toy model. Building the big trace takes a few seconds and about 2 GB of memory.
 
-    python tests/benchmarks/bench_tui_keys.py
+    python tests/benchmarks/bench_tui_keys.py [--quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) measures five presses on the toy and on a small gpt (16 wide,
+2 layers, 16 tokens) and asserts no target: it checks the benchmark still runs.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_tui_startup import PYTHON, Terminal  # noqa: E402 - the shared pseudo-terminal harness
 
 BIG = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
+SMALL = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, n_ctx=64)  # --quick's "big"
 WORDS = "the cat sat on the mat and the dog is happy".split()
 # every press changes what is shown on both models (so each one repaints): 30 steps forward, the cell cursor,
 # back into the attention steps, the heads, then from the end (loss) back through the vocabulary-wide steps
@@ -32,23 +36,24 @@ def child(kind: str) -> None:
     import explain
     from explain.tui import open_trace
 
-    if kind == "big":
-        text = " ".join(WORDS[i % len(WORDS)] for i in range(128))
-        trace = explain.run("gpt", text=text, **BIG)
-        assert trace["tokens"].shape == (1, 128), trace["tokens"].shape
+    if kind in ("big", "small"):
+        n = 128 if kind == "big" else 16
+        text = " ".join(WORDS[i % len(WORDS)] for i in range(n))
+        trace = explain.run("gpt", text=text, **(BIG if kind == "big" else SMALL))
+        assert trace["tokens"].shape == (1, n), trace["tokens"].shape
     else:
         trace = explain.run("gpt")  # "The cat is happy": 4 tokens
     open_trace(trace)
 
 
-def measure(kind: str) -> list[float]:
+def measure(kind: str, keys: list[bytes]) -> list[float]:
     term = Terminal([PYTHON, __file__, "--child", kind])
     try:
         if not term.wait_frames(1, timeout=180):
             raise SystemExit(f"{kind}: no first frame")
         term.wait_quiet(0.5)
         out = []
-        for key in KEYS:
+        for key in keys:
             before = len(term.frames)
             sent = term.send(key)
             if not term.wait_frames(before + 1, timeout=10):
@@ -61,15 +66,16 @@ def measure(kind: str) -> list[float]:
         term.wait_exit(30)
 
 
-def main() -> None:
-    toy = measure("toy")
-    big = measure("big")
+def main(quick: bool = False) -> None:
+    keys = KEYS[:5] if quick else KEYS
+    toy = measure("toy", keys)
+    big = measure("small" if quick else "big", keys)
     mt, mb = statistics.median(toy), statistics.median(big)
     p90 = lambda xs: sorted(xs)[int(0.9 * len(xs))]  # noqa: E731
-    print(f"key press → repaint, {len(KEYS)} presses each, 120×40 pty")
+    print(f"key press → repaint, {len(keys)} presses each, 120×40 pty")
     print(f"  toy gpt (4 tokens):            median {mt * 1000:6.1f} ms  p90 {p90(toy) * 1000:6.1f}  "
           f"max {max(toy) * 1000:6.1f}")
-    print(f"  GPT-2-small size (128 tokens): median {mb * 1000:6.1f} ms  p90 {p90(big) * 1000:6.1f}  "
+    print(f"  {'small gpt (16 tokens)' if quick else 'GPT-2-small size (128 tokens)'}: median {mb * 1000:6.1f} ms  p90 {p90(big) * 1000:6.1f}  "
           f"max {max(big) * 1000:6.1f}")
     print(f"  ratio big / toy: {mb / mt:.2f}×  (target ≤ 2×; median target < 50 ms)")
 
@@ -78,4 +84,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         child(sys.argv[2])
     else:
-        main()
+        main(quick="--quick" in sys.argv)

@@ -12,7 +12,10 @@ sources on every launch while Textual loads bytecode, which measures the checkou
 benchmark compiles the explain package once (``compileall``, what pip does) and launches from a scratch
 directory, so the working directory cannot shadow the installed package.
 
-    python tests/benchmarks/bench_tui_startup.py [RUNS]
+    python tests/benchmarks/bench_tui_startup.py [RUNS | --quick]
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) launches each program once, with no warm-up and no
+compileall, and asserts no target: it checks the benchmark still runs.
 
 This module also holds the pseudo-terminal harness (:class:`Terminal`) that bench_tui_keys.py uses.
 """
@@ -148,12 +151,13 @@ def time_to_exit(argv: list[str]) -> float:
     return seconds
 
 
-def main(runs: int = 15) -> None:
-    compile_package()
+def main(runs: int = 15, quick: bool = False) -> None:
     explain_cmd = [PYTHON, "-m", "explain"]
     minimal_cmd = [PYTHON, "-c", MINIMAL_APP]
-    for cmd in (explain_cmd, minimal_cmd):  # warm the file cache
-        time_to_exit(cmd)
+    if not quick:
+        compile_package()
+        for cmd in (explain_cmd, minimal_cmd):  # warm the file cache
+            time_to_exit(cmd)
     ours, minimal = [], []
     for _ in range(runs):
         ours.append(time_to_exit(explain_cmd))
@@ -166,4 +170,7 @@ def main(runs: int = 15) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+    if sys.argv[1:] == ["--quick"]:
+        main(1, quick=True)
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
