@@ -17,14 +17,17 @@ backward steps too.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from explain import ops
 from explain.errors import InputError, UsageError
+from explain.inputs import load_embeddings
 from explain.names import GRAD, backward_group, grad, grad_from, gradient_of, update_group, updated, updated_of
-from explain.trace import BackwardPass, Recorder, Ref, Step
+from explain.recorder import Recorder, Ref
+from explain.trace import BackwardPass, Step
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def objective(rec: Recorder, training: Training) -> tuple[str, Ref]:
 
 
 def _one() -> Any:
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     return np.array(1.0)
 
@@ -88,11 +91,9 @@ def _given(rec: Recorder, value: Any, out: Step, flag: str) -> Any:
     """A given array (or file) for the output ``out``, checked against its shape; None in a shape-only run."""
     if rec.shape_only:
         return None
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     if isinstance(value, str):
-        from explain.inputs import load_embeddings
-
         value = load_embeddings(value, flag.lstrip("-"))
     arr = np.asarray(value, dtype=np.float64)
     if arr.shape != tuple(out.shape):
@@ -124,7 +125,7 @@ def default_target(seed: int, shape: tuple[int, ...]) -> Any:
     """The target of the mean-squared error when none is given: standard normal, from the run's seed (a
     stream of its own, so the weights are the same as without it). Not zeros: a layer-normed output has a fixed
     mean square, so its distance to zeros has no gradient to show."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     return np.random.default_rng([seed, 13]).standard_normal(shape)
 
@@ -216,8 +217,6 @@ def sgd(rec: Recorder, lr: float) -> list[str]:
 
 def check_lr(lr: Any) -> float:
     """The learning rate as a positive finite float, or a UsageError."""
-    import math
-
     try:
         value = float(lr)
     except (TypeError, ValueError):
@@ -235,7 +234,7 @@ def record_loss_after(rec: Recorder, lr: float, loss_with: Any) -> None:
     note = (f"The loss after one step of gradient descent with lr = {lr:g}: the model run again with every "
             "updated parameter.")
     if not rec.shape_only:
-        import numpy as np
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         new = {n: steps[updated(n)].output if updated(n) in steps else v for n, v in rec.params.items()}
         after, before = loss_with(new), float(steps["loss"].output)

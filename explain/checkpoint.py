@@ -34,7 +34,8 @@ from typing import Any
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
 from explain.readers import read_json
-from explain.text import RowLabels, visible
+from explain.text import RowLabels
+from explain.token_labels import _byte_decoder, _visible, token_labels  # noqa: F401 - the Llama readers' too
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
@@ -99,58 +100,6 @@ def _read_json(path: Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
     return read_json(path, "file", f"it must be {what}", WeightsError, limit)
 
 
-# --- token labels -----------------------------------------------------------------------------------------
-
-def _byte_decoder() -> dict[str, int]:
-    """GPT-2's byte-level alphabet back to bytes: printable bytes stand for themselves, the others were shifted
-    to code points 256 and up (space is 'Ġ', newline 'Ċ')."""
-    bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    cs, printable = list(bs), set(bs)
-    for b in range(256):
-        if b not in printable:  # the other 68 bytes get 256, 257, … in byte order
-            cs.append(256 + len(cs) - len(printable))
-            bs.append(b)
-    return {chr(c): b for b, c in zip(bs, cs)}
-
-
-_VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "▁": "␣"}
-
-
-def _visible(text: str) -> str:
-    """Whitespace made visible (a leading space is part of a GPT-2 token) and other control characters escaped."""
-    return visible("".join(_VISIBLE.get(c, c) for c in text))
-
-
-def _is_byte_level(part: Any) -> bool:
-    if not isinstance(part, dict):
-        return False
-    subs = part.get("decoders") or part.get("pretokenizers") or []
-    return part.get("type") == "ByteLevel" or any(_is_byte_level(s) for s in subs)
-
-
-def token_labels(data: dict[str, Any], where: str) -> dict[int, str]:
-    """A readable label per token id of a tokenizer.json document: byte-level tokens decoded to text (bytes
-    that are part of a longer UTF-8 character shown as ``\\xc3``), whitespace visible, added tokens as written."""
-    vocab = (data.get("model") or {}).get("vocab") if isinstance(data, dict) else None
-    if not isinstance(vocab, (dict, list)):
-        raise InputError(f"'{where}' has no model.vocab; it must be a tokenizer.json written by 'tokenizers'")
-    try:
-        if isinstance(vocab, dict):
-            pieces = {int(i): str(t) for t, i in vocab.items()}
-        else:  # Unigram: [piece, score] pairs in id order
-            pieces = {i: str(v[0] if isinstance(v, list) else v) for i, v in enumerate(vocab)}
-        added = {int(a["id"]): str(a["content"]) for a in data.get("added_tokens") or []}
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
-        raise InputError(f"'{where}' has a malformed vocabulary ({type(exc).__name__}: {exc}); it must be a "
-                         "tokenizer.json written by 'tokenizers'") from None
-    if _is_byte_level(data.get("decoder")) or _is_byte_level(data.get("pre_tokenizer")):
-        dec = _byte_decoder()
-        for i, t in pieces.items():
-            raw = bytes(dec[c] for c in t) if all(c in dec for c in t) else t.encode()
-            pieces[i] = raw.decode("utf-8", errors="backslashreplace")
-    return {i: _visible(t) for i, t in {**pieces, **added}.items()}
-
-
 # --- weights ----------------------------------------------------------------------------------------------
 
 def _expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -174,7 +123,7 @@ def _fmt(shape: Any) -> str:
 def _bf16(path: Path, key: str) -> Any:
     """A bfloat16 tensor, which numpy has no type for: the top half of a float32, read from the file's header
     offsets (the safetensors format: an 8-byte header length, the JSON header, the data)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     with open(path, "rb") as fh:
         n = int.from_bytes(fh.read(8), "little")
@@ -187,7 +136,7 @@ def _bf16(path: Path, key: str) -> Any:
 
 def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
     """The engine's parameters from GPT-2's tensors (``get(key)`` gives one as float64)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     d, h, m = o["d_model"], o["n_heads"], o["d_head"]
     p = {"W_E": get("wte.weight"), "W_pos": get("wpe.weight")}
@@ -206,10 +155,10 @@ def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
 def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
     """The engine's parameters (float64) from a GPT-2 model.safetensors, every key and shape checked against
     the config first; errors name the file and the key."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     try:
-        from safetensors import safe_open
+        from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
     except ImportError:
         raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
     try:
@@ -322,7 +271,7 @@ class Checkpoint:
         self._token_labels()  # refuse a tokenizer of another vocabulary before using it
         if self._tokenizer is None:
             try:
-                from tokenizers import Tokenizer
+                from tokenizers import Tokenizer  # lazy: optional dependency (the checkpoint extra)
             except ImportError:
                 raise DependencyError(f"reading text with {TOKENIZER} needs the 'tokenizers' package: {INSTALL} "
                                       "(or give --tokens)") from None

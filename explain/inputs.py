@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from explain.array_files import file_kind, read_embeddings
 from explain.errors import InputError, UsageError
+from explain.limits import MAX_ABS_VALUE
 from explain.options import OPTION
-from explain.padding import ignore_padding, needs_padding, pad_labels, pad_right
+from explain.padding import PAD, ignore_padding, needs_padding, pad_labels, pad_right
 from explain.registry import MODELS, quoted, users
 
 SPECIALS = ["<bos>", "<eos>", "<unk>"]
@@ -98,8 +100,6 @@ class Tokenizer:
 
     def pad_id(self) -> int:
         """The id of ``<pad>``, added to the vocabulary (after every word) the first time a batch needs it."""
-        from explain.padding import PAD
-
         self._add(PAD)
         return self.index[PAD]
 
@@ -159,7 +159,7 @@ def parse_token_ids(spec: str) -> list[int]:
 
 def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
     """A float64 (T, d) array, or a batch (batch, T, d), or an InputError naming the problem."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):
@@ -170,7 +170,6 @@ def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
         raise InputError(f"{source} are empty (shape {list(arr.shape)}); give at least one row and column")
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{source} contain NaN or infinite values; replace them with numbers")
-    from explain.limits import MAX_ABS_VALUE
 
     if np.abs(arr).max() > MAX_ABS_VALUE:
         raise InputError(f"{source} hold values as large as {np.abs(arr).max():.3g}; the run squares and sums "
@@ -179,9 +178,7 @@ def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
 
 
 def numpy_file_kind(path: Path) -> str:
-    """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (see :func:`explain.readers.file_kind`)."""
-    from explain.readers import file_kind
-
+    """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (see :func:`explain.array_files.file_kind`)."""
     return file_kind(path)
 
 
@@ -189,8 +186,6 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv, read
     by :mod:`explain.readers` (declared sizes checked first, pickles refused) and checked here; ``what`` names
     the array in messages (the embeddings, or a gradient/target given for the backward pass)."""
-    from explain.readers import read_embeddings
-
     return check_embeddings(read_embeddings(path), f"the {what} in '{path}'")
 
 

@@ -10,6 +10,8 @@ Nothing here imports anything at import time, so :mod:`explain.options` reads it
 
 from __future__ import annotations
 
+from explain.errors import UsageError
+
 MAX_LAYERS = 1_000  # planning is linear in layers: 1,000 plan in well under a second
 MAX_HEADS = 4_096
 MAX_WIDTH = 1_000_000  # d_model, d_head, d_ff
@@ -29,8 +31,6 @@ MAX_TOML_ARRAY = 10_000_000  # entries of a { shape = […] } table in a tutoria
 
 def check_max(value: int, cap: int, flag: str) -> None:
     """Refuse ``value`` above ``cap``, naming the flag it was given with and the cap."""
-    from explain.errors import UsageError
-
     if value > cap:
         shown = f"{value:,}" if len(str(value)) <= MAX_DIGITS else f"a {len(str(value)):,}-digit number"
         raise UsageError(f"{flag} {shown} is above the maximum of {cap:,}; give {cap:,} or less")
@@ -39,8 +39,6 @@ def check_max(value: int, cap: int, flag: str) -> None:
 def parse_whole(text: str, what: str, *, minimum: int = 0) -> int:
     """A whole number written in ``text`` (ASCII digits only, at most :data:`MAX_DIGITS` of them), or a
     UsageError naming ``what``. ``int()`` alone accepts '²', '١٢' and 5,000-digit strings."""
-    from explain.errors import UsageError
-
     s = text.strip()
     if not s or not (s.isascii() and s.isdigit()):
         raise UsageError(f"{what} must be a whole number, got '{s[:40]}'")

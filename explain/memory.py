@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from explain import ops
 from explain.errors import ResourceError
 from explain.names import gen_number
 from explain.trace import BYTES_PER_VALUE, Trace
@@ -76,8 +77,6 @@ def memory_need(planned: Trace) -> tuple[int, int]:
 def generation_bytes(trace: Trace) -> dict[str, int]:
     """Memory of a generation's trace: the prompt's forward, each new token's own steps (the last full one's
     size) and the key/value cache buffers (allocated once for every token), in bytes."""
-    from explain import ops
-
     def held(s: Any) -> int:
         return BYTES_PER_VALUE * ops.get(s.op).stored_values(s.shape, [trace.shape_of(n) for n in s.inputs],
                                                              **s.attrs)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from explain.names import gen_number, gen_step
+from explain.registry import MODELS
 from explain.trace import Step, Trace
 
 DEFAULT_K = 5
@@ -61,9 +62,9 @@ def source_of(trace: Trace, step: Step | None = None) -> tuple[str, int | None]:
 def predictions(trace: Trace, step: Step | None = None, position: int = -1, batch: int = 0,
                 k: int = DEFAULT_K) -> Predictions:
     """The top-k next tokens at ``position`` (−1: the last) for the logits that ``step`` belongs to."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
-    from explain.kernels import log_softmax
+    from explain.kernels import log_softmax  # lazy: numpy loads only when values are computed (test_shapes_imports)
 
     name, n = source_of(trace, step)
     logits = np.asarray(trace[name].output)
@@ -105,8 +106,6 @@ def _token_at(trace: Trace, n: int | None, batch: int, pos: int, vocab: list[str
 
 def _decoder(trace: Trace) -> bool:
     """The logits are an encoder-decoder's: they predict the target text, not the input's next token."""
-    from explain.registry import MODELS
-
     return MODELS[trace.config.model].target is not None
 
 

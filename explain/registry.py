@@ -34,6 +34,7 @@ A test that registers a toy model this way (``tests/unit/test_toy_model.py``) ru
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 from explain.options import OPTIONS, Option
@@ -144,8 +145,6 @@ DEFAULT_MODEL = "gpt"  # the model of a Config made without one, and of `explain
 
 def forward_of(model: Model) -> Any:
     """The model's forward function, imported on first use (the registry itself imports no model code)."""
-    from importlib import import_module  # lazy: the registry loads at click's speed, without numpy
-
     module, _, name = model.function.partition(":")
     return getattr(import_module(module), name)
 

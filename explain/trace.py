@@ -1,4 +1,4 @@
-"""The trace: what a run records, and the recorder the models write it with.
+"""The trace: what a run records (the recorder the models write it with is :mod:`explain.recorder`).
 
 A :class:`Trace` is a sequence of :class:`Step` s (name, op kind, input names, output array, shape, formula,
 shape signature, note, group path), plus the parameters, the config and the token labels: ``labels`` maps an
@@ -6,19 +6,15 @@ axis name to one label per index (``pos`` holds the first batch item's words), a
 axis whose labels differ between batch items to one list per item (:meth:`Trace.axis_labels` picks). It is data: the
 TUI, the plain printer, the exporter and the tutorials read it and never reach into a model.
 
-The :class:`Recorder` is what model code calls for every operation (``rec.op("matmul", "scores", q, k,
-transpose_b=True)`` inside ``with rec.scope("attn"):`` records the step ``attn.scores``). A step's math symbol
-and its narration come from the model's notation table (:mod:`explain.models.notation`), looked up by step
-name and op kind, so model code holds only the math. With ``shape_only=True`` the same model code runs on shapes alone (tuples, no
-numpy), which is how ``explain shapes`` and the memory estimate get every step's shape from each op's own
-shape rule. This module imports numpy only when values are computed.
+What a generation and a backward pass add to a run are typed fields of the trace (:class:`Generation`,
+:class:`BackwardPass`). A step's output is a numpy array, or None in a shape-only trace; this module imports
+no numpy.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
@@ -26,23 +22,12 @@ from typing import Any
 from explain import ops
 from explain.config import Config
 from explain.errors import ShapeError, StepNotFound
-from explain.names import group_of, label, param_name
+from explain.names import label
 from explain.ops.base import CellExplanation, Syms
 from explain.sampling import Sampling
 from explain.shape_rules import Shape
 
 BYTES_PER_VALUE = 8  # float64 (and int64 for token ids)
-
-
-@dataclass(slots=True)
-class Ref:
-    """A value flowing through model code: the step or parameter it came from, and its array (or shape)."""
-
-    name: str
-    sym: str
-    value: Any
-    axes: tuple[str, ...]
-    shape: Shape
 
 
 @dataclass(slots=True)
@@ -224,124 +209,11 @@ class Trace(Sequence[Step]):
         return sum(spec.size for spec in self.specs.values())
 
 
-Notation = Callable[[str, str, dict[str, Any]], tuple[str, str | None]]
-"""``(step name, op kind, attrs) -> (symbol, note or None)``: a model's table of symbols and narration."""
+def __getattr__(name: str) -> Any:
+    """``Recorder``, ``Ref`` and ``Notation`` moved to :mod:`explain.recorder` (issue 23); code written before
+    that still finds them here."""
+    if name in ("Recorder", "Ref", "Notation"):
+        from explain import recorder  # lazy: the recorder imports this module; the old names, for older code
 
-
-def _no_notation(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
-    return name.rsplit(".", 1)[-1], None
-
-
-class Recorder:
-    """What model code calls for every parameter and operation; builds the :class:`Trace`.
-
-    Names are relative to the current :meth:`scope`: ``with rec.scope("blocks.0"):`` then
-    ``rec.op("add", "resid_mid", …)`` records ``blocks.0.resid_mid``."""
-
-    def __init__(self, config: Config, params: dict[str, Any] | None = None, shape_only: bool = False,
-                 notation: Notation | None = None) -> None:
-        self.config = config
-        self.shape_only = shape_only
-        self.params: dict[str, Any] = params if params is not None else {}
-        self.specs: dict[str, ParamSpec] = {}
-        self.steps: list[Step] = []
-        self.labels: dict[str, list[str]] = {}
-        self.batch_labels: dict[str, list[list[str]]] = {}
-        self.notation = notation or _no_notation
-        self.generation: Generation | None = None
-        self.backward: BackwardPass | None = None
-        self._names: set[str] = set()
-        self._prefix = ""  # the current scope, "blocks.0.attn." (empty at the top)
-
-    @contextmanager
-    def scope(self, name: str) -> Iterator[None]:
-        """Name everything recorded inside ``name.…`` (scopes nest: blocks.0 then attn gives blocks.0.attn.)."""
-        outer = self._prefix
-        self._prefix = f"{outer}{name}."
-        try:
-            yield
-        finally:
-            self._prefix = outer
-
-    def param(self, name: str, shape: Shape, axes: tuple[str, ...], init: str = "uniform", fan_in: int = 1,
-              sym: str | None = None) -> Ref:
-        """Declare a parameter; in a numeric run its array comes from ``params`` (loaded or initialised)."""
-        name = param_name(self._prefix + name)
-        shape = tuple(shape)
-        sym = sym or name.rsplit(".", 1)[-1]
-        self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym)
-        value = shape if self.shape_only else self.params[name]
-        return Ref(name, sym, value, tuple(axes), shape)
-
-    def reuse(self, name: str) -> Ref:
-        """A parameter declared earlier (by its full name), used again (a tied unembedding reuses W_E)."""
-        name = param_name(name)
-        spec = self.specs[name]
-        return Ref(name, spec.sym, spec.shape if self.shape_only else self.params[name], spec.axes, spec.shape)
-
-    def ref(self, name: str) -> Ref:
-        """A step recorded earlier, by its full name, as a value to compute with (a generation reads the prompt's
-        K and V)."""
-        step = next(s for s in reversed(self.steps) if s.name == name)
-        return Ref(name, step.syms.out, step.shape if self.shape_only else step.output, step.axes, step.shape)
-
-    def input(self, name: str, value: Any, axes: tuple[str, ...], shape: Shape | None = None) -> Ref:
-        """Record a given value (token ids, embeddings, targets) as a step of its own."""
-        shape = tuple(shape if shape is not None else value.shape)
-        if not self.shape_only and isinstance(value, list):
-            import numpy as np
-
-            # ids stay integers (named by their words); flags (a padding mask) stay booleans, as torch's are
-            value = np.asarray(value)
-            value = value if value.dtype.kind == "b" else value.astype(np.int64)
-        return self.op("input", name, value=None if self.shape_only else value, shape=shape, axes=tuple(axes))
-
-    def op(self, kind: str, name: str, *inputs: Ref, sym: str | None = None, note: str | None = None,
-           group: tuple[str, ...] | None = None, formula: str | None = None, **attrs: Any) -> Ref:
-        """Run one operation and record it as a step named ``name`` (in the current scope). Its symbol and
-        note come from the notation table unless given; its group is its name's (:func:`explain.names.group_of`)
-        unless given (the backward pass files its steps under :data:`explain.names.BACKWARD`); its formula is
-        the op's unless given (a value that is its own explanation: ``∂L/∂L = 1``)."""
-        name = self._prefix + name
-        if name in self._names:
-            raise ValueError(f"step name {name!r} recorded twice")  # a bug in model code, not user input
-        self._names.add(name)
-        op = ops.get(kind)
-        shapes = [r.shape for r in inputs]
-        shape = tuple(op.shape(*shapes, **attrs))  # the op's own rule, in numeric runs too
-        out_axes = tuple(op.axes(*[r.axes for r in inputs], **attrs))
-        output = None
-        if not self.shape_only:
-            output = op.compute(*[r.value for r in inputs], **attrs)
-            if tuple(output.shape) != shape:  # the rule and the computation must agree
-                raise AssertionError(f"{name}: shape rule says {shape}, compute gave {output.shape}")
-        stored = {k: v for k, v in attrs.items() if k != "value"}
-        if sym is None or note is None:
-            table_sym, table_note = self.notation(name, kind, stored)
-            sym, note = sym or table_sym, note or table_note
-        ins = tuple(r.sym for r in inputs)
-        # a result named like one of its inputs (the residual stream's x′ = x + F) is a new value: primed in this
-        # step's formula, header and drill-down; the steps after it read it as x again
-        syms = Syms(sym + "′" if sym in ins else sym, ins)
-        step = Step(len(self.steps), name, kind, tuple(r.name for r in inputs), output, shape, out_axes,
-                    formula or op.formula(syms, **stored), op.signature(shapes, shape, **stored),
-                    note or op.default_note, group_of(name) if group is None else group, syms, stored)
-        self.steps.append(step)
-        return Ref(name, sym, shape if self.shape_only else output, out_axes, shape)
-
-    @classmethod
-    def resume(cls, trace: Trace, shape_only: bool = False) -> Recorder:
-        """A recorder that goes on after the steps of ``trace`` (the backward pass is recorded after the forward
-        steps without running them again). With ``shape_only`` the new steps get shapes, not values."""
-        rec = cls(trace.config, None if shape_only else trace.params, shape_only)
-        rec.specs, rec.labels = dict(trace.specs), dict(trace.labels)
-        rec.steps = list(trace.steps)
-        rec._names = set(trace.names())
-        rec.generation, rec.backward = trace.generation, trace.backward
-        return rec
-
-    def trace(self) -> Trace:
-        out = Trace(self.config, self.steps, {} if self.shape_only else self.params, self.specs, self.labels,
-                    self.shape_only, self.batch_labels)
-        out.generation, out.backward = self.generation, self.backward
-        return out
+        return getattr(recorder, name)
+    raise AttributeError(f"module 'explain.trace' has no attribute {name!r}")

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from explain.array_files import file_kind, npz_headers, read_npz
 from explain.errors import WeightsError
+from explain.readers import PICKLED, regular_file
 from explain.shape_rules import fmt_shape
 from explain.trace import ParamSpec
 
@@ -76,8 +78,6 @@ def load_params(path: str | Path, specs: dict[str, ParamSpec]) -> dict[str, np.n
     """Read a .npz of parameters and check it against the model: every key present, none extra, every shape
     right, every value finite. The archive's headers are checked against ``specs`` before any array is read
     (a zip bomb or a header claiming a huge shape is refused at once); pickled arrays are refused."""
-    from explain.readers import PICKLED, file_kind, npz_headers, read_npz, regular_file
-
     p = regular_file(path, "weights file", WEIGHTS_FIX, WeightsError)
     kind = file_kind(p)
     if kind == "pickle":

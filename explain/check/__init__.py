@@ -14,7 +14,12 @@ Nothing in this package imports numpy, textual or rich: the checker works on tup
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from explain.check.einsum import check_einsum
+from explain.check.expr import check_expression
+from explain.check.parse import Bindings
 
 if TYPE_CHECKING:
     from explain.check.einsum import EinsumResult
@@ -42,8 +47,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from importlib import import_module
-
         return getattr(import_module(f"explain.check.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'explain.check' has no attribute {name!r}")
 
@@ -51,13 +54,8 @@ def __getattr__(name: str) -> Any:
 def check(text: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
           dims: Mapping[str, int] | None = None) -> Node | EinsumResult:
     """Check ``text`` as an einsum (it contains ``->``) or as a numpy expression, over concrete shapes."""
-    from explain.check.parse import Bindings
-
     bindings = Bindings.concrete(shapes or {}, dims or {})
     if "->" in text:
-        from explain.check.einsum import check_einsum
-
         return check_einsum(text, bindings)
-    from explain.check.expr import check_expression
 
     return check_expression(text, bindings)

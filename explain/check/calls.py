@@ -19,6 +19,9 @@ from explain.shape_rules import Shape
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node
 
+from difflib import get_close_matches
+from math import prod
+
 from explain.check.supported import ELEMENTWISE, FUNCTIONS, METHODS, NP_NAMES, REDUCTIONS  # noqa: F401 - re-exported
 
 # Function signatures: positional parameters, how many are required, keyword-only parameters.
@@ -49,8 +52,6 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def _unknown_function(name: str) -> UsageError:
-    from difflib import get_close_matches  # only on this error path
-
     near = get_close_matches(name.rsplit(".", 1)[-1], FUNCTIONS, n=1)
     maybe = f" (did you mean {near[0]}?)" if near else ""
     return UsageError(f"not supported: function {name}(){maybe}; supported functions: {', '.join(FUNCTIONS)} "
@@ -179,7 +180,6 @@ def _function(ck: Checker, call: ast.Call, fname: str, args: dict[str, ast.expr]
             return ck.make(call, fname, _apply(ck, span, parts, rules.stack, shapes, axis), parts, f"axis={axis}")
         cat_axis = static_axis(ck, args.get("axis"), 0)
         if cat_axis is None:  # numpy flattens every array first
-            from math import prod
 
             return ck.make(call, fname, (sum(prod(s) for s in shapes),), parts, "axis=None (flattened)")
         if not isinstance(cat_axis, int):

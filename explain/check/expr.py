@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import ast
 import warnings
+from difflib import get_close_matches
 from typing import Any
 
 from explain import shape_rules as rules
+from explain.check import hints
+from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.parse import Bindings, check_length
 from explain.check.supported import supported_text
@@ -131,8 +134,6 @@ class Checker:
         if isinstance(node, ast.Attribute):
             return self.attribute(node)
         if isinstance(node, ast.Call):
-            from explain.check.calls import visit_call
-
             return visit_call(self, node)
         kind = type(node.op).__name__ if isinstance(node, (ast.BinOp, ast.UnaryOp)) else type(node).__name__
         raise unsupported(KIND_NAMES.get(kind, kind) + f" in {_short(self.text(node))!r}")
@@ -146,12 +147,10 @@ class Checker:
             return self.make(node, "input", self.b.arrays[name], detail=detail)
         if name in self.b.dims:
             return self.make(node, "scalar", (), detail=f"{name}={self.b.dims[name]}")
-        from explain.check.calls import FUNCTIONS, NP_NAMES  # here, not at the top: only errors need it
 
         if name in FUNCTIONS or name in NP_NAMES:
             raise UsageError(f"{name} is a function or module, not an array: call it, like {name}(x)"
                              if name in FUNCTIONS else f"{name} on its own is not an array: use {name}.FUNCTION(x)")
-        from difflib import get_close_matches  # only on this error path: keep startup lean
 
         near = get_close_matches(name, list(self.b.arrays) + list(self.b.dims), n=1)
         maybe = f" (did you mean {near[0]}?)" if near else ""
@@ -169,8 +168,6 @@ class Checker:
         try:
             shape = rules.matmul(left.shape, right.shape) if op == "matmul" else rules.broadcast(left.shape, right.shape)
         except ShapeError as err:
-            from explain.check import hints
-
             hint = hints.matmul_hint(left, right) if op == "matmul" else hints.broadcast_hint(left, right, sym)
             raise self.fail(err, start, start + len(sym), [left, right], hint, ("left", "right")) from None
         detail = ""

@@ -6,6 +6,7 @@ Imports only click and :mod:`explain.check` (no numpy, textual or rich), so it s
 from __future__ import annotations
 
 import inspect
+import json
 import textwrap
 
 import click
@@ -66,13 +67,17 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
     try:
         # Import only the checker for this form: at startup every module costs (see the benchmark).
         if "->" in expr:
-            from explain.check.einsum import check_einsum
+            from explain.check.einsum import (
+                check_einsum,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+            )
 
             result = check_einsum(expr, bindings)
             doc = render.einsum_document(result) if as_json else None
             lines = None if as_json else render.render_einsum(result)
         else:
-            from explain.check.expr import check_expression
+            from explain.check.expr import (
+                check_expression,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+            )
 
             node = check_expression(expr, bindings)
             doc = render.tree_document(node, bindings) if as_json else None
@@ -84,8 +89,6 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
             click.echo(line, err=True)
         raise
     if doc is not None:
-        import json  # only for --json
-
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo("\n".join(lines or []))

@@ -18,7 +18,11 @@ def first_tutorial() -> Any:
 
     Only the first file is parsed when it can be found alone: parsing every shipped tutorial would add to the
     start-up time of ``explain`` for nothing."""
-    from explain.tutorial import list_tutorials, load_tutorial, shipped_files
+    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        list_tutorials,
+        load_tutorial,
+        shipped_files,
+    )
 
     files = shipped_files()
     if not files:
@@ -31,20 +35,28 @@ def open_default() -> None:
     """Run the first tutorial and open it in the TUI, in tutorial mode."""
     tutorial = first_tutorial()
     if tutorial is not None:
-        from explain.tutorial import run_tutorial
+        from explain.tutorial import (
+            run_tutorial,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        )
 
         trace = run_tutorial(tutorial)
     else:
-        from explain.api import run
+        from explain.api import (
+            run,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        )
 
         trace = run(DEFAULT_MODEL)
     if not sys.stdout.isatty():
-        from rich.console import Console
+        from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
 
-        from explain.render.plain import print_trace
+        from explain.render.plain import (
+            print_trace,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+        )
 
         print_trace(Console(), trace)
         return
-    from explain.tui import open_trace
+    from explain.tui import (
+        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
+    )
 
     open_trace(trace, tutorial)

@@ -70,8 +70,12 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
                    "'explain run … --weights FILE' checks the file against them", err=True)
     if not (show_steps or show_params) and not as_json:
         raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
-    from explain.api import plan
-    from explain.shape_report import select, shapes_doc, shapes_text
+    from explain.api import plan  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    from explain.shape_report import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        select,
+        shapes_doc,
+        shapes_text,
+    )
 
     sel = select(plan(model, **kw), match, show_steps, show_params)
     if as_json:

@@ -65,8 +65,13 @@ def tutorial(ctx: click.Context) -> None:
 
 def _open_picker() -> None:
     """The TUI on the first tutorial, with the tutorial picker open over it."""
-    from explain.tui import open_trace
-    from explain.tutorial import list_tutorials, run_tutorial
+    from explain.tui import (
+        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
+    )
+    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        list_tutorials,
+        run_tutorial,
+    )
 
     first = list_tutorials()[0]
     open_trace(run_tutorial(first), tutorial=first, pick=True)
@@ -81,7 +86,9 @@ def list_cmd(as_json: bool) -> None:
     Example:
       explain tutorial list
     """
-    from explain.tutorial import list_tutorials
+    from explain.tutorial import (
+        list_tutorials,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    )
 
     tuts = list_tutorials()
     if as_json:
@@ -110,7 +117,11 @@ def check_cmd(files: tuple[str, ...], check_all: bool, quiet: bool) -> None:
       explain tutorial check my-lesson.toml
       explain tutorial check --all -q
     """
-    from explain.tutorial import check_tutorial, list_tutorials, load_tutorial
+    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        check_tutorial,
+        list_tutorials,
+        load_tutorial,
+    )
 
     if not files and not check_all:
         raise UsageError("give a tutorial FILE to check, or --all for the shipped ones "
@@ -143,18 +154,25 @@ def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
       explain tutorial open thinking-machines
       explain tutorial 1 --plain --answers
     """
-    from explain.tutorial import load_tutorial, run_tutorial
+    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+        load_tutorial,
+        run_tutorial,
+    )
 
     tut = load_tutorial(name)
     trace = run_tutorial(tut)
     if not plain and _interactive():
-        from explain.tui import open_trace
+        from explain.tui import (
+            open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
+        )
 
         open_trace(trace, tutorial=tut)
         return
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
 
-    from explain.render.walkthrough import print_walkthrough
+    from explain.render.walkthrough import (
+        print_walkthrough,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+    )
 
     print_walkthrough(Console(), tut, trace, answers=answers, precision=precision)
 

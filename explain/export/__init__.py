@@ -19,8 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import numpy as np
+
 from explain.errors import UsageError
+from explain.export.notebook import nbformat_module, notebook
 from explain.export.plan import Export, build, default_filename
+from explain.export.script import script_text
 from explain.export.values import LITERAL_LIMIT
 from explain.trace import Trace
 
@@ -34,8 +38,6 @@ def export_source(trace: Trace, *, steps: list[str] | None = None, narration: di
     """The script exporting ``steps`` (None: every step) and its sidecar's arrays (``{}`` when every value
     is a literal). ``sidecar_name`` (``foo.npz``) names the script ``foo.py`` in its docstring; the script
     always loads the ``.npz`` named after itself, beside itself."""
-    from explain.export.script import script_text
-
     export = build(trace, steps, narration)
     file_name = sidecar_name.rsplit(".", 1)[0] + ".py" if sidecar_name else None
     return script_text(export, file_name), export.arrays
@@ -69,8 +71,6 @@ def _write(path: Path, data: bytes | Callable[[BinaryIO], None], force: bool) ->
 
 def _savez(arrays: dict[str, Any]) -> Callable[[BinaryIO], None]:
     """Write the sidecar straight into the open file (a big run's arrays are not copied into memory first)."""
-    import numpy as np
-
     return lambda f: np.savez(f, **arrays)
 
 
@@ -96,8 +96,6 @@ def write_export_files(trace: Trace, path: str | Path, *, steps: list[str] | Non
         raise UsageError(f"{what} must be named *{FORMATS[fmt]}, not '{path.name}'; "
                          f"e.g. '{path.with_suffix(FORMATS[fmt])}'")
     if fmt == "ipynb":
-        from explain.export.notebook import nbformat_module
-
         nbformat_module()  # a missing optional extra is an error before any work
     export = build(trace, steps, narration)
     sidecar = path.with_suffix(".npz") if export.sidecar else None
@@ -105,12 +103,8 @@ def write_export_files(trace: Trace, path: str | Path, *, steps: list[str] | Non
         if target is not None:
             _check_target(target, force)
     if fmt == "py":
-        from explain.export.script import script_text
-
         data = script_text(export, path.name).encode()
     else:
-        from explain.export.notebook import nbformat_module, notebook
-
         data = nbformat_module().writes(notebook(export, path.name)).encode() + b"\n"
     if sidecar is None:
         _write(path, data, force)

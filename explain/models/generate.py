@@ -17,8 +17,9 @@ from explain.inputs import Inputs
 from explain.models.layers import layer_norm
 from explain.models.zoo import gpt_block
 from explain.names import gen_scope
+from explain.recorder import Recorder, Ref
 from explain.sampling import Sampling
-from explain.trace import Generation, Recorder, Ref
+from explain.trace import Generation
 
 
 def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:

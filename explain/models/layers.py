@@ -11,7 +11,7 @@ from __future__ import annotations
 from explain.config import Config
 from explain.inputs import Inputs
 from explain.padding import IGNORE_INDEX, key_padding_mask
-from explain.trace import Recorder, Ref
+from explain.recorder import Recorder, Ref
 
 
 def linear_params(rec: Recorder, d_in: int, d_out: int, w: str = "W", b: str = "b",

@@ -16,7 +16,7 @@ from typing import Any
 
 from explain.config import Config
 from explain.names import as_first_token, is_generated, param_name
-from explain.trace import Notation
+from explain.recorder import Notation
 
 Row = tuple[str, str, str, str | None]
 

@@ -22,7 +22,7 @@ from explain.models.layers import (
     unembed,
 )
 from explain.padding import ignore_padding
-from explain.trace import Recorder, Ref
+from explain.recorder import Recorder, Ref
 
 
 def simple(rec: Recorder, cfg: Config, inp: Inputs) -> None:

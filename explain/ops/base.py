@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -251,14 +251,15 @@ def _check_expression(tree: ast.AST, expr: str) -> None:
 
 @lru_cache(maxsize=1)
 def _namespace() -> dict[str, Any]:
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
-    from explain import kernels
+    from explain import kernels  # lazy: numpy loads only when values are computed (test_shapes_imports)
 
     return {"np": np, **{k: v for k, v in vars(kernels).items() if callable(v) and not k.startswith("_")}}
 
 
 REGISTRY: dict[str, Op] = {}
+BACKWARD_OF: list[Callable[[Op], Op]] = []  # how a "<kind>.grad" op is made: explain.ops.grad puts GradOf here
 
 
 def register(cls: type[Op]) -> type[Op]:
@@ -269,10 +270,8 @@ def register(cls: type[Op]) -> type[Op]:
 
 def get(kind: str) -> Op:
     """The op of a kind (``"matmul"``; ``"matmul.grad"`` is the backward of matmul)."""
-    if kind not in REGISTRY and kind.endswith(".grad") and kind[:-5] in REGISTRY:
-        from explain.ops.grad import GradOf
-
-        REGISTRY[kind] = GradOf(REGISTRY[kind[:-5]])
+    if kind not in REGISTRY and kind.endswith(".grad") and kind[:-5] in REGISTRY and BACKWARD_OF:
+        REGISTRY[kind] = BACKWARD_OF[0](REGISTRY[kind[:-5]])
     return REGISTRY[kind]
 
 

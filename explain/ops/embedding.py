@@ -1,4 +1,5 @@
-"""Op kinds at the edges of a model: given inputs, embedding lookups, positions, and the loss's pick and mean."""
+"""Op kinds at the start of a model: given inputs, embedding lookups and positions (the loss at its end is in
+:mod:`explain.ops.objective`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 from explain import shape_rules as sr
 from explain.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, idx, num, register, token
+from explain.ops.products import explain_pad_back, pad_back_source
 
 
 @register
@@ -95,7 +97,7 @@ class Embed(Op):
         return f"embed_backward({g}, {ins[0]}, {ins[1]}.shape[0])"
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
-        import numpy as np
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         v, j = index
         where = np.nonzero(np.asarray(inputs[0]) == v)  # the positions that hold token v
@@ -103,7 +105,7 @@ class Embed(Op):
         return [fed, where, None, None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         ids = np.asarray(inputs[0])
         v, j = index
@@ -161,16 +163,12 @@ class PosEmbed(Op):
         return f"{syms.out}[0:{n}] = {syms.ins[0]},  {syms.out}[{n}:] = 0"
 
     def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
-        from explain.ops.products import pad_back_source
-
         return pad_back_source(g, ins[0])
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
         return [index if all(i < n for i, n in zip(index, g.shape)) else None, None, None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, n: int = 1, **attrs) -> CellExplanation:
-        from explain.ops.products import explain_pad_back
-
         return explain_pad_back(index, grad, syms, index[0] < n)
 
 
@@ -203,160 +201,3 @@ class Sinusoid(Op):
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {fn}({p} / 10000^({i2}/{d}))",
                                lines=[f"angle = {p} / 10000^({i2}/{d}) = {num(angle)}",
                                       f"{fn}({num(angle)}) = {num(getattr(math, fn)(angle))}"])
-
-
-@register
-class Pick(Op):
-    """For each position, the log-probability of the correct next token: log_probs[t, target[t]]."""
-
-    kind = "pick"
-    default_note = "Pick, at each position, the log-probability the model gave to the token that really came next."
-    reads_vocab = True
-
-    def shape(self, lp, targets, **attrs):
-        if tuple(lp[:-1]) != tuple(targets):
-            raise ShapeError(f"targets {sr.fmt_shape(targets)} must match the log-probabilities' positions "
-                             f"{sr.fmt_shape(lp[:-1])}")
-        return tuple(targets)
-
-    def axes(self, lp, targets, **attrs):
-        return lp[:-1]
-
-    def formula(self, syms: Syms, ignore_index: int | None = None, **attrs) -> str:
-        tail = f",  0 where target[t] = {ignore_index} (padding, ignored)" if ignore_index is not None else ""
-        return f"{syms.out}[t] = {syms.ins[0]}[t, target[t]]{tail}"
-
-    def source(self, out, ins, ignore_index: int | None = None, **attrs) -> str:
-        if ignore_index is None:
-            return f"np.take_along_axis({ins[0]}, {ins[1]}[..., None], axis=-1)[..., 0]"
-        # an ignored target (padding) picks nothing: 0 here, and the mean leaves it out
-        t = f"np.where({ins[1]} != {ignore_index}, {ins[1]}, 0)"
-        return (f"np.where({ins[1]} != {ignore_index}, "
-                f"np.take_along_axis({ins[0]}, {t}[..., None], axis=-1)[..., 0], 0.0)")
-
-    def feeds(self, index, inputs, ignore_index: int | None = None, **attrs):
-        lp, targets = inputs
-        tok = int(targets[tuple(index)])
-        if ignore_index is not None and tok == ignore_index:
-            return [None, tuple(index)]  # an ignored target picks nothing
-        return [tuple(index) + (tok,), tuple(index)]
-
-    def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None,
-                ignore_index: int | None = None, **attrs) -> CellExplanation:
-        tok = int(inputs[1][tuple(index)])
-        if ignore_index is not None and tok == ignore_index:
-            return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: ignored",
-                                   lines=[f"the target at {idx(index)} is {ignore_index} (ignore_index): the next "
-                                          "token there is <pad>, not text", "left out of the loss: 0 here, and "
-                                          "not counted in the mean"])
-        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index + (tok,))}",
-                               lines=[f"the correct next token at {idx(index)} is {token(tok, vocab)}",
-                                      f"log p = {num(output[index])}  (p = {num(math.exp(output[index]))})"])
-
-    # -- backward: only the picked entry of each row reaches the loss -----------------------------------------
-    differentiable = (0,)
-    vjp_helpers = ("pick_backward",)
-
-    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
-        return f"{syms.out}[t, v] = {syms.ins[0]}[t] if v = target[t] else 0"
-
-    def vjp_source(self, wrt, g, ins, out, ignore_index: int | None = None, **attrs) -> str:
-        if ignore_index is None:
-            return f"pick_backward({g}, {ins[0]}, {ins[1]})"
-        # an ignored target picked nothing: no gradient reaches its row (its g is 0 too; the mean left it out)
-        keep = f"({ins[1]} != {ignore_index})"
-        return f"pick_backward(np.where({keep}, {g}, 0.0), {ins[0]}, np.where({keep}, {ins[1]}, 0))"
-
-    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
-        *pos, v = index
-        picked = v == int(inputs[1][tuple(pos)])
-        return [tuple(pos) if picked else None, None, tuple(pos), None]
-
-    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, ignore_index: int | None = None,
-                    **attrs) -> CellExplanation:
-        *pos, v = index
-        tok = int(inputs[1][tuple(pos)])
-        if ignore_index is not None and tok == ignore_index:
-            lines = [f"the target at {idx(tuple(pos))} is padding (ignore_index {ignore_index}): nothing was picked",
-                     f"the loss does not read this row, so its gradient here is {num(grad[index])}"]
-        elif v == tok:
-            lines = [f"token {v} is the correct next token at {idx(tuple(pos))}: it was picked",
-                     f"its gradient is the picked value's: {num(grad[index])}"]
-        else:
-            lines = [f"the correct next token at {idx(tuple(pos))} is {tok}, not {v}: this entry was not picked",
-                     "the loss does not read it directly, so its gradient here is 0 (log-softmax spreads it next)"]
-        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}", lines=lines)
-
-
-@register
-class Mean(Op):
-    """The mean of every entry: the loss averages the per-token losses. With a second input (the targets) and
-    ``ignore_index``, the mean of the entries whose target is not ignored, as ``F.cross_entropy(ignore_index=…)``."""
-
-    kind = "mean"
-    default_note = "The loss is the average of the per-token losses."
-    differentiable = (0,)  # the targets (a padded batch's second input) get no gradient
-
-    def shape(self, a, *targets, **attrs):
-        return ()
-
-    def axes(self, a, *targets, **attrs):
-        return ()
-
-    def formula(self, syms: Syms, ignore_index: int | None = None, **attrs) -> str:
-        if len(syms.ins) > 1:
-            return f"{syms.out} = mean({syms.ins[0]}[t] for t where target[t] ≠ {ignore_index})"
-        return f"{syms.out} = mean({syms.ins[0]})"
-
-    def source(self, out, ins, ignore_index: int | None = None, **attrs) -> str:
-        if len(ins) > 1:
-            return f"{ins[0]}[{ins[1]} != {ignore_index}].mean()"
-        return f"{ins[0]}.mean()"
-
-    def feeds(self, index, inputs, **attrs):
-        return [(slice(None),) * inputs[0].ndim] + [(slice(None),) * t.ndim for t in inputs[1:]]  # every entry
-
-    def explain(self, index, inputs, output, syms: Syms, ignore_index: int | None = None, **attrs) -> CellExplanation:
-        a = inputs[0]
-        flat = a.reshape(-1)
-        if len(inputs) > 1:
-            keep = (inputs[1] != ignore_index).reshape(-1)
-            rows = [(i, float(v) if k else "ignored (padding)") for i, (v, k) in enumerate(zip(flat, keep))]
-            total, n = flat[keep].sum(), int(keep.sum())
-            return CellExplanation((), float(output), f"{syms.out} = mean of the {n} counted entries of "
-                                   f"{syms.ins[0]} ({flat.size - n} padded targets ignored)", ("i", "value"), rows,
-                                   [f"sum = {num(total)}", f"{num(total)} / {n} = {num(output)}"])
-        return CellExplanation((), float(output), f"{syms.out} = mean of the {flat.size} entries of {syms.ins[0]}",
-                               ("i", "value"), [(i, float(v)) for i, v in enumerate(flat)],
-                               [f"sum = {num(flat.sum())}", f"{num(flat.sum())} / {flat.size} = {num(output)}"])
-
-    # -- backward: every entry counts 1/N of the mean ----------------------------------------------------------
-    def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
-        return f"{syms.out} = {syms.ins[0]} / N  (every entry, N = the number of entries)"
-
-    def vjp_source(self, wrt, g, ins, out, ignore_index: int | None = None, **attrs) -> str:
-        if len(ins) > 1:  # (x, targets): the mean of the counted entries; an ignored one gets 0
-            keep = f"({ins[1]} != {ignore_index})"
-            return f"np.where({keep}, {g} / np.count_nonzero({keep}), 0.0)"
-        return f"np.full({ins[0]}.shape, {g} / {ins[0]}.size)"
-
-    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
-        if len(inputs) > 1:
-            return [(), None, (slice(None),) * inputs[1].ndim, None]  # g / N, N from the targets
-        return [(), None, None]  # g / N: x only gives its size
-
-    def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, ignore_index: int | None = None,
-                    **attrs) -> CellExplanation:
-        if len(inputs) > 1:
-            n = int((inputs[1] != ignore_index).sum())
-            if inputs[1][index] == ignore_index:
-                return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = 0",
-                                       lines=[f"the target at {idx(index)} is padding (ignore_index): the mean "
-                                              f"left this entry out, so its gradient is {num(grad[index])}"])
-            return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {syms.ins[0]} / {n}",
-                                   lines=[f"the mean counts each of its {n} non-padding entries with weight 1/{n}",
-                                          f"{num(g)} / {n} = {num(grad[index])}"])
-        n = inputs[0].size
-        return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)} = {syms.ins[0]} / {n}",
-                               lines=[f"the mean counts each of its {n} entries with weight 1/{n}",
-                                      f"{num(g)} / {n} = {num(grad[index])}"])

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
+from explain import shape_rules as sr
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
+from explain.shape_rules import fmt_shape
 
 
 def _row(index):
@@ -37,7 +39,7 @@ class Softmax(_RowOp):
         return f"softmax({ins[0]})"
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         r, j = _row(index)
         row = np.asarray(inputs[0][self.feeds(index, inputs)[0]], dtype=float)
@@ -157,7 +159,7 @@ class LogSoftmax(_RowOp):
         return f"log_softmax({ins[0]})"
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         r, j = _row(index)
         row = inputs[0][self.feeds(index, inputs)[0]]
@@ -203,14 +205,10 @@ class LayerNorm(Op):
                     "scale γ and shift β. It keeps the residual stream's numbers in a stable range.")
 
     def shape(self, x, w, b, **attrs):
-        from explain import shape_rules as sr
-
         sr.broadcast(x, w)
         return sr.broadcast(x, b)
 
     def signature(self, shapes, out, **attrs):
-        from explain.shape_rules import fmt_shape
-
         return f"LN{fmt_shape(shapes[0])}, γ{fmt_shape(shapes[1])}, β{fmt_shape(shapes[2])} → {fmt_shape(out)}"
 
     def formula(self, syms: Syms, **attrs) -> str:
@@ -274,7 +272,7 @@ class LayerNorm(Op):
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, eps: float = 1e-5,
                     **attrs) -> CellExplanation:
-        import numpy as np
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         x, w, _ = inputs
         gs = syms.ins[0]

@@ -20,7 +20,7 @@ from rich.console import Group
 from rich.text import Text
 
 from explain.render.colour import ColourLegend, Heat, Scale, cell_style, heat_for, special_kind
-from explain.render.tensor import NumberFormat, cell_text, number_format
+from explain.render.tensor import NumberFormat, cell_text, head_tail, number_format
 
 ROW_GAP = 1  # a "⋮" line stands for elided rows
 COL_GAP = 2  # a "…" column (and its space) stands for elided columns
@@ -245,8 +245,6 @@ def head_tail_window(mat: Any, max_rows: int, width: int, *, row_labels: list[st
                      values: bool = True) -> Window:
     """numpy-style: the first and last rows (at most ``max_rows``) and as many first and last columns as fit
     ``width`` characters, with a ``…`` column between; no number is ever cut."""
-    from explain.render.tensor import head_tail
-
     nf = number_format(mat, precision)
     n_rows, n_cols = mat.shape
     rows = head_tail(n_rows, max_rows)

@@ -12,6 +12,9 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
+from explain.api import generated_ids
+from explain.predict import all_predictions
+from explain.render.predictions import generation_view, predictions_view
 from explain.render.step import step_header, step_output
 from explain.trace import Step, Trace
 
@@ -37,8 +40,6 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     console.print()
     for step in trace:
         print_step(console, trace, step, precision)
-    from explain.predict import all_predictions
-    from explain.render.predictions import generation_view, predictions_view
 
     preds = all_predictions(trace)
     if preds:
@@ -53,7 +54,7 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
 
 def _jsonable(value: Any) -> Any:
     """Nested lists of numbers; ±inf as the strings "-inf"/"inf" (JSON has no infinity), NaN as null."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     arr = np.asarray(value)
     if arr.dtype.kind in "iu":
@@ -76,7 +77,7 @@ def _jsonable(value: Any) -> Any:
 def _write_values(value: Any, write: Callable[[str], Any]) -> None:
     """``_jsonable(value)`` written piece by piece: one row of the last axis at a time, so a (256, 50257)
     logits step costs one row of Python floats, not 12.9 million of them at once."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     arr = np.asarray(value)
     if arr.ndim <= 1:
@@ -116,16 +117,12 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
 
 def _predictions_and_generation(trace: Trace) -> dict[str, Any]:
     """The next-token predictions (where there are logits) and what a generation drew, for the JSON document."""
-    from explain.predict import all_predictions
-
     out: dict[str, Any] = {}
     preds = all_predictions(trace)
     if preds:
         out["predictions"] = [p.to_dict() for p in preds]
     gen = trace.generation
     if gen is not None:
-        from explain.api import generated_ids
-
         s = gen.sampling
         out["generation"] = {"max_new_tokens": s.max_new_tokens, "greedy": s.greedy, "temperature": s.temperature,
                              "top_k": s.top_k, "top_p": s.top_p, "seed": s.seed,

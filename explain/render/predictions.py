@@ -9,6 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from explain.api import generated_ids
 from explain.names import gen_step
 from explain.predict import Predictions
 from explain.trace import Trace
@@ -46,8 +47,6 @@ def repr_token(token: str) -> str:
 
 def generation_view(trace: Trace) -> Group:
     """What a generation made: the prompt, the new tokens with their probabilities, how they were chosen."""
-    from explain.api import generated_ids
-
     gen = trace.generation
     assert gen is not None, "not a generation's trace"
     vocab = trace.labels.get("vocab") or []

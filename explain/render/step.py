@@ -48,7 +48,7 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
 
 def as_matrix(step: Step, value: Any, lead: tuple[int, ...]) -> tuple[Any, int, int]:
     """The 2-D view of a step's output for the given leading indices; vectors become one row, scalars 1×1."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     arr = value[lead] if lead else value
     arr = np.asarray(arr)

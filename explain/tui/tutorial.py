@@ -12,12 +12,11 @@ from typing import Any
 
 from explain.errors import ExplainError, StepNotFound
 from explain.trace import Step, Trace
+from explain.tutorial import list_tutorials, narration_by_step, run_options, stop_step
 
 
 def stop_target(trace: Trace, stop: Any) -> Step:
     """The step a tutorial stop shows (a step name, or a group such as ``blocks.0.attn``: its first step)."""
-    from explain.tutorial import stop_step  # on first use: a run without a tutorial never loads the package
-
     return stop_step(trace, stop)
 
 
@@ -36,8 +35,6 @@ def resolve_stops(trace: Trace, tutorial: Any) -> list[int]:
 
 def narration_map(trace: Trace, tutorial: Any) -> dict[str, str]:
     """Step name → narration of the stops, for an export of the run."""
-    from explain.tutorial import narration_by_step
-
     return narration_by_step(tutorial, trace)
 
 
@@ -45,8 +42,6 @@ def tour_options(tutorial: Any, trace: Trace) -> dict[str, Any]:
     """The inputs of a tutorial's run as :func:`explain.run` keyword arguments: its [options], its embeddings,
     and, when it gives weights, every parameter of the run (the given ones and the rest from the seed), so a
     re-run that changes nothing reproduces the tutorial's numbers exactly."""
-    from explain.tutorial import run_options
-
     if not hasattr(tutorial, "options"):  # a duck-typed tutorial without a run of its own
         return {}
     opts = run_options(tutorial)
@@ -71,7 +66,5 @@ _SHIPPED: list[Any] = []
 def shipped() -> list[Any]:
     """Every shipped tutorial (read once: the palette and the last stop ask for them)."""
     if not _SHIPPED:
-        from explain.tutorial import list_tutorials
-
         _SHIPPED.extend(list_tutorials())
     return _SHIPPED

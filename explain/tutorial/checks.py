@@ -4,6 +4,7 @@ fix it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,7 @@ def select(output: Any, index: Index, step: Step, field: str, fail: Fail) -> Any
 def _compare(got: Any, want: Any, tol: float, what: str, field: str, fail: Fail) -> None:
     """Every element of ``got`` within ``tol`` of ``want`` (−inf equals −inf), or an error at the first that is
     not."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     got = np.asarray(got, dtype=float)
     want = np.broadcast_to(np.asarray(want, dtype=float), got.shape)
@@ -66,8 +67,6 @@ def _compare(got: Any, want: Any, tol: float, what: str, field: str, fail: Fail)
 
 
 def _suggest_tol(off: float) -> str:
-    import math
-
     if off <= 0:
         return "1e-6"
     exp = math.ceil(math.log10(off))
@@ -76,7 +75,7 @@ def _suggest_tol(off: float) -> str:
 
 def check_stop(trace: Trace, step: Step, stop: Stop, fail: Fail) -> list[Check]:
     """Check the stop's cell and every expectation it carries; a Check for each that held."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     out: list[Check] = []
     add = lambda kind, detail: out.append(Check(stop.number, step.name, kind, detail))  # noqa: E731
@@ -144,7 +143,7 @@ def check_stop(trace: Trace, step: Step, stop: Stop, fail: Fail) -> list[Check]:
 
 def _relations(trace: Trace, step: Step, stop: Stop, e: Expect, x: Any, fail: Fail) -> list[Check]:
     """Expectations about slices of the output, the step's inputs and the parameter counts."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     out: list[Check] = []
     tol = e.tol

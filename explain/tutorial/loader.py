@@ -14,9 +14,13 @@ import tomllib
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+import explain
+from explain.limits import MAX_TEXT_BYTES
+from explain.readers import regular_file
 from explain.text import visible_tree
 from explain.tutorial.errors import Source, TutorialError, TutorialNotFound
-from explain.tutorial.schema import Tutorial, parse
+from explain.tutorial.parser import parse
+from explain.tutorial.schema import Tutorial
 
 _NUMBERED = re.compile(r"^(\d+)-(.+)$")
 
@@ -24,7 +28,6 @@ _NUMBERED = re.compile(r"^(\d+)-(.+)$")
 def tutorial_dirs() -> list[Traversable]:
     """Where shipped tutorials may be, in order: the wheel's ``explain/_tutorials``, the repo's ``tutorials/``."""
     out: list[Traversable] = [importlib.resources.files("explain") / "_tutorials"]
-    import explain
 
     out.append(Path(explain.__file__).resolve().parent.parent / "tutorials")
     return out
@@ -84,9 +87,6 @@ def _read(path: Path | Traversable, display: str) -> str:
 
 def load_file(path: str | Path) -> Tutorial:
     """A tutorial from a ``.toml`` path."""
-    from explain.limits import MAX_TEXT_BYTES
-    from explain.readers import regular_file
-
     p = regular_file(path, "tutorial file", "give a .toml file, or a shipped name from 'explain tutorial list'",
                      TutorialNotFound, limit=MAX_TEXT_BYTES)
     return parse_text(_read(p, str(path)), p.stem, p, str(path))

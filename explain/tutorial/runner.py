@@ -9,8 +9,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from explain.api import plan, run
 from explain.errors import ExplainError
 from explain.options import OPTIONS
+from explain.sampling import make_sampling
 from explain.shape_rules import fmt_shape
 from explain.trace import Step, Trace
 from explain.tutorial.checks import Check, check_stop
@@ -50,7 +52,6 @@ def run_options(tutorial: Tutorial) -> dict[str, Any]:
     if tutorial.embeddings is not None:
         opts["embeddings"] = tutorial.embeddings
     if tutorial.generate:  # never stops early at an end-of-text token: the stops name every new token's steps
-        from explain.sampling import make_sampling
 
         opts["sampling"] = make_sampling(**tutorial.generate, seed=opts.get("seed"))
     return opts
@@ -59,10 +60,9 @@ def run_options(tutorial: Tutorial) -> dict[str, Any]:
 def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
     """The tutorial's weights checked by name and shape against the model, the rest initialised from the seed
     exactly as ``explain run`` would."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
-    from explain.api import plan
-    from explain.weights import init_params
+    from explain.weights import init_params  # lazy: numpy loads only when values are computed (test_shapes_imports)
 
     src = _src(tutorial)
     planned = plan(tutorial.model, **opts)
@@ -86,8 +86,6 @@ def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(tutorial: Tutorial) -> Trace:
-    from explain.api import run
-
     try:
         opts = run_options(tutorial)
         if tutorial.weights:
@@ -152,8 +150,6 @@ def run_tutorial(tutorial: Tutorial) -> Trace:
 def _step_names(tutorial: Tutorial, trace: Trace | None) -> list[str]:
     """The step each stop shows, resolved in ``trace`` or in a shape-only plan of the tutorial's run."""
     if trace is None:
-        from explain.api import plan
-
         try:
             trace = plan(tutorial.model, **run_options(tutorial))
         except ExplainError as exc:

@@ -28,13 +28,15 @@ import tracemalloc
 import numpy as np
 
 from explain import kernels
-from explain.api import _prepare, generation_bytes, plan
+from explain.api import generation_bytes, plan
 from explain.models.generate import gpt_step, next_token
 from explain.models.notation import notation
 from explain.names import gen_scope, gen_step
+from explain.recorder import Recorder
 from explain.registry import MODELS, forward_of
+from explain.request import prepare_run
 from explain.sampling import make_sampling
-from explain.trace import Generation, Recorder
+from explain.trace import Generation
 from explain.weights import init_params
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
@@ -113,7 +115,7 @@ def main() -> None:
     planned = plan("gpt", sampling=s, **opts)
     params = init_params(planned.specs, seed=0)
     print(f"weights: {sum(a.size for a in params.values()):,} parameters, built in {time.perf_counter() - t0:.1f} s")
-    cfg, inp = _prepare("gpt", **opts)
+    cfg, inp = prepare_run("gpt", **opts)
     L, T, capacity = cfg.n_layers, inp.seq_len, inp.seq_len + args.new - 1
 
     # time: token by token, the reference first, then the traced step from the same cache

@@ -160,12 +160,13 @@ def test_json_and_plain_output_carry_the_gradient_steps() -> None:
 def test_the_closed_form_estimate_counts_the_gradients() -> None:
     """estimate() (plans of one and two layers, extrapolated) equals the full plan with the backward pass and
     an SGD step, so a run with gradients is refused before every layer is planned."""
-    from explain.api import _prepare, _training, estimate
+    from explain.api import estimate
+    from explain.request import prepare_run, training_of
 
     for options in ({"backward": True}, {"lr": 0.1}):
         opts = dict(options, n_layers=5)
-        training = _training(dict(opts))
-        cfg, inp = _prepare("gpt", n_layers=5)
+        training = training_of(dict(opts))
+        cfg, inp = prepare_run("gpt", n_layers=5)
         full = plan("gpt", **opts)
         assert estimate(cfg, inp, training) == (full.n_params, full.nbytes)
         assert full.nbytes > estimate(cfg, inp)[1]  # the gradients are counted

@@ -18,13 +18,14 @@ LAYERS: list[tuple[str, ...]] = [
      "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
      "explain.tui.messages"),
     ("explain.registry", "explain.check"),  # the model registry (names, capabilities, defaults); the shape checker
-    ("explain.config", "explain.inputs", "explain.readers", "explain.sampling"),
+    ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
+     "explain.sampling"),
     ("explain.ops",),
-    ("explain.trace",),
+    ("explain.trace", "explain.recorder"),
     ("explain.models", "explain.weights",
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
      "explain.backward"),  # backward: the walker over a trace
-    ("explain.api", "explain.predict"),
+    ("explain.request", "explain.api", "explain.predict"),
     ("explain.export",),
     ("explain.tutorial",),
     ("explain.render",),

@@ -20,8 +20,8 @@ from explain.config import Config
 from explain.inputs import Inputs
 from explain.models import notation
 from explain.models.layers import embed, linear_params
+from explain.recorder import Recorder
 from explain.registry import MODELS, Model
-from explain.trace import Recorder
 
 
 # 1. its forward

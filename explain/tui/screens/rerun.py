@@ -24,6 +24,7 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
+from explain.api import run
 from explain.errors import ExplainError, UsageError
 from explain.options import OPTION, OPTIONS, parse_option
 from explain.registry import MODELS, option_help
@@ -270,8 +271,6 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _run(self, model: str, options: dict[str, Any]) -> None:
-        from explain.api import run
-
         try:
             trace = await in_daemon_thread(lambda: run(model, **options))
         except ExplainError as exc:

@@ -11,8 +11,12 @@ from typing import Any
 
 from textual import work
 
+from explain import api
+from explain.backward import gradient_partner
 from explain.errors import ExplainError
 from explain.names import gen_step, in_backward
+from explain.registry import MODELS
+from explain.sampling import make_sampling
 from explain.tui.messages import RunFailed, RunFinished
 
 GENERATE_MORE = 5  # new tokens per press of G
@@ -25,7 +29,7 @@ class RunActions:
     # -- export ----------------------------------------------------------------------------------------------
     def _export(self, steps: list[str] | None) -> None:
         """A numpy script of the step or the run, named by the user."""
-        from explain.tui.export import default_name
+        from explain.tui.export import default_name  # lazy: a screen's module loads on first use (bench_tui_startup)
 
         what = f"step {steps[0]}" if steps else "the whole run"
         self._save(f"Export {what} as a numpy script", default_name(self.trace, steps), ".py",
@@ -34,8 +38,10 @@ class RunActions:
     def _save(self, what: str, default: str, suffix: str, write: Any) -> None:
         """Ask for the file name (prefilled, in the working directory), ask again before replacing a file, then
         ``write(path, overwrite)``, which says where the file went."""
-        from explain.tui.export import target_path
-        from explain.tui.screens.prompt import PromptScreen
+        from explain.tui.export import target_path  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.screens.prompt import (
+            PromptScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         def check(name: str) -> str | None:
             folder = target_path(name, suffix=suffix).parent
@@ -48,7 +54,9 @@ class RunActions:
             if not path.exists():
                 write(path, False)
                 return
-            from explain.tui.screens.confirm import ConfirmScreen
+            from explain.tui.screens.confirm import (
+                ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+            )
 
             def answered(yes: bool | None) -> None:
                 if yes:
@@ -64,7 +72,10 @@ class RunActions:
     def action_picture(self) -> None:
         """The screen as it is now, as an SVG (Textual's screenshot), taken before the file-name dialog opens so
         the dialog is not in the picture."""
-        from explain.tui.export import picture_name, write_picture
+        from explain.tui.export import (  # lazy: a screen's module loads on first use (bench_tui_startup)
+            picture_name,
+            write_picture,
+        )
 
         svg = self.app.export_screenshot(title=f"explain: {self.view.step.name}")
 
@@ -79,8 +90,8 @@ class RunActions:
         self._save("Save the screen as an SVG picture", picture_name(self.view.step.name), ".svg", write)
 
     def _write(self, steps: list[str] | None, path: Path, overwrite: bool) -> None:
-        from explain.tui.export import export
-        from explain.tui.tutorial import narration_map
+        from explain.tui.export import export  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.tutorial import narration_map  # lazy: a screen's module loads on first use (bench_tui_startup)
 
         try:
             narration = narration_map(self.trace, self.tutorial) if self._tutorial_run() else None
@@ -106,8 +117,6 @@ class RunActions:
     def action_gradient(self) -> None:
         """From a value to its gradient and back; on a run without a backward pass, record it first (after the
         forward steps, which are not run again)."""
-        from explain.backward import gradient_partner
-
         if self.trace.backward is None:
             self.notify("recording the backward pass…", timeout=2)
             self._record_backward(self.trace)
@@ -121,10 +130,8 @@ class RunActions:
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _record_backward(self, trace) -> None:
-        from explain.api import with_backward
-
         try:
-            done = with_backward(trace)
+            done = api.with_backward(trace)
         except ExplainError as exc:
             self.app.call_from_thread(self.post_message, RunFailed(str(exc)))
         except Exception as exc:  # a bug in the engine must not take the session down with it
@@ -135,8 +142,6 @@ class RunActions:
     def _backward_recorded(self, old, trace) -> None:
         """The same forward steps at the same indices (a tutorial's stops stay valid), then the gradients; the
         view goes to the gradient of the step shown."""
-        from explain.backward import gradient_partner
-
         if self.view.trace is not old:  # another run came in meanwhile: it wins
             return
         self.run_options = {**self.run_options, "backward": True}
@@ -158,7 +163,9 @@ class RunActions:
         if not self.tutorial_on:
             self._open_form()
             return
-        from explain.tui.screens.confirm import ConfirmScreen
+        from explain.tui.screens.confirm import (
+            ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -169,7 +176,9 @@ class RunActions:
             f"`t` brings you back to stop {self.stop_index + 1}. Continue?", yes="Re-run", no="Stay"), answered)
 
     def _open_form(self) -> None:
-        from explain.tui.screens.rerun import RerunScreen
+        from explain.tui.screens.rerun import (
+            RerunScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         def finished(result: tuple[Any, dict[str, Any]] | None) -> None:
             if result is None:
@@ -188,20 +197,15 @@ class RunActions:
     def action_generate(self) -> None:
         """Run this run's input again with GENERATE_MORE more new tokens (the same settings and seed, so the
         tokens already drawn come out the same), and go to the first new one."""
-        from dataclasses import replace as with_
-
-        from explain.registry import MODELS
-        from explain.sampling import make_sampling
-
         if not MODELS[self.trace.config.model].generates:
             able = ", ".join(m.name for m in MODELS.values() if m.generates)
             self.notify(f"generation needs a model that writes the next token: {able}", severity="warning")
             return
         gen = self.trace.generation
         if gen is None:
-            sampling = with_(make_sampling(GENERATE_MORE, seed=self.trace.config.seed), eos=None)
+            sampling = replace(make_sampling(GENERATE_MORE, seed=self.trace.config.seed), eos=None)
         else:
-            sampling = with_(gen.sampling, max_new_tokens=len(gen.steps) + GENERATE_MORE, eos=None)
+            sampling = replace(gen.sampling, max_new_tokens=len(gen.steps) + GENERATE_MORE, eos=None)
         options = {**self.run_options, "model": self.trace.config.model, "sampling": sampling}
         if "text" not in options and "tokens" not in options and "checkpoint" not in options:
             options["text"] = " ".join(self.trace.labels.get("pos") or [])
@@ -210,12 +214,13 @@ class RunActions:
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _run(self, options: dict[str, Any]) -> None:
-        from explain.api import run
-        from explain.tui.screens.rerun import in_daemon_thread
+        from explain.tui.screens.rerun import (
+            in_daemon_thread,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         opts = {k: v for k, v in options.items() if k != "model"}
         try:
-            message: Any = RunFinished(await in_daemon_thread(lambda: run(options["model"], **opts)), options)
+            message: Any = RunFinished(await in_daemon_thread(lambda: api.run(options["model"], **opts)), options)
         except ExplainError as exc:
             message = RunFailed(str(exc))
         except Exception as exc:  # a bug in the engine must not take the session down with it

@@ -12,6 +12,7 @@ from textual import work
 from explain.errors import ExplainError
 from explain.tui.tutorial import next_tutorial
 from explain.tui.widgets.narration import NarrationPane, stop_markdown
+from explain.tutorial import load_tutorial, run_options, run_tutorial
 
 
 class TourActions:
@@ -54,7 +55,9 @@ class TourActions:
             self.view = self.view.go(self.view.index + delta)
 
     def _offer_next_tutorial(self) -> None:
-        from explain.tui.screens.confirm import ConfirmScreen
+        from explain.tui.screens.confirm import (
+            ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         nxt = next_tutorial(self.tutorial)
         if nxt is None:
@@ -76,8 +79,9 @@ class TourActions:
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _open_tutorial(self, name: str) -> None:
-        from explain.tui.screens.rerun import in_daemon_thread
-        from explain.tutorial import load_tutorial, run_options, run_tutorial
+        from explain.tui.screens.rerun import (
+            in_daemon_thread,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         try:
             tut = await in_daemon_thread(lambda: load_tutorial(name))

@@ -93,7 +93,9 @@ class ViewActions:
         self._open_search("goto")
 
     def _open_search(self, mode: str) -> None:
-        from explain.tui.screens.search import SearchScreen
+        from explain.tui.screens.search import (
+            SearchScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         def chosen(index: int | None) -> None:
             if index is not None and index != self.view.index:
@@ -103,7 +105,10 @@ class ViewActions:
         self.app.push_screen(SearchScreen(self.trace, mode, current=self.view.index), chosen)
 
     def action_heads(self) -> None:
-        from explain.tui.screens.heads import HeadsScreen, pattern_step
+        from explain.tui.screens.heads import (  # lazy: a screen's module loads on first use (bench_tui_startup)
+            HeadsScreen,
+            pattern_step,
+        )
 
         step = pattern_step(self.trace, self.view.index)
         if step is None:
@@ -119,7 +124,9 @@ class ViewActions:
         self.app.push_screen(HeadsScreen(self.view.go(step.index)), opened)
 
     def action_help(self) -> None:
-        from explain.tui.screens.help import HelpScreen
+        from explain.tui.screens.help import (
+            HelpScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
 
         self.app.push_screen(HelpScreen())
 
