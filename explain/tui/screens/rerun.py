@@ -24,7 +24,7 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from explain.api import run
+from explain import api
 from explain.errors import ExplainError, UsageError
 from explain.options import OPTION, OPTIONS, parse_option
 from explain.registry import MODELS, option_help
@@ -272,7 +272,8 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _run(self, model: str, options: dict[str, Any]) -> None:
         try:
-            trace = await in_daemon_thread(lambda: run(model, **options))
+            # api.run looked up at call time (not imported by name), so a test can slow the engine down
+            trace = await in_daemon_thread(lambda: api.run(model, **options))
         except ExplainError as exc:
             self._refused(str(exc))
         except Exception as exc:  # a bug in the engine must not take the session down with it
