@@ -58,17 +58,18 @@ def init_params(specs: dict[str, ParamSpec], seed: int) -> dict[str, np.ndarray]
     return {name: init_param(spec, seed) for name, spec in specs.items()}
 
 
-def save_params(params: dict[str, np.ndarray], path: str | Path, force: bool = False) -> None:
-    """Write every parameter under its dotted name (``blocks.0.attn.W_Q``) to an uncompressed .npz.
+def save_params(params: dict[str, np.ndarray], path: str | Path, force: bool = False) -> Path:
+    """Write every parameter under its dotted name (``blocks.0.attn.W_Q``) to an uncompressed .npz, atomically
+    (:mod:`explain.atomic`: the old file or the new one, whole, whatever happens). Without ``force`` nothing
+    existing is replaced, not even a file (or link) that appeared at ``path`` since the caller looked.
+    Returns the file written."""
+    from explain.atomic import atomic_write
+    from explain.paths import check_output
 
-    Without ``force`` the file is opened for exclusive creation: a file (or a symbolic link, even a dangling
-    one) that appeared at ``path`` since the caller looked is never written through or overwritten."""
-    try:
-        with open(path, "wb" if force else "xb") as f:
-            np.savez(f, **params)
-    except FileExistsError:
-        what = "a symbolic link" if Path(path).is_symlink() else "a file"
-        raise WeightsError(f"'{path}' is {what} that already exists; use --force to overwrite it") from None
+    target = check_output(path, force, example="params.npz")
+    with atomic_write(target, force=force) as f:
+        np.savez(f, **params)
+    return target
 
 
 WEIGHTS_FIX = "write one with 'explain params MODEL -o FILE.npz' or np.savez"

@@ -57,8 +57,10 @@ def export(model: str, step: str | None, first: str | None, last: str | None, fm
     if to_stdout and fmt == "ipynb":
         raise UsageError("a notebook cannot be written to stdout; give a file, e.g. -o export.ipynb")
     path = Path(output)
-    if not to_stdout and path.exists() and not path.is_dir() and not force:
-        raise UsageError(f"'{output}' exists; use --force to overwrite it")  # before the run, which may be slow
+    if not to_stdout:
+        from explain.paths import check_output
+
+        check_output(output, force, example=f"export.{fmt}")  # before the run, which may be slow
 
     from explain.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -76,26 +75,16 @@ def params(model: str, output: str, force: bool, **kwargs) -> None:
       explain params attention --d-model 4 -o attn.npz
       explain run attention --d-model 4 --weights attn.npz --plain
     """
-    path = Path(output)
-    if path.suffix != ".npz":
+    if Path(output).suffix != ".npz":
         raise UsageError(f"'{output}' must end in .npz (numpy would add the suffix and write another file)")
-    if path.is_dir():
-        raise UsageError(f"'{output}' is a folder; give a file name such as '{path / 'params.npz'}'")
-    if path.is_symlink() and not path.exists() and not force:
-        raise UsageError(f"'{output}' is a symbolic link to '{os.readlink(path)}', which does not exist; remove "
-                         "the link, or use --force to write the file it points to")
-    if path.exists() and not force:
-        raise UsageError(f"'{output}' exists; use --force to overwrite it")
-    if not path.parent.is_dir():
-        raise UsageError(f"folder '{path.parent}' does not exist; create it first")
+    from explain.paths import check_output
+
+    check_output(output, force, example="params.npz")  # before the run, which may be slow
     from explain.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
     from explain.weights import save_params  # lazy: numpy loads only when values are computed (test_shapes_imports)
 
     trace = run_model(model, **run_kwargs(model, kwargs))
-    try:
-        save_params(trace.params, path, force=force)  # exclusive: a file that appeared meanwhile is kept
-    except OSError as exc:
-        raise UsageError(f"cannot write '{output}': {exc.strerror}") from None
+    save_params(trace.params, output, force=force)  # atomic, and exclusive without --force
     click.echo(f"wrote {len(trace.params)} parameters ({trace.n_params:,} values) to {output}", err=True)

@@ -15,17 +15,18 @@ A step ``blocks.0.attn.W_Q`` is the variable ``blocks_0_attn_W_Q``; small values
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
+from explain.atomic import write_together
 from explain.errors import UsageError
 from explain.export.notebook import nbformat_module, notebook
 from explain.export.plan import Export, build, default_filename
 from explain.export.script import script_text
 from explain.export.values import LITERAL_LIMIT
+from explain.paths import check_output
 from explain.trace import Trace
 
 FORMATS = {"py": ".py", "ipynb": ".ipynb"}
@@ -41,37 +42,6 @@ def export_source(trace: Trace, *, steps: list[str] | None = None, narration: di
     export = build(trace, steps, narration)
     file_name = sidecar_name.rsplit(".", 1)[0] + ".py" if sidecar_name else None
     return script_text(export, file_name), export.arrays
-
-
-def _check_target(path: Path, force: bool) -> None:
-    if path.is_dir():
-        raise UsageError(f"'{path}' is a folder; give a file name, e.g. '{path / 'export.py'}'")
-    if path.exists() and not force:
-        raise UsageError(f"'{path}' exists; use --force to overwrite it")
-    if path.parent.exists() and not path.parent.is_dir():
-        raise UsageError(f"'{path.parent}' is a file, not a folder; give a path in a folder")
-    if not path.parent.is_dir():
-        raise UsageError(f"folder '{path.parent}' does not exist; create it first")
-
-
-def _write(path: Path, data: bytes | Callable[[BinaryIO], None], force: bool) -> None:
-    """Write ``data`` (bytes, or a function that writes to the open file) to ``path``. Mode "x" refuses to
-    replace a file that appeared since the checks; "w" is used only with force."""
-    try:
-        with open(path, "wb" if force else "xb") as f:
-            if callable(data):
-                data(f)
-            else:
-                f.write(data)
-    except FileExistsError:
-        raise UsageError(f"'{path}' exists; use --force to overwrite it") from None
-    except OSError as exc:
-        raise UsageError(f"cannot write '{path}': {exc.strerror or exc}") from None
-
-
-def _savez(arrays: dict[str, Any]) -> Callable[[BinaryIO], None]:
-    """Write the sidecar straight into the open file (a big run's arrays are not copied into memory first)."""
-    return lambda f: np.savez(f, **arrays)
 
 
 def write_export(trace: Trace, path: str | Path, *, steps: list[str] | None = None, fmt: str = "py",
@@ -99,21 +69,14 @@ def write_export_files(trace: Trace, path: str | Path, *, steps: list[str] | Non
         nbformat_module()  # a missing optional extra is an error before any work
     export = build(trace, steps, narration)
     sidecar = path.with_suffix(".npz") if export.sidecar else None
-    for target in (path, sidecar):
-        if target is not None:
-            _check_target(target, force)
+    targets = [check_output(t, force, example=f"export{FORMATS[fmt]}") for t in (path, sidecar) if t is not None]
     if fmt == "py":
         data = script_text(export, path.name).encode()
     else:
         data = nbformat_module().writes(notebook(export, path.name)).encode() + b"\n"
-    if sidecar is None:
-        _write(path, data, force)
-        return path, export
-    _write(sidecar, _savez(export.arrays), force)
-    try:
-        _write(path, data, force)
-    except UsageError:
-        if not force:
-            sidecar.unlink(missing_ok=True)  # we created it a moment ago: leave nothing half-done
-        raise
+    # the script and its sidecar are renamed into place together: an export is whole or not there at all
+    with write_together(targets, force=force) as files:
+        files[0].write(data)
+        if sidecar is not None:
+            np.savez(files[1], **export.arrays)  # straight into the file: a big run's arrays are not copied
     return path, export

@@ -44,7 +44,8 @@ def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | No
 
 
 def write_picture(svg: str, path: Path, overwrite: bool = False) -> Path:
-    """Write an SVG screenshot to ``path`` (replacing a file only with ``overwrite``) and return where it went."""
-    with open(path, "w" if overwrite else "x", encoding="utf-8") as f:
-        f.write(svg)
-    return path
+    """Write an SVG screenshot to ``path`` atomically (replacing a file only with ``overwrite``) and return
+    where it went."""
+    from explain.atomic import write_bytes
+
+    return write_bytes(path, svg.encode("utf-8"), force=overwrite)

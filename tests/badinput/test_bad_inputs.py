@@ -225,11 +225,11 @@ def test_control_sequences_in_a_tutorial_are_shown_not_sent(fx: Path) -> None:
 
 def test_a_file_that_appears_during_the_run_is_not_overwritten(fx: Path, tmp_path: Path) -> None:
     """params opens its file for exclusive creation after the run: a file created meanwhile is kept."""
-    from explain.errors import WeightsError
+    from explain.errors import UsageError
     from explain.weights import save_params
 
     target = tmp_path / "late.npz"
     target.write_text("mine")
-    with pytest.raises(WeightsError, match="already exists"):
+    with pytest.raises(UsageError, match="exists; use --force"):
         save_params({"a": __import__("numpy").ones(2)}, target)
     assert target.read_text() == "mine"
