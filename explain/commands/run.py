@@ -75,11 +75,11 @@ def params(model: str, output: str, force: bool, **kwargs) -> None:
       explain params attention --d-model 4 -o attn.npz
       explain run attention --d-model 4 --weights attn.npz --plain
     """
-    if Path(output).suffix != ".npz":
-        raise UsageError(f"'{output}' must end in .npz (numpy would add the suffix and write another file)")
     from explain.paths import check_output
 
     check_output(output, force, example="params.npz")  # before the run, which may be slow
+    if Path(output).suffix != ".npz":
+        raise UsageError(f"'{output}' must end in .npz (numpy would add the suffix and write another file)")
     from explain.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )

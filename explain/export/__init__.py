@@ -61,6 +61,7 @@ def write_export_files(trace: Trace, path: str | Path, *, steps: list[str] | Non
     path = Path(path)
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format '{fmt}'; use one of: {', '.join(FORMATS)}")
+    check_output(path, force, example=f"export{FORMATS[fmt]}")  # '.' is a folder, not a name to add .py to
     if path.suffix != FORMATS[fmt]:
         what = {"py": "a script", "ipynb": "a notebook"}[fmt]
         raise UsageError(f"{what} must be named *{FORMATS[fmt]}, not '{path.name}'; "

@@ -5,6 +5,7 @@ before overwriting a file."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,29 @@ def picture_name(step: str) -> str:
 
 def target_path(name: str, directory: Path | None = None, suffix: str = ".py") -> Path:
     """The file a typed name means: relative names are in ``directory`` (the working directory), ``~`` is
-    expanded, and a name without a suffix gets ``suffix``."""
-    path = Path(name).expanduser()
-    if not path.suffix:
-        path = path.with_suffix(suffix)
-    return path if path.is_absolute() else (directory or Path.cwd()) / path
+    expanded, and a new name without a suffix gets ``suffix`` (what exists is taken as it is: ``/dev/full`` is
+    the device, refused, not ``/dev/full.svg``). A name no file can have is a
+    :class:`~explain.errors.UsageError` (:func:`explain.paths.expand`)."""
+    from explain.paths import expand
+
+    path = expand(name)
+    path = path if path.is_absolute() else (directory or Path.cwd()) / path
+    if path.suffix or os.path.lexists(path) or name.rstrip().endswith(("/", ".")):
+        return path
+    return path.with_suffix(suffix)
+
+
+def check_name(name: str, directory: Path | None = None, suffix: str = ".py") -> str | None:
+    """Why the dialog cannot write ``name`` (the CLI's own message, without its --force advice: the dialog
+    asks before replacing a file), or None."""
+    from explain.errors import ExplainError
+    from explain.paths import check_output
+
+    try:
+        check_output(target_path(name, directory, suffix), force=True)
+    except ExplainError as exc:
+        return str(exc)
+    return None
 
 
 def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None, path: Path,

@@ -106,7 +106,7 @@ def test_export_asks_the_name_says_where_and_never_overwrites_unasked(gpt_trace,
         field.value = "no/such/folder/run.py"
         await pilot.press("enter")
         await pilot.pause()
-        assert "there is no folder" in str(app.screen.query_one("#error").render())
+        assert "does not exist" in str(app.screen.query_one("#error").render())
         field.value = "my_run"
         await pilot.press("enter")
         await pilot.pause()
@@ -244,7 +244,7 @@ def test_picture_key_saves_the_screen_as_svg_named_after_the_step(gpt_trace, mon
         field.value = "no/such/folder/pic"
         await pilot.press("enter")
         await pilot.pause()
-        assert "there is no folder" in str(app.screen.query_one("#error").render())
+        assert "does not exist" in str(app.screen.query_one("#error").render())
         assert field.value == "no/such/folder/pic"
         field.value = "mine"
         await pilot.press("enter")

@@ -40,7 +40,10 @@ class PromptScreen(ModalScreen[str | None]):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        problem = "give a file name" if not text else (self.check(text) if self.check else None)
+        try:
+            problem = "give a file name" if not text else (self.check(text) if self.check else None)
+        except Exception as exc:  # a bug in a check must not end the app: the dialog stays open and says so
+            problem = f"internal error: {exc!r}"
         if problem:
             self.refuse(problem)
             return

@@ -5,6 +5,7 @@ A mixin, so the step screen's module stays about navigation."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,22 +37,23 @@ class RunActions:
                    lambda path, overwrite: self._write(steps, path, overwrite))
 
     def _save(self, what: str, default: str, suffix: str, write: Any) -> None:
-        """Ask for the file name (prefilled, in the working directory), ask again before replacing a file, then
-        ``write(path, overwrite)``, which says where the file went."""
-        from explain.tui.export import target_path  # lazy: a screen's module loads on first use (bench_tui_startup)
+        """Ask for the file name (prefilled, in the working directory; checked as the CLI checks ``-o``, the
+        message shown beside the field), ask again before replacing a file, then ``write(path, overwrite)``,
+        which says where the file went."""
+
+        from explain.tui.export import (
+            check_name,  # lazy: a screen's module loads on first use (bench_tui_startup)
+            target_path,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        )
         from explain.tui.screens.prompt import (
             PromptScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
         )
-
-        def check(name: str) -> str | None:
-            folder = target_path(name, suffix=suffix).parent
-            return None if folder.is_dir() else f"there is no folder {folder}; give an existing one"
 
         def named(name: str | None) -> None:
             if name is None:
                 return
             path = target_path(name, suffix=suffix)
-            if not path.exists():
+            if not os.path.lexists(path):
                 write(path, False)
                 return
             from explain.tui.screens.confirm import (
@@ -67,7 +69,8 @@ class RunActions:
             self.app.push_screen(ConfirmScreen(f"`{path}` exists. Replace it?", yes="Replace", no="Keep it"),
                                  answered)
 
-        self.app.push_screen(PromptScreen(f"{what}. File name (in {Path.cwd()}):", default, check), named)
+        self.app.push_screen(PromptScreen(f"{what}. File name (in {Path.cwd()}):", default,
+                                          lambda name: check_name(name, suffix=suffix)), named)
 
     def action_picture(self) -> None:
         """The screen as it is now, as an SVG (Textual's screenshot), taken before the file-name dialog opens so
@@ -82,8 +85,10 @@ class RunActions:
         def write(path: Path, overwrite: bool) -> None:
             try:
                 written = write_picture(svg, path, overwrite)
-            except OSError as exc:
+            except (ExplainError, OSError) as exc:
                 self.notify(f"picture not saved: {exc}", severity="error", timeout=8)
+            except Exception as exc:  # a bug must not end the session
+                self.notify(f"picture not saved: internal error: {exc!r}", severity="error", timeout=8)
             else:
                 self.notify(f"wrote {written.resolve()}", title="picture saved", timeout=8)
 
@@ -100,6 +105,8 @@ class RunActions:
             written = export(self.trace, steps, narration, path, overwrite=overwrite)
         except (ExplainError, OSError) as exc:
             self.notify(f"export failed: {exc}", severity="error", timeout=8)
+        except Exception as exc:  # a bug must not end the session
+            self.notify(f"export failed: internal error: {exc!r}", severity="error", timeout=8)
         else:
             self.notify(f"wrote {written.resolve()}", title="exported", timeout=8)
 
