@@ -23,6 +23,7 @@ from explain.memory import (  # noqa: F401 - part of this module's interface
 )
 from explain.models.generate import generate as record_generation
 from explain.models.notation import notation
+from explain.pricing import price
 from explain.recorder import Recorder
 from explain.registry import DEFAULT_MODEL, MODELS, forward_of
 from explain.request import check_generation, eos_of, open_for, prepare_run, training_of
@@ -90,19 +91,18 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
 
 
-def estimate(cfg: Config, inp: Inputs, training: Any = None) -> tuple[int, int]:
-    """(parameter count, trace bytes) of the run, in closed form: every model is one stem, ``n_layers`` equal
-    blocks and one head, so the plans of one and two layers give the cost of a block, and the total follows
-    without planning the other n_layers − 2 (a 10⁸-layer request is refused in milliseconds). With
-    ``training`` the trace counts the objective, every gradient step and the SGD update (a block's gradients
-    are a block's cost too, so the closed form holds)."""
-    if cfg.n_layers <= 2:
-        t = _record(cfg, inp, None, shape_only=True, training=training)
+def estimate(cfg: Config, inp: Inputs, training: Any = None, sampling: Any = None) -> tuple[int, int]:
+    """(parameter count, trace bytes) of the run, in closed form (:mod:`explain.pricing`): plans of one and two
+    layers (and, with ``sampling``, two to four new tokens) give the cost without planning the rest, so a
+    10⁸-layer or 10⁶-token request is refused in milliseconds. With ``training`` the trace counts the
+    objective, every gradient step and the SGD update."""
+
+    def plan(layers: int, new: int | None) -> tuple[int, int]:
+        s = None if new is None else replace(sampling, max_new_tokens=new)
+        t = _record(replace(cfg, n_layers=layers), inp, None, shape_only=True, sampling=s, training=training)
         return t.n_params, t.nbytes
-    one = _record(replace(cfg, n_layers=1), inp, None, shape_only=True, training=training)
-    two = _record(replace(cfg, n_layers=2), inp, None, shape_only=True, training=training)
-    k = cfg.n_layers - 1
-    return (one.n_params + k * (two.n_params - one.n_params), one.nbytes + k * (two.nbytes - one.nbytes))
+
+    return price(plan, cfg.n_layers, None if sampling is None else sampling.max_new_tokens)
 
 
 def with_backward(trace: Trace, **training: Any) -> Trace:
@@ -151,12 +151,12 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     if sampling is not None and training is not None:
         raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
                          "generation options to see the backward pass")
-    check_memory(estimate(cfg, inp, training), gradients=training is not None)  # before planning every layer
     if sampling is not None:
         check_generation(cfg, inp, sampling)
+    # before planning every layer and every new token: priced in closed form from a few small plans
+    check_memory(estimate(cfg, inp, training, sampling), gradients=training is not None,
+                 new_tokens=None if sampling is None else sampling.max_new_tokens)
     planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
-    if sampling is not None:
-        check_memory(planned)  # the estimate is the prompt's forward; the plan adds the new tokens
     if options.get("checkpoint") is not None and weights is None:
         ck = open_for(model, options["checkpoint"])
         params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")

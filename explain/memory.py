@@ -47,10 +47,10 @@ def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
     return isinstance(planned, Trace) and planned.backward is not None
 
 
-def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> None:
+def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_tokens: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
     planned trace or :func:`estimate`'s (parameter count, trace bytes); ``gradients`` says the trace holds the
-    backward pass (the message says so)."""
+    backward pass, ``new_tokens`` that it generates that many tokens (the message says so)."""
     n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
     weights = n_params * BYTES_PER_VALUE
     need = weights + trace
@@ -62,6 +62,8 @@ def check_memory(planned: Trace | tuple[int, int], gradients: bool = False) -> N
             per = generation_bytes(planned)
             gen = (f"; a generation keeps only each new token's own steps, about {_gib(per['per_token'])} a token, "
                    f"and the key/value cache ({_gib(per['cache'])}) holds the rest: use fewer --max-new-tokens")
+        elif new_tokens is not None:
+            gen = f"; the trace holds {new_tokens:,} new tokens: use fewer --max-new-tokens"
         grads = " with its gradients" if gradients or _has_gradients(planned) else ""
         raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace{grads} "
                             f"{_gib(trace)}) but explain plans to use at most {MEMORY_SHARE:.0%} of the "
