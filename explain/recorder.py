@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explain import ops
+from explain.cancel import check_cancelled
 from explain.config import Config
 from explain.names import group_of, param_name
 from explain.ops.base import Syms
@@ -112,6 +113,7 @@ class Recorder:
         note come from the notation table unless given; its group is its name's (:func:`explain.names.group_of`)
         unless given (the backward pass files its steps under :data:`explain.names.BACKWARD`); its formula is
         the op's unless given (a value that is its own explanation: ``∂L/∂L = 1``)."""
+        check_cancelled()  # long work (a run, a generation, a backward pass) stops here when cancelled
         name = self._prefix + name
         if name in self._names:
             raise ValueError(f"step name {name!r} recorded twice")  # a bug in model code, not user input

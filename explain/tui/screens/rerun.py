@@ -10,9 +10,7 @@ embeddings and weights included. :func:`parse_form` turns the typed strings into
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +27,7 @@ from explain.errors import ExplainError, UsageError
 from explain.options import OPTION, OPTIONS, parse_option
 from explain.registry import MODELS, option_help
 from explain.trace import Trace
+from explain.tui.background import in_background
 
 BATCH_SEPARATOR = " | "
 
@@ -151,32 +150,6 @@ def field_of_error(message: str, keys: list[str], changed: set[str] | frozenset[
     return found, text
 
 
-async def in_daemon_thread(fn: Any) -> Any:
-    """``fn()`` run in a daemon thread and awaited. Not Textual's thread worker: those come from the executor
-    that Python joins at exit, so a long run would keep the process alive after 'q'. Quitting (or a newer run:
-    the workers are exclusive) cancels the awaiting worker and abandons the thread."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future = loop.create_future()
-
-    def target() -> None:
-        try:
-            result, error = fn(), None
-        except BaseException as exc:  # handed to the awaiting worker, which decides
-            result, error = None, exc
-
-        def settle() -> None:
-            if not done.done():
-                done.set_exception(error) if error is not None else done.set_result(result)
-
-        try:
-            loop.call_soon_threadsafe(settle)
-        except RuntimeError:  # the app has quit and its loop is closed: nobody is waiting
-            pass
-
-    threading.Thread(target=target, name="explain-run", daemon=True).start()
-    return await done
-
-
 class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
     """Model, input and the dimensions the model uses; Enter runs (the form stays open until the run is
     done, and shows a refusal beside its field), Esc cancels."""
@@ -273,7 +246,7 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
     async def _run(self, model: str, options: dict[str, Any]) -> None:
         try:
             # api.run looked up at call time (not imported by name), so a test can slow the engine down
-            trace = await in_daemon_thread(lambda: api.run(model, **options))
+            trace = await in_background(lambda: api.run(model, **options))
         except ExplainError as exc:
             self._refused(str(exc))
         except Exception as exc:  # a bug in the engine must not take the session down with it

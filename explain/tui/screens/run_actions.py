@@ -18,6 +18,7 @@ from explain.errors import ExplainError
 from explain.names import gen_step, in_backward
 from explain.registry import MODELS
 from explain.sampling import make_sampling
+from explain.tui.background import in_background
 from explain.tui.messages import RunFailed, RunFinished
 
 GENERATE_MORE = 5  # new tokens per press of G
@@ -94,7 +95,10 @@ class RunActions:
 
         self._save("Save the screen as an SVG picture", picture_name(self.view.step.name), ".svg", write)
 
-    def _write(self, steps: list[str] | None, path: Path, overwrite: bool) -> None:
+    @work(group="export", exit_on_error=False)
+    async def _write(self, steps: list[str] | None, path: Path, overwrite: bool) -> None:
+        """In a cancellable background thread: a big run's export does not freeze the screen, and ``q`` quits
+        at once (the write is atomic: an abandoned one leaves the old file, its temporary swept later)."""
         from explain.tui.export import export  # lazy: a screen's module loads on first use (bench_tui_startup)
         from explain.tui.tutorial import narration_map  # lazy: a screen's module loads on first use (bench_tui_startup)
 
@@ -102,7 +106,8 @@ class RunActions:
             narration = narration_map(self.trace, self.tutorial) if self._tutorial_run() else None
             if narration is not None and steps:
                 narration = {k: v for k, v in narration.items() if k in steps} or None
-            written = export(self.trace, steps, narration, path, overwrite=overwrite)
+            trace = self.trace
+            written = await in_background(lambda: export(trace, steps, narration, path, overwrite=overwrite))
         except (ExplainError, OSError) as exc:
             self.notify(f"export failed: {exc}", severity="error", timeout=8)
         except Exception as exc:  # a bug must not end the session
@@ -135,16 +140,18 @@ class RunActions:
         self._leave_path("r (a value ↔ its gradient)")
         self.view = self.view.go(self.trace[target].index)
 
-    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
-    def _record_backward(self, trace) -> None:
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def _record_backward(self, trace) -> None:
+        """In a cancellable background thread (:mod:`explain.tui.background`): ``q`` quits at once, and the
+        pass stops at its next op."""
         try:
-            done = api.with_backward(trace)
+            done = await in_background(lambda: api.with_backward(trace))
         except ExplainError as exc:
-            self.app.call_from_thread(self.post_message, RunFailed(str(exc)))
+            self.post_message(RunFailed(str(exc)))
         except Exception as exc:  # a bug in the engine must not take the session down with it
-            self.app.call_from_thread(self.post_message, RunFailed(f"internal error: {exc!r}"))
+            self.post_message(RunFailed(f"internal error: {exc!r}"))
         else:
-            self.app.call_from_thread(self._backward_recorded, trace, done)
+            self._backward_recorded(trace, done)
 
     def _backward_recorded(self, old, trace) -> None:
         """The same forward steps at the same indices (a tutorial's stops stay valid), then the gradients; the
@@ -221,13 +228,9 @@ class RunActions:
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _run(self, options: dict[str, Any]) -> None:
-        from explain.tui.screens.rerun import (
-            in_daemon_thread,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
-
         opts = {k: v for k, v in options.items() if k != "model"}
         try:
-            message: Any = RunFinished(await in_daemon_thread(lambda: api.run(options["model"], **opts)), options)
+            message: Any = RunFinished(await in_background(lambda: api.run(options["model"], **opts)), options)
         except ExplainError as exc:
             message = RunFailed(str(exc))
         except Exception as exc:  # a bug in the engine must not take the session down with it

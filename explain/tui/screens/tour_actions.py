@@ -79,13 +79,13 @@ class TourActions:
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _open_tutorial(self, name: str) -> None:
-        from explain.tui.screens.rerun import (
-            in_daemon_thread,  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.background import (
+            in_background,  # lazy: a screen's module loads on first use (bench_tui_startup)
         )
 
         try:
-            tut = await in_daemon_thread(lambda: load_tutorial(name))
-            trace = await in_daemon_thread(lambda: run_tutorial(tut))
+            tut = await in_background(lambda: load_tutorial(name))
+            trace = await in_background(lambda: run_tutorial(tut))
         except ExplainError as exc:
             self.notify(str(exc), title="cannot open the tutorial", severity="error")
             return
