@@ -5,6 +5,7 @@ value means (temperature 0 is greedy decoding). No numpy here: the plan and ``ex
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,18 @@ def _number(name: str, value: Any) -> float:
     return float(value)
 
 
+# Below this, 1 / T overflows float64 (T is subnormal): every logit divided by it becomes ±∞ and softmax NaN
+SMALLEST_TEMPERATURE = sys.float_info.min
+
+
+def _divisible(t: float, given: Any) -> float:
+    if 0 < t < SMALLEST_TEMPERATURE:
+        raise UsageError(f"--temperature {given!r} is too small to divide by in float64 (below "
+                         f"{SMALLEST_TEMPERATURE:.1e}, the logits would overflow to ±∞ and the probabilities to NaN); "
+                         "use --temperature 0 for greedy decoding, which is what a tiny temperature tends to")
+    return t
+
+
 def _check_filters(top_k: Any, top_p: Any) -> None:
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise UsageError(f"--top-k must be a whole number of at least 1, got {top_k!r}")
@@ -69,7 +82,7 @@ def make_sampling(max_new_tokens: int | None = None, temperature: float | None =
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
         raise UsageError(f"--seed must be a whole number from 0 to 2**63-1, got {seed!r}")
     if isinstance(temperature, (list, tuple)):  # one per sequence: each must be a positive number
-        ts = tuple(_number("temperature", x) for x in temperature)
+        ts = tuple(_divisible(_number("temperature", x), x) for x in temperature)
         if not ts or any(not 0 < x < math.inf for x in ts):
             raise UsageError(f"temperatures per sequence must be positive finite numbers, got {list(temperature)!r} "
                              "(for greedy decoding use greedy, not a temperature of 0)")
@@ -78,7 +91,7 @@ def make_sampling(max_new_tokens: int | None = None, temperature: float | None =
                              "it or drop --greedy")
         _check_filters(top_k, top_p)
         return Sampling(n, ts, top_k, top_p, False, 0 if seed is None else seed, ())
-    t = 1.0 if temperature is None else _number("temperature", temperature)
+    t = 1.0 if temperature is None else _divisible(_number("temperature", temperature), temperature)
     if t < 0:
         raise UsageError(f"--temperature must be 0 or more, got {temperature!r} (0 is greedy, 1 leaves the "
                          "logits as they are)")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.errors import InputError, ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
 
 
@@ -240,6 +240,19 @@ class _Choice(Op):
 
     def axes(self, probs, *rest, **attrs):
         return tuple(probs[:-1])
+
+    def compute(self, probs, *rest, **attrs):
+        """The draw, refused when a row of probabilities is not finite: a NaN never reaches a draw (argmax and
+        the cumulative walk would both quietly pick token 0)."""
+        import numpy as np
+
+        bad = ~np.isfinite(np.asarray(probs, dtype=float)).all(axis=-1)
+        if bad.any():
+            where = np.argwhere(bad)[0].tolist()
+            raise InputError(f"the probabilities at {where} hold NaN or ∞ (the logits overflowed: weights too "
+                             "large, or a temperature too small to divide by); nothing was drawn: use --temperature "
+                             "0 for greedy decoding, or a larger temperature")
+        return super().compute(probs, *rest, **attrs)
 
 
 @register

@@ -164,6 +164,14 @@ CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("tokens-negative", ["run", "gpt", "--tokens", "1,-2", "--plain"], ()),
     ("tutorial-weights-npy", ["tutorial", "check", "tut_weights_npy.toml"], ("npz",)),
     ("tutorial-weights-text", ["tutorial", "check", "tut_weights_text.toml"], ("npz",)),
+    # -- odd numbers for generation: subnormal, NaN, negative, too many digits, too many new tokens
+    ("temperature-subnormal", ["generate", "gpt", "--temperature", "1e-320"], ("too small to divide by",)),
+    ("temperature-nan", ["generate", "gpt", "--temperature", "nan"], ("NaN",)),
+    ("temperature-negative", ["generate", "gpt", "--temperature", "-1"], ("0 or more",)),
+    ("max-new-tokens-negative", ["generate", "gpt", "--max-new-tokens", "-3"], ()),
+    ("max-new-tokens-digits", ["generate", "gpt", "--max-new-tokens", GIANT], ("digits",)),
+    ("max-new-tokens-million", ["generate", "gpt", "--max-new-tokens", "999000", "--context", "1000000"],
+     ("TiB", "--max-new-tokens")),
     # -- writes
     ("params-dangling-symlink", ["params", "attention", "-o", "dangling.npz"], ("symbolic link",)),
     ("params-folder", ["params", "attention", "-o", "folder.npy"], ()),

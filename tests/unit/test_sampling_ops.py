@@ -191,3 +191,27 @@ def test_kv_append_fills_one_buffer_and_never_changes_an_earlier_view() -> None:
     np.testing.assert_array_equal(c2[:, 4], [[20.0, 20.0]])
     assert op.stored_values((1, 4, 2), [], capacity=5, first=True) == 10
     assert op.stored_values((1, 5, 2), [], capacity=5, first=False) == 0
+
+
+def test_a_draw_refuses_probabilities_that_are_not_finite() -> None:
+    """No NaN reaches a draw: argmax and the cumulative walk would both quietly give token 0."""
+    import numpy as np
+
+    from explain import ops
+    from explain.errors import InputError
+
+    probs = np.array([[[0.2, 0.8]], [[np.nan, np.nan]]])
+    for kind, extra in (("argmax", ()), ("sample", (np.array([[0.5], [0.5]]),))):
+        with pytest.raises(InputError, match=r"at \[1, 0\] hold NaN"):
+            ops.get(kind).compute(probs, *extra)
+        assert ops.get(kind).compute(probs[:1], *(e[:1] for e in extra)).tolist() == [[1]]
+
+
+@pytest.mark.parametrize("t", [1e-320, 5e-324, [1.0, 1e-310]])
+def test_a_temperature_too_small_to_divide_by_is_refused(t) -> None:
+    from explain.errors import UsageError
+    from explain.sampling import make_sampling
+
+    with pytest.raises(UsageError, match="too small to divide by.*--temperature 0 for greedy"):
+        make_sampling(3, temperature=t)
+    assert make_sampling(3, temperature=1e-300).temperature == 1e-300  # 1 / 1e-300 is finite: allowed
