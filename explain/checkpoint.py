@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from explain import tokenizer_guard
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
 from explain.readers import read_json
@@ -271,16 +272,14 @@ class Checkpoint:
         self._token_labels()  # refuse a tokenizer of another vocabulary before using it
         if self._tokenizer is None:
             try:
-                from tokenizers import Tokenizer  # lazy: optional dependency (the checkpoint extra)
+                import tokenizers  # noqa: F401  # lazy: optional dependency (the checkpoint extra)
             except ImportError:
                 raise DependencyError(f"reading text with {TOKENIZER} needs the 'tokenizers' package: {INSTALL} "
                                       "(or give --tokens)") from None
-            try:
-                self._tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
-            except Exception as exc:  # tokenizers raises a bare Exception for a bad file
-                msg = (str(exc).splitlines() or [type(exc).__name__])[0]
-                raise InputError(f"cannot load '{self.tokenizer_path}': {msg}") from None
-        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+            # an unknown pre-tokenizer regex runs in a subprocess with limits; a panic is a one-line error
+            data = _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+            self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data)
+        return self._tokenizer.encode(text)
 
     def params(self) -> dict[str, Any]:
         """Every parameter under the engine's name, float64; read from model.safetensors once."""

@@ -63,6 +63,19 @@ def _checkpoint(d: Path, config: dict | str, tensors: dict[str, tuple[list[int],
         (d / "tokenizer.json").write_text(tokenizer)
 
 
+def hostile_tokenizer(regex: str = r"(?:a|a?)+\d") -> dict:
+    """A valid 8-token byte-level BPE tokenizer.json whose Split pre-tokenizer regex backtracks past Oniguruma's
+    retry limit on any run of letters: tokenizers panics (a Rust message, then PanicException)."""
+    vocab = {c: i for i, c in enumerate("abcdefgh")}
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}]},
+            "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                      "merges": []}}
+
+
 def _zip_bomb(path: Path, name: str, shape: tuple[int, ...]) -> None:
     """An .npz whose member really is ``shape`` of zeros (GiBs) but compresses to a few MB."""
     header = _npy_header(shape)
@@ -158,6 +171,7 @@ def make(d: Path) -> Path:
                                                 f"h.0.{ESC}": ([1], bytes(4))})
     _checkpoint(d / "ck_tokdeep", _gpt2_config(), tokenizer="[" * 100_000 + "]" * 100_000)
     _checkpoint(d / "ck_toktype", _gpt2_config(), tokenizer='{"model": {"vocab": [1, 2, 3]}}')
+    _checkpoint(d / "ck_tokhostile", _gpt2_config(), tokenizer=json.dumps(hostile_tokenizer()))
 
     # --- things that are not files ---
     (d / "folder.npy").mkdir()

@@ -138,6 +138,8 @@ CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("json-deep-embeddings", ["run", "simple", "--embeddings", "emb_deep.json", "--plain"], ("nested",)),
     ("json-deep-config", ["shapes", "gpt", "--checkpoint", "ck_deep"], ("nested",)),
     ("json-deep-tokenizer", ["shapes", "gpt", "--checkpoint", "ck_tokdeep", "--text", "hi"], ("nested",)),
+    ("tokenizer-hostile-regex", ["run", "gpt", "--checkpoint", "ck_tokhostile", "--text", "a" * 3000, "--plain"],
+     ("ck_tokhostile/tokenizer.json", "--tokens")),
     ("json-tokenizer-wrong-type", ["shapes", "gpt", "--checkpoint", "ck_toktype", "--text", "hi"], ()),
     ("json-config-list", ["shapes", "gpt", "--checkpoint", "ck_list"], ("JSON object",)),
     ("json-config-bool", ["shapes", "gpt", "--checkpoint", "ck_bool"], ("n_layer",)),
