@@ -154,15 +154,16 @@ def file_kind(path: Path) -> str:
 EMBED_FIX = "give a (tokens × d_model) or (batch × tokens × d_model) array as .npy, .npz, .json or .csv"
 
 
-def read_embeddings(path: str) -> Any:
+def read_embeddings(path: str, name: str = "embeddings") -> Any:
     """The raw (T, d) or (batch, T, d) array of an embeddings file (.npy, .npz with one array or one named 'embeddings', .json,
     .csv), checked for shape and size before it is read; :func:`explain.inputs.check_embeddings` does the rest."""
     import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
-    what = "embeddings file"
-    p = regular_file(path, what, EMBED_FIX)
+    what = f"{name} file"  # --output-target's and --grad-output's files are read here too: named as theirs
+    fix = EMBED_FIX if name == "embeddings" else "give an array of the output's shape as .npy, .npz, .json or .csv"
+    p = regular_file(path, what, fix)
     suffix = p.suffix.lower()
-    where = f"the embeddings in '{path}'"
+    where = f"the {name} in '{path}'"
 
     def two_d(shape: tuple[int, ...], dtype: Any) -> None:
         if len(shape) not in (2, 3) or dtype.kind not in "fiu":
@@ -177,22 +178,22 @@ def read_embeddings(path: str) -> Any:
             raise InputError(f"'{path}' is not a numpy {suffix} file; write it with "
                              f"{'np.save' if suffix == '.npy' else 'np.savez'}")
     if suffix == ".npy":
-        return read_npy(p, what, EMBED_FIX, limit=MAX_INPUT_BYTES, check=two_d)
+        return read_npy(p, what, fix, limit=MAX_INPUT_BYTES, check=two_d)
     if suffix == ".npz":
-        heads = npz_headers(p, what, EMBED_FIX, limit=MAX_INPUT_BYTES)
+        heads = npz_headers(p, what, fix, limit=MAX_INPUT_BYTES)
         keys = list(heads)
         key = "embeddings" if "embeddings" in keys else (keys[0] if len(keys) == 1 else None)
         if key is None:
             raise InputError(f"'{path}' holds arrays {keys[:8]}; name the one to use 'embeddings'")
         two_d(*heads[key])
-        return read_npz(p, what, EMBED_FIX, limit=MAX_INPUT_BYTES, names=[key])[key]
+        return read_npz(p, what, fix, limit=MAX_INPUT_BYTES, names=[key])[key]
     if suffix == ".json":
-        data = read_json(p, what, EMBED_FIX, limit=MAX_TEXT_BYTES)
-        nested_numbers(data, where, EMBED_FIX)
+        data = read_json(p, what, fix, limit=MAX_TEXT_BYTES)
+        nested_numbers(data, where, fix)
         return np.asarray(data, dtype=np.float64)
     if suffix == ".csv":
-        rows = read_csv(p, what, EMBED_FIX)
-        nested_numbers(rows, where, EMBED_FIX)
+        rows = read_csv(p, what, fix)
+        nested_numbers(rows, where, fix)
         return np.asarray(rows, dtype=np.float64)
     kind = f"'{p.suffix}' files" if p.suffix else f"'{path}', which has no file extension"
-    raise InputError(f"cannot read embeddings from {kind}; use a .npy, .npz, .json or .csv file")
+    raise InputError(f"cannot read {name} from {kind}; use a .npy, .npz, .json or .csv file")

@@ -94,7 +94,7 @@ def _given(rec: Recorder, value: Any, out: Step, flag: str) -> Any:
     import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     if isinstance(value, str):
-        value = load_embeddings(value, flag.lstrip("-"))
+        value = load_embeddings(value, flag)  # named "--output-target file" in its errors
     arr = np.asarray(value, dtype=np.float64)
     if arr.shape != tuple(out.shape):
         raise InputError(f"{flag} has shape {list(arr.shape)} but the output {out.name} is {list(out.shape)}; "

@@ -26,6 +26,7 @@ transformers does when the embeddings are tied.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 from explain import tokenizer_guard
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
-from explain.readers import read_json
+from explain.readers import read_json, regular_file
 from explain.text import RowLabels
 from explain.token_labels import _byte_decoder, _visible, token_labels  # noqa: F401 - the Llama readers' too
 
@@ -295,6 +296,9 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         what = "is a file" if p.exists() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes)")
+    for name in (CONFIG, WEIGHTS, TOKENIZER):  # there but not a readable file: say what it is, not "has no"
+        if os.path.lexists(p / name):
+            regular_file(p / name, "checkpoint file", f"{name} must be a readable file", InputError)
     if not (p / CONFIG).is_file():
         raise InputError(f"checkpoint folder '{path}' has no {CONFIG}; it needs {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes)")

@@ -186,7 +186,7 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv, read
     by :mod:`explain.readers` (declared sizes checked first, pickles refused) and checked here; ``what`` names
     the array in messages (the embeddings, or a gradient/target given for the backward pass)."""
-    return check_embeddings(read_embeddings(path), f"the {what} in '{path}'")
+    return check_embeddings(read_embeddings(path, what), f"the {what} in '{path}'")
 
 
 def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | None,

@@ -81,6 +81,17 @@ def _depth(tree: ast.AST) -> int:
     return deepest
 
 
+def _longest_chain(tree: ast.AST) -> int:
+    """The most binary operators in one left-nested chain (``a + b + c`` is two), without recursion."""
+    longest = 0
+    for node in ast.walk(tree):
+        n = 0
+        while isinstance(node, ast.BinOp):
+            n, node = n + 1, node.left
+        longest = max(longest, n)
+    return longest
+
+
 class Checker:
     """Walks one parsed expression; holds the source (for text and carets) and the bindings."""
 
@@ -203,5 +214,9 @@ def check_expression(text: str, bindings: Bindings) -> Node:
         raise UsageError(f"cannot parse the expression: {err}") from None
     depth = _depth(tree)
     if depth > MAX_DEPTH:
-        raise UsageError(f"the expression nests {depth} levels deep; the limit is {MAX_DEPTH}: check it in pieces")
+        terms = _longest_chain(tree) + 1
+        if terms >= depth - 2:  # a flat a + b + … is a left-nested chain to ast, not nesting the user wrote
+            raise UsageError(f"the expression chains {terms:,} terms with binary operators; explain checks at "
+                             f"most {MAX_DEPTH}: check it in pieces")
+        raise UsageError(f"the expression nests {depth:,} levels deep; the limit is {MAX_DEPTH}: check it in pieces")
     return Checker(source, bindings).visit(tree.body)

@@ -10,6 +10,7 @@ import keyword
 from collections.abc import Iterable, Mapping
 
 from explain.errors import UsageError
+from explain.limits import MAX_DIGITS
 from explain.shape_rules import Shape
 
 # Long enough for any expression a person types; short enough that parsing and rendering stay instant and a
@@ -67,6 +68,11 @@ def _split_option(opt: str, raw: str, rhs: str) -> tuple[str, str]:
 
 
 def _parse_size(text: str, context: str) -> int:
+    if len(context) > 60:
+        context = context[:59] + "…"
+    digits = text.strip().lstrip("+-")
+    if len(digits) > MAX_DIGITS:  # int() would read it, but every product and message of it would not fit
+        raise UsageError(f"{context}: the size has {len(digits):,} digits; give a number below 10^{MAX_DIGITS}")
     try:
         size = int(text)
     except ValueError:

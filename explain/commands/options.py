@@ -33,10 +33,13 @@ def click_option(o: Option) -> Callable:
     return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=option_help(o))
 
 
-def model_options(f: Callable) -> Callable:
-    """Decorate a command with the MODEL argument and the shared model options."""
+def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
+    """Decorate a command with the MODEL argument and the shared model options; ``helps`` gives an option a
+    command's own help text (generate's --text: its prompts are never padded)."""
+    from dataclasses import replace
+
     for o in reversed(OPTIONS):
-        f = click_option(o)(f)
+        f = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(f)
     return click.argument("model", metavar="MODEL")(f)
 
 

@@ -172,6 +172,13 @@ def make(d: Path) -> Path:
     _checkpoint(d / "ck_tokdeep", _gpt2_config(), tokenizer="[" * 100_000 + "]" * 100_000)
     _checkpoint(d / "ck_toktype", _gpt2_config(), tokenizer='{"model": {"vocab": [1, 2, 3]}}')
     _checkpoint(d / "ck_tokhostile", _gpt2_config(), tokenizer=json.dumps(hostile_tokenizer()))
+    _checkpoint(d / "ck_tokdir", _gpt2_config())
+    (d / "ck_tokdir" / "tokenizer.json").mkdir()
+    _checkpoint(d / "ck_tokfifo", _gpt2_config())
+    os.mkfifo(d / "ck_tokfifo" / "tokenizer.json")
+    _checkpoint(d / "ck_wfifo", _gpt2_config())
+    (d / "ck_wfifo" / "model.safetensors").unlink()
+    os.mkfifo(d / "ck_wfifo" / "model.safetensors")
 
     # --- things that are not files ---
     (d / "folder.npy").mkdir()

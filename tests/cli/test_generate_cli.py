@@ -80,3 +80,10 @@ def test_run_prints_predictions_with_the_correct_tokens_rank() -> None:
     assert "next token after position 0" in r.output and "next in the text: '␣cat' (id 285), rank 1" in r.output
     doc = json.loads(invoke("run", "transformer", "--json").output)
     assert {p["actual_is"] for p in doc["predictions"]} == {"target"}
+
+
+def test_the_text_help_of_generate_promises_no_padding() -> None:
+    """generate refuses prompts of different lengths, so its --text help says so instead of run's padding."""
+    out = invoke("generate", "--help").output
+    assert "a generation pads none" in " ".join(out.split())
+    assert "right-padded" not in out
