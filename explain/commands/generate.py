@@ -8,6 +8,7 @@ import sys
 import click
 
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
+from explain.commands.run import check_save, save_options, write_save
 from explain.errors import UsageError
 from explain.names import gen_step
 from explain.options import GENERATION
@@ -32,8 +33,10 @@ PROMPT_HELP = ("Prompt text (word-level tokenizer; with --checkpoint, its tokeni
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document: every step, the new tokens, "
               "the predictions.")
 @click.option("--precision", type=click.IntRange(0, 12), default=4, show_default=True, help="Digits after the point.")
+@save_options
 def generate(model: str, max_new_tokens: int | None, temperature: float | None, top_k: int | None, top_p: float | None,
-             greedy: bool, ignore_eos: bool, plain: bool, as_json: bool, precision: int, **kwargs) -> None:
+             greedy: bool, ignore_eos: bool, plain: bool, as_json: bool, precision: int, save: str | None,
+             force: bool, **kwargs) -> None:
     """Append new tokens after the input, one at a time, and step through how each was chosen.
 
     Each new token is a group of steps: the forward pass of its one new position on the key/value cache, the
@@ -49,6 +52,7 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     """
     if plain and as_json:
         raise UsageError("choose one of --plain and --json")
+    check_save(save, force)
     from explain.api import (
         generate as run_generate,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
@@ -65,6 +69,9 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     if top_k is not None and vocab and top_k >= vocab:
         click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
                    "nothing; use a smaller k", err=True)
+    write_save(trace, save, force)
+    if save is not None and not (plain or as_json):
+        return
     if as_json:
         from explain.render.plain import (
             write_trace_json,  # lazy: rich stays out of the core and the shape path (test_engine_imports)

@@ -9,6 +9,31 @@ import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import UsageError
+from explain.paths import check_output
+
+
+def save_options(f):
+    """``--save FILE`` and its ``--force``, for run and generate."""
+    f = click.option("--force", is_flag=True, help="Overwrite the --save file if it exists.")(f)
+    return click.option("--save", metavar="FILE.npz", help="Write every step's values (keys: step names) to "
+                        "FILE.npz, or to FILE.safetensors; with neither --plain nor --json, nothing else.")(f)
+
+
+def check_save(save: str | None, force: bool) -> None:
+    """Refuse a --save path before the run, which may be slow."""
+    if save is not None:
+        from explain.save import check_save_path  # lazy: numpy loads only when values are computed
+
+        check_output(save, force, example="trace.npz")  # what the path is first: '.' is a folder
+        check_save_path(save)
+
+
+def write_save(trace, save: str | None, force: bool) -> None:
+    if save is not None:
+        from explain.save import save_trace  # lazy: numpy loads only when values are computed
+
+        written, n, size = save_trace(trace, save, force)
+        click.echo(f"wrote {n} tensors ({size / 2**20:,.1f} MiB) to {written}", err=True)
 
 
 @click.command(epilog=MODEL_HELP)
@@ -16,7 +41,8 @@ from explain.errors import UsageError
 @click.option("--plain", is_flag=True, help="Print every step to stdout instead of opening the TUI.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document with every step's values.")
 @click.option("--precision", type=click.IntRange(0, 12), default=4, show_default=True, help="Digits after the point.")
-def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> None:
+@save_options
+def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None, force: bool, **kwargs) -> None:
     """Run MODEL one operation at a time and step through it.
 
     Without --plain or --json, opens the TUI on the run.
@@ -27,15 +53,20 @@ def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> Non
       explain run attention --text "Thinking Machines" --d-model 4
       explain run simple --embeddings journey.npy --text "Your journey starts with one step" --plain
       explain run multihead --heads 4 --d-model 16 --json > run.json
+      explain run gpt --save run.npz
     """
     if plain and as_json:
         raise UsageError("choose one of --plain and --json")
+    check_save(save, force)
     from explain.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
 
     options = run_kwargs(model, kwargs)
     trace = run_model(model, **options)
+    write_save(trace, save, force)
+    if save is not None and not (plain or as_json):
+        return
     if as_json:
         from explain.render.plain import (
             write_trace_json,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
@@ -75,8 +106,6 @@ def params(model: str, output: str, force: bool, **kwargs) -> None:
       explain params attention --d-model 4 -o attn.npz
       explain run attention --d-model 4 --weights attn.npz --plain
     """
-    from explain.paths import check_output
-
     check_output(output, force, example="params.npz")  # before the run, which may be slow
     if Path(output).suffix != ".npz":
         raise UsageError(f"'{output}' must end in .npz (numpy would add the suffix and write another file)")

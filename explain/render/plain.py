@@ -1,5 +1,6 @@
 """The non-interactive outputs of a run: ``--plain`` (every step, one after another, rich and readable) and
-``--json`` (one JSON document with the config and every step's name, op, inputs, shape, formula and values)."""
+``--json`` (one JSON document with the config and every step's name, op, inputs, shape, formula, statistics and
+values, the values of a step of more than :data:`JSON_VALUES` left out with a note saying how to get them)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,30 @@ def _write_values(value: Any, write: Callable[[str], Any]) -> None:
     write("]")
 
 
+JSON_VALUES = 100_000  # a step with more values gets "values": null and a note: --save holds them all
+
+
+def _stats(value: Any) -> dict[str, Any]:
+    """min, max, mean and standard deviation of the finite values, and how many are ±inf or NaN."""
+    import numpy as np
+
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf" or arr.size == 0:
+        return {}
+    arr = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr)
+    n_finite = int(np.count_nonzero(finite))
+    vals = arr if n_finite == arr.size else arr[finite]
+    out: dict[str, Any] = {"min": None, "max": None, "mean": None, "std": None}
+    if n_finite:
+        with np.errstate(over="ignore", invalid="ignore"):
+            out.update(min=float(vals.min()), max=float(vals.max()), mean=float(vals.mean()), std=float(vals.std()))
+        out = {k: (None if v is None or not math.isfinite(v) else v) for k, v in out.items()}
+    out["n_inf"] = int(np.count_nonzero(np.isinf(arr)))
+    out["n_nan"] = int(np.count_nonzero(np.isnan(arr)))
+    return out
+
+
 def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
     """The whole run as one JSON document, written step by step through ``write`` (the same text
     :func:`trace_json` returns): its memory is one row at a time on top of the trace's, however big the run."""
@@ -105,6 +130,14 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
         meta = {"index": s.index, "name": s.name, "op": s.op, "inputs": list(s.inputs), "shape": list(s.shape),
                 "axes": list(s.axes), "formula": s.formula, "signature": s.signature, "note": s.note,
                 "group": list(s.group)}
+        meta["stats"] = _stats(s.output)
+        size = int(getattr(s.output, "size", 0))
+        if size > JSON_VALUES:  # 1,024 × 50,257 logits as text is gigabytes nobody reads: say where they are
+            meta["values"] = None
+            meta["omitted"] = (f"{size:,} values, more than the {JSON_VALUES:,} --json writes; all of them: add "
+                               f"--save FILE.npz, then np.load(FILE)['{s.name}']")
+            write((", " if n else "") + json.dumps(meta, ensure_ascii=False))
+            continue
         write((", " if n else "") + json.dumps(meta, ensure_ascii=False)[:-1] + ', "values": ')
         _write_values(s.output, write)
         write("}")

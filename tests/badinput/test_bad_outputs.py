@@ -1,4 +1,4 @@
-"""Output paths (issue 29): every writer (``params -o``, ``export -o``, a notebook) given a path it must not
+"""Output paths (issue 29): every writer (``params -o``, ``export -o``, a notebook, ``run --save``) given a path it must not
 write refuses it in one line, exit 2, before the run, nothing in the folder changed, and never hangs (a FIFO
 is never opened). The same check (:func:`explain.paths.check_output`) serves the TUI's dialogs."""
 
@@ -17,7 +17,8 @@ LONG = "n" * 300
 
 WRITERS = {"params": ["params", "attention", "--d-model", "4"],
            "export": ["export", "attention", "--d-model", "4", "--step", "embed"],
-           "notebook": ["export", "attention", "--d-model", "4", "--format", "ipynb"]}
+           "notebook": ["export", "attention", "--d-model", "4", "--format", "ipynb"],
+           "save": ["run", "attention", "--d-model", "4", "--save"]}
 
 # (id, -o value by writer suffix, extra args, words the error must contain)
 PATHS = [
@@ -33,13 +34,13 @@ PATHS = [
     ("300-byte-name", LONG + "{}", [], ("bytes, longer than the 255",)),
     ("no-such-user", "~nosuchuser_explain/x{}", [], ("no user 'nosuchuser_explain'",)),
 ]
-SUFFIX = {"params": ".npz", "export": ".py", "notebook": ".ipynb"}
+SUFFIX = {"params": ".npz", "export": ".py", "notebook": ".ipynb", "save": ".npz"}
 
 
 @pytest.fixture(scope="module")
 def out_fx(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("outputs")
-    for suffix in SUFFIX.values():
+    for suffix in set(SUFFIX.values()):
         (d / f"exists{suffix}").write_text("the user's file")
         (d / f"dangling{suffix}").symlink_to(f"nowhere/target{suffix}")
     (d / "folder.npy").mkdir()
@@ -52,7 +53,8 @@ def out_fx(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_path_explain_must_not_write_is_refused(out_fx: Path, writer: str, case) -> None:
     _, pattern, extra, needles = case
     target = pattern.replace("{}", SUFFIX[writer])
-    assert_refused(out_fx, [*WRITERS[writer], "-o", target, *extra], codes=(2,), needles=needles)
+    flag = [] if writer == "save" else ["-o"]  # run --save FILE
+    assert_refused(out_fx, [*WRITERS[writer], *flag, target, *extra], codes=(2,), needles=needles)
 
 
 def test_a_folder_without_write_permission_is_refused(out_fx: Path, tmp_path: Path) -> None:
