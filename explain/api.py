@@ -151,11 +151,14 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     if sampling is not None and training is not None:
         raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
                          "generation options to see the backward pass")
-    if sampling is not None:
-        check_generation(cfg, inp, sampling)
+    if sampling is not None:  # the context after the price (a million new tokens: the estimate is the news),
+        # unless the price's own small plans (up to 4 new tokens) would not fit in it
+        check_generation(cfg, inp, sampling, context=inp.seq_len + 3 > cfg.n_ctx)
     # before planning every layer and every new token: priced in closed form from a few small plans
     check_memory(estimate(cfg, inp, training, sampling), gradients=training is not None,
                  new_tokens=None if sampling is None else sampling.max_new_tokens)
+    if sampling is not None:
+        check_generation(cfg, inp, sampling)
     planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
     if options.get("checkpoint") is not None and weights is None:
         ck = open_for(model, options["checkpoint"])

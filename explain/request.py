@@ -96,8 +96,9 @@ def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, opt
     return ck
 
 
-def check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
-    """Refuse a generation the model cannot run: not a GPT, or one that would run past the context."""
+def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = True) -> None:
+    """Refuse a generation the model cannot run: not a GPT, or (with ``context``) one that would run past the
+    context."""
     if not MODELS[cfg.model].generates:
         raise UsageError(f"generation needs a decoder-only model that predicts the next token: use "
                          f"{quoted(able('generates'), ', ')}, not "
@@ -106,7 +107,7 @@ def check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
         raise InputError(f"the prompts of a generation must have the same number of tokens, got {inp.lengths}; "
                          "give texts of the same length, or generate from each text alone")
     last = inp.seq_len + sampling.max_new_tokens - 1  # positions the forward passes use
-    if last > cfg.n_ctx:
+    if context and last > cfg.n_ctx:
         room = cfg.n_ctx - inp.seq_len + 1
         raise InputError(f"the prompt has {inp.seq_len} tokens and {sampling.max_new_tokens} new ones would "
                          f"need {last} positions, but the context is {cfg.n_ctx}; use --max-new-tokens {room} or "
