@@ -1,0 +1,73 @@
+"""A headless monkey (issue 29): 5,000 seeded random keys, with resizes and pastes of hostile text (a NUL, a
+300-byte name, ``~nosuchuser``, ``/dev/full``, escape sequences, 5,000 digits) into whatever has focus, on a
+small model with a tutorial and the real export and picture writers. The app neither raises nor hangs, and
+nothing is written outside the working folder (every write goes through explain.atomic, whose targets are
+recorded here; the folders around are compared before and after). MONKEY_KEYS overrides the count locally."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+from conftest import drive
+from textual import events
+
+import explain.atomic
+from explain.tui.app import ExplainApp
+from explain.tui.keys import KEYS
+
+N_KEYS = int(os.environ.get("MONKEY_KEYS", "5000"))
+EXTRA = ["up", "down", "left", "right", "tab", "shift+tab", "escape", "enter", "enter", "space", "backspace",
+         "1", "0", "z", "pageup", "pagedown", "home", "end", "ctrl+a", "delete"]
+PASTES = ["a\0b", "n" * 300, "~nosuchuser_monkey/plot", "/dev/full", "/dev/null", ".", "..", "/", "\x1b[31mred",
+          "9" * 5000, "-1", "nan", "1e-320", "sub/", "ok_name", "", "   "]
+SIZES = [(80, 24), (120, 40), (200, 50), (60, 20), (100, 30), (81, 25)]
+
+
+def _listing(d: Path) -> dict[str, int]:
+    return {n: os.lstat(d / n).st_mtime_ns for n in sorted(os.listdir(d))}
+
+
+def test_five_thousand_random_keys_with_resizes_and_pastes(gpt_trace, tutorial, monkeypatch, tmp_path) -> None:
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    around = {d: _listing(d) for d in (tmp_path, tmp_path / "home", Path(explain.__file__).parent)}
+    written: list[Path] = []
+    real = explain.atomic._Pending.__init__
+
+    def record(self, target):
+        written.append(Path(target))
+        real(self, target)
+
+    monkeypatch.setattr(explain.atomic._Pending, "__init__", record)
+    keys = [k for key in KEYS for k in key.keys.split(",") if k not in ("q", "ctrl+q", "ctrl+c")] + EXTRA
+    rng = random.Random(29)
+    app = ExplainApp(gpt_trace, tutorial=tutorial)
+
+    async def script(pilot) -> None:
+        for _ in range(N_KEYS):
+            r = rng.random()
+            if r < 0.01:
+                await pilot.resize_terminal(*rng.choice(SIZES))
+            elif r < 0.03:
+                focused = app.screen.focused or app.screen
+                focused.post_message(events.Paste(rng.choice(PASTES)))
+                await pilot.pause()
+            else:
+                await pilot.press(rng.choice(keys))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running
+
+    drive(app, script, size=(120, 40), timeout=900)
+    for path in written:
+        assert work in path.resolve().parents, f"wrote {path} outside the working folder"
+    for d, before in around.items():
+        after = _listing(d)
+        if d == tmp_path:
+            before, after = ({k: v for k, v in x.items() if k != "work"} for x in (before, after))
+        assert after == before, f"{d} changed"
