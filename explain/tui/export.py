@@ -48,7 +48,7 @@ def check_name(name: str, directory: Path | None = None, suffix: str = ".py") ->
     from explain.paths import check_output
 
     try:
-        check_output(target_path(name, directory, suffix), force=True)
+        check_output(target_path(name, directory, suffix), force=True, example=f"export{suffix}")
     except ExplainError as exc:
         return str(exc)
     return None
