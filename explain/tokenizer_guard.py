@@ -34,6 +34,12 @@ KNOWN = frozenset({GPT2, LLAMA3, QWEN2})
 CPU_SECONDS = 1  # of the subprocess: loading the tokenizer and encoding the text
 MEMORY_BYTES = 2 * 2**30
 
+# The child sets its own limits first (a preexec_fn is unsafe in a process with threads, as the TUI's runs are)
+_LIMITS = """
+import resource
+resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu} + 1))
+resource.setrlimit(resource.RLIMIT_AS, ({mem}, {mem}))
+"""
 _CHILD = """
 import json, sys
 from tokenizers import Tokenizer
@@ -97,13 +103,6 @@ class InProcess:
             raise _failure(self.path, exc) from None
 
 
-def _limits() -> None:  # in the child, before it starts
-    import resource  # lazy: POSIX only
-
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-
-
 class Sandboxed:
     """A tokenizer with a regex that is not a known one: each text is encoded in a subprocess with limits."""
 
@@ -114,8 +113,9 @@ class Sandboxed:
         env = {**os.environ, "RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
         shown = self.patterns[0] if len(self.patterns[0]) <= 60 else self.patterns[0][:59] + "…"
         try:
-            proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps([str(self.path), text]),
-                                  capture_output=True, text=True, env=env, timeout=30, preexec_fn=_limits)
+            code = _LIMITS.format(cpu=CPU_SECONDS, mem=MEMORY_BYTES) + _CHILD
+            proc = subprocess.run([sys.executable, "-c", code], input=json.dumps([str(self.path), text]),
+                                  capture_output=True, text=True, env=env, timeout=60)
         except subprocess.TimeoutExpired:  # a hang guard: the CPU limit ends a busy child long before
             raise InputError(f"the tokenizer '{self.path}' did not finish on this text; give --tokens") from None
         if proc.returncode < 0 or "MemoryError" in proc.stderr:
