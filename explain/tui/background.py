@@ -50,7 +50,7 @@ async def in_background(fn: Callable[[], T], token: CancelToken | None = None) -
         except RuntimeError:  # the app has quit and its loop is closed: nobody is waiting
             pass
 
-    threading.Thread(target=target, name="explain-work", daemon=True).start()
+    threading.Thread(target=target, name="explain-run", daemon=True).start()  # the name tests look for
     try:
         return await done
     except asyncio.CancelledError:
