@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from explain.errors import ExplainError, UsageError
-from explain.paths import check_output
+from explain.paths import check_output, check_output_folder
 
 PREFIX = ".explain-tmp-"
 _LEFTOVER = re.compile(r"^\.explain-tmp-(\d+)-[0-9a-f]{8}")
@@ -275,8 +275,6 @@ def atomic_folder(path: str | Path, *, force: bool = False) -> Iterator[Path]:
             save_params(params, tmp / "model.npz")   # plain writes: tmp is not visible as `out` yet
             (tmp / "config.json").write_text(text)
     """
-    from explain.paths import check_output_folder
-
     target = check_output_folder(path, force)
     with _signals_raise():
         sweep(target.parent)

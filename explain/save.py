@@ -18,7 +18,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from explain.atomic import atomic_write
 from explain.errors import UsageError
+from explain.paths import check_output
 from explain.trace import Trace
 
 SUFFIXES = (".npz", ".safetensors")
@@ -63,9 +65,6 @@ def check_save_path(path: str) -> None:
 def save_trace(trace: Trace, path: str, force: bool = False) -> tuple[Path, int, int]:
     """Write every tensor of ``trace`` to ``path`` (format from its suffix), atomically; returns (the file
     written, the number of tensors, their bytes)."""
-    from explain.atomic import atomic_write
-    from explain.paths import check_output
-
     target = check_output(path, force, example="trace.npz")
     check_save_path(path)
     arrays = tensors(trace)

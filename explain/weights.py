@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 
 from explain.array_files import file_kind, npz_headers, read_npz
+from explain.atomic import atomic_write
 from explain.errors import WeightsError
+from explain.paths import check_output
 from explain.readers import PICKLED, regular_file
 from explain.shape_rules import fmt_shape
 from explain.trace import ParamSpec
@@ -63,9 +65,6 @@ def save_params(params: dict[str, np.ndarray], path: str | Path, force: bool = F
     (:mod:`explain.atomic`: the old file or the new one, whole, whatever happens). Without ``force`` nothing
     existing is replaced, not even a file (or link) that appeared at ``path`` since the caller looked.
     Returns the file written."""
-    from explain.atomic import atomic_write
-    from explain.paths import check_output
-
     target = check_output(path, force, example="params.npz")
     with atomic_write(target, force=force) as f:
         np.savez(f, **params)

@@ -9,6 +9,7 @@ import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import UsageError
+from explain.paths import check_output
 
 
 def _range(trace, step: str | None, first: str | None, last: str | None) -> list[str] | None:
@@ -58,8 +59,6 @@ def export(model: str, step: str | None, first: str | None, last: str | None, fm
         raise UsageError("a notebook cannot be written to stdout; give a file, e.g. -o export.ipynb")
     path = Path(output)
     if not to_stdout:
-        from explain.paths import check_output
-
         check_output(output, force, example=f"export.{fmt}")  # before the run, which may be slow
 
     from explain.api import (

@@ -4,6 +4,7 @@ their definitions in :mod:`explain.options`. Importing this module imports only 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -36,8 +37,6 @@ def click_option(o: Option) -> Callable:
 def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
     """Decorate a command with the MODEL argument and the shared model options; ``helps`` gives an option a
     command's own help text (generate's --text: its prompts are never padded)."""
-    from dataclasses import replace
-
     for o in reversed(OPTIONS):
         f = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(f)
     return click.argument("model", metavar="MODEL")(f)

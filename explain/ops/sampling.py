@@ -242,9 +242,8 @@ class _Choice(Op):
         return tuple(probs[:-1])
 
     def compute(self, probs, *rest, **attrs):
-        """The draw, refused when a row of probabilities is not finite: a NaN never reaches a draw (argmax and
-        the cumulative walk would both quietly pick token 0)."""
-        import numpy as np
+        """The draw, refused when a row of probabilities is not finite (argmax would quietly pick token 0)."""
+        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
         bad = ~np.isfinite(np.asarray(probs, dtype=float)).all(axis=-1)
         if bad.any():

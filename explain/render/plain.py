@@ -97,7 +97,7 @@ JSON_VALUES = 100_000  # a step with more values gets "values": null and a note:
 
 def _stats(value: Any) -> dict[str, Any]:
     """min, max, mean and standard deviation of the finite values, and how many are ±inf or NaN."""
-    import numpy as np
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
 
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf" or arr.size == 0:

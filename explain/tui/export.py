@@ -9,6 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from explain.atomic import write_bytes
+from explain.errors import ExplainError
+from explain.paths import check_output, expand
 from explain.trace import Trace
 
 
@@ -32,8 +35,6 @@ def target_path(name: str, directory: Path | None = None, suffix: str = ".py") -
     expanded, and a new name without a suffix gets ``suffix`` (what exists is taken as it is: ``/dev/full`` is
     the device, refused, not ``/dev/full.svg``). A name no file can have is a
     :class:`~explain.errors.UsageError` (:func:`explain.paths.expand`)."""
-    from explain.paths import expand
-
     path = expand(name)
     path = path if path.is_absolute() else (directory or Path.cwd()) / path
     if path.suffix or os.path.lexists(path) or name.rstrip().endswith(("/", ".")):
@@ -44,9 +45,6 @@ def target_path(name: str, directory: Path | None = None, suffix: str = ".py") -
 def check_name(name: str, directory: Path | None = None, suffix: str = ".py") -> str | None:
     """Why the dialog cannot write ``name`` (the CLI's own message, without its --force advice: the dialog
     asks before replacing a file), or None."""
-    from explain.errors import ExplainError
-    from explain.paths import check_output
-
     try:
         check_output(target_path(name, directory, suffix), force=True, example=f"export{suffix}")
     except ExplainError as exc:
@@ -65,6 +63,4 @@ def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | No
 def write_picture(svg: str, path: Path, overwrite: bool = False) -> Path:
     """Write an SVG screenshot to ``path`` atomically (replacing a file only with ``overwrite``) and return
     where it went."""
-    from explain.atomic import write_bytes
-
     return write_bytes(path, svg.encode("utf-8"), force=overwrite)

@@ -16,15 +16,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "explain"
 LAYERS: list[tuple[str, ...]] = [
     ("explain.text", "explain.names", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
      "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
-     "explain.tui.messages"),
+     "explain.tui.messages", "explain.paths", "explain.atomic", "explain.cancel", "explain.pricing"),
     ("explain.registry", "explain.check"),  # the model registry (names, capabilities, defaults); the shape checker
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
-     "explain.sampling"),
+     "explain.sampling", "explain.tokenizer_guard"),
     ("explain.ops",),
     ("explain.trace", "explain.recorder"),
     ("explain.models", "explain.weights",
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
-     "explain.backward"),  # backward: the walker over a trace
+     "explain.backward", "explain.save"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
     ("explain.export",),
     ("explain.tutorial",),
