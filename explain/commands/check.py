@@ -67,17 +67,13 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
     try:
         # Import only the checker for this form: at startup every module costs (see the benchmark).
         if "->" in expr:
-            from explain.check.einsum import (
-                check_einsum,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-            )
+            from explain.check.einsum import check_einsum  # lazy: engine not loaded for --help
 
             result = check_einsum(expr, bindings)
             doc = render.einsum_document(result) if as_json else None
             lines = None if as_json else render.render_einsum(result)
         else:
-            from explain.check.expr import (
-                check_expression,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-            )
+            from explain.check.expr import check_expression  # lazy: engine not loaded for --help
 
             node = check_expression(expr, bindings)
             doc = render.tree_document(node, bindings) if as_json else None

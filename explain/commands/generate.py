@@ -45,12 +45,8 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     """
     if plain and as_json:
         raise UsageError("choose one of --plain and --json")
-    from explain.api import (
-        generate as run_generate,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
-    from explain.sampling import (
-        make_sampling,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
+    from explain.api import generate as run_generate  # lazy: engine not loaded for --help
+    from explain.sampling import make_sampling  # lazy: engine not loaded for --help
 
     options = run_kwargs(model, kwargs)
     sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
@@ -62,25 +58,19 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
         click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
                    "nothing; use a smaller k", err=True)
     if as_json:
-        from explain.render.plain import (
-            write_trace_json,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import write_trace_json  # lazy: rich out of the core
 
         write_trace_json(trace, sys.stdout.write)  # streamed, as 'explain run --json'
         sys.stdout.write("\n")
         return
     if plain or not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+        from rich.console import Console  # lazy: rich out of the core
 
-        from explain.render.plain import (
-            print_trace,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import print_trace  # lazy: rich out of the core
 
         print_trace(Console(), trace, precision)
         return
-    from explain.tui import (
-        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
-    )
+    from explain.tui import open_trace  # lazy: textual only with the TUI
 
     # the re-run form and G keep generating with these settings; open on the first step of the generation
     assert trace.generation is not None

@@ -31,33 +31,25 @@ def run(model: str, plain: bool, as_json: bool, precision: int, **kwargs) -> Non
     """
     if plain and as_json:
         raise UsageError("choose one of --plain and --json")
-    from explain.api import (
-        run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
+    from explain.api import run as run_model  # lazy: engine not loaded for --help
 
     options = run_kwargs(model, kwargs)
     trace = run_model(model, **options)
     if as_json:
-        from explain.render.plain import (
-            write_trace_json,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import write_trace_json  # lazy: rich out of the core
 
         out = sys.stdout
         write_trace_json(trace, out.write)  # streamed: the document is never whole in memory
         out.write("\n")
         return
     if plain or not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+        from rich.console import Console  # lazy: rich out of the core
 
-        from explain.render.plain import (
-            print_trace,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import print_trace  # lazy: rich out of the core
 
         print_trace(Console(), trace, precision)
         return
-    from explain.tui import (
-        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup); imports textual only here
-    )
+    from explain.tui import open_trace  # lazy: textual only with the TUI; imports textual only here
 
     open_trace(trace, options=options)  # the re-run form starts from these (and keeps --checkpoint)
 
@@ -88,10 +80,8 @@ def params(model: str, output: str, force: bool, **kwargs) -> None:
         raise UsageError(f"'{output}' exists; use --force to overwrite it")
     if not path.parent.is_dir():
         raise UsageError(f"folder '{path.parent}' does not exist; create it first")
-    from explain.api import (
-        run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
-    from explain.weights import save_params  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    from explain.api import run as run_model  # lazy: engine not loaded for --help
+    from explain.weights import save_params  # lazy: numpy off the shape path
 
     trace = run_model(model, **run_kwargs(model, kwargs))
     try:

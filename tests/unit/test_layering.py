@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
      "explain.sampling"),
     ("explain.ops",),
-    ("explain.trace", "explain.recorder"),
+    ("explain.trace", "explain.recorder", "explain.slices"),
     ("explain.models", "explain.weights",
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
      "explain.backward"),  # backward: the walker over a trace

@@ -29,7 +29,7 @@ class RunActions:
     # -- export ----------------------------------------------------------------------------------------------
     def _export(self, steps: list[str] | None) -> None:
         """A numpy script of the step or the run, named by the user."""
-        from explain.tui.export import default_name  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.export import default_name  # lazy: screen loaded on first use
 
         what = f"step {steps[0]}" if steps else "the whole run"
         self._save(f"Export {what} as a numpy script", default_name(self.trace, steps), ".py",
@@ -38,10 +38,8 @@ class RunActions:
     def _save(self, what: str, default: str, suffix: str, write: Any) -> None:
         """Ask for the file name (prefilled, in the working directory), ask again before replacing a file, then
         ``write(path, overwrite)``, which says where the file went."""
-        from explain.tui.export import target_path  # lazy: a screen's module loads on first use (bench_tui_startup)
-        from explain.tui.screens.prompt import (
-            PromptScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.export import target_path  # lazy: screen loaded on first use
+        from explain.tui.screens.prompt import PromptScreen  # lazy: screen loaded on first use
 
         def check(name: str) -> str | None:
             folder = target_path(name, suffix=suffix).parent
@@ -54,9 +52,7 @@ class RunActions:
             if not path.exists():
                 write(path, False)
                 return
-            from explain.tui.screens.confirm import (
-                ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-            )
+            from explain.tui.screens.confirm import ConfirmScreen  # lazy: screen loaded on first use
 
             def answered(yes: bool | None) -> None:
                 if yes:
@@ -72,7 +68,7 @@ class RunActions:
     def action_picture(self) -> None:
         """The screen as it is now, as an SVG (Textual's screenshot), taken before the file-name dialog opens so
         the dialog is not in the picture."""
-        from explain.tui.export import (  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.export import (  # lazy: screen loaded on first use
             picture_name,
             write_picture,
         )
@@ -90,8 +86,8 @@ class RunActions:
         self._save("Save the screen as an SVG picture", picture_name(self.view.step.name), ".svg", write)
 
     def _write(self, steps: list[str] | None, path: Path, overwrite: bool) -> None:
-        from explain.tui.export import export  # lazy: a screen's module loads on first use (bench_tui_startup)
-        from explain.tui.tutorial import narration_map  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.export import export  # lazy: screen loaded on first use
+        from explain.tui.tutorial import narration_map  # lazy: screen loaded on first use
 
         try:
             narration = narration_map(self.trace, self.tutorial) if self._tutorial_run() else None
@@ -163,9 +159,7 @@ class RunActions:
         if not self.tutorial_on:
             self._open_form()
             return
-        from explain.tui.screens.confirm import (
-            ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.confirm import ConfirmScreen  # lazy: screen loaded on first use
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -176,9 +170,7 @@ class RunActions:
             f"`t` brings you back to stop {self.stop_index + 1}. Continue?", yes="Re-run", no="Stay"), answered)
 
     def _open_form(self) -> None:
-        from explain.tui.screens.rerun import (
-            RerunScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.rerun import RerunScreen  # lazy: screen loaded on first use
 
         def finished(result: tuple[Any, dict[str, Any]] | None) -> None:
             if result is None:
@@ -214,9 +206,7 @@ class RunActions:
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _run(self, options: dict[str, Any]) -> None:
-        from explain.tui.screens.rerun import (
-            in_daemon_thread,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.rerun import in_daemon_thread  # lazy: screen loaded on first use
 
         opts = {k: v for k, v in options.items() if k != "model"}
         try:

@@ -55,9 +55,7 @@ class TourActions:
             self.view = self.view.go(self.view.index + delta)
 
     def _offer_next_tutorial(self) -> None:
-        from explain.tui.screens.confirm import (
-            ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.confirm import ConfirmScreen  # lazy: screen loaded on first use
 
         nxt = next_tutorial(self.tutorial)
         if nxt is None:
@@ -79,9 +77,7 @@ class TourActions:
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _open_tutorial(self, name: str) -> None:
-        from explain.tui.screens.rerun import (
-            in_daemon_thread,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.rerun import in_daemon_thread  # lazy: screen loaded on first use
 
         try:
             tut = await in_daemon_thread(lambda: load_tutorial(name))
