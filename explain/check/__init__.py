@@ -51,11 +51,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'explain.check' has no attribute {name!r}")
 
 
-def check(text: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
-          dims: Mapping[str, int] | None = None) -> Node | EinsumResult:
+def check(text: str, shapes: Mapping[str, tuple[int | str, ...]] | None = None,
+          dims: Mapping[str, int] | None = None, torch: bool | None = None) -> Node | EinsumResult:
     """Check ``text`` as an einsum (it contains ``->``) or as a numpy expression, over concrete shapes."""
-    bindings = Bindings.concrete(shapes or {}, dims or {})
-    if "->" in text:
+    from explain.check.parse import Bindings
+
+    bindings = Bindings.concrete(shapes or {}, dims or {})  # names in a shape take their sizes from dims
+    from explain.check.einsum import is_einsum
+
+    if is_einsum(text):
+        from explain.check.einsum import check_einsum
+
         return check_einsum(text, bindings)
 
-    return check_expression(text, bindings)
+    return check_expression(text, bindings, torch)

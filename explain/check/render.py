@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from explain.check.names import fmt_names
 from explain.shape_rules import fmt_shape
 
 if TYPE_CHECKING:  # types only: the command imports just the checker for the form it runs
@@ -20,7 +21,8 @@ TEXT_WIDTH = 56  # sub-expression text beyond this is cut with …, so the shape
 def _rows(node: Node, lead: str, branch: str, rows: list[tuple[str, str, str]]) -> None:
     text = node.text if len(node.text) <= TEXT_WIDTH else node.text[: TEXT_WIDTH - 1] + "…"
     op = node.op if not node.detail else f"{node.op} {node.detail}" if node.op != "input" else node.detail
-    rows.append((lead + branch + text, fmt_shape(node.shape), op))
+    names = fmt_names(node.names)
+    rows.append((lead + branch + text, fmt_shape(node.shape) + (f" {names}" if names else ""), op))
     # Children indent under this node; the connector column continues only if more siblings follow.
     child_lead = lead + ("" if not branch else "│  " if branch == "├─ " else "   ")
     for i, child in enumerate(node.children):
@@ -55,6 +57,7 @@ def render_einsum(result: EinsumResult) -> list[str]:
 def node_json(node: Node) -> dict[str, Any]:
     """One node and its sub-expressions as plain JSON values."""
     return {"text": node.text, "op": node.op, "shape": list(node.shape), "detail": node.detail,
+            "names": [None if a is None else list(a) for a in node.names],
             "children": [node_json(c) for c in node.children]}
 
 

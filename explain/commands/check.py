@@ -30,11 +30,11 @@ class CheckCommand(click.Command):
             if "extra argument" not in message:
                 raise  # the group prints click's other usage errors as one line
             # ignore_unknown_options lets a mistyped option through as an extra argument: name it as an option.
-            known = {"--shape", "--dim", "--json", "--help", "--"}
+            known = {"--shape", "--dim", "--json", "--lib", "--help", "--"}
             unknown = [a for a in given if a.startswith("--") and a.split("=", 1)[0] not in known]
             if unknown:
                 raise UsageError(f"no such option: {unknown[-1]}; the options are --shape NAME=DIMS, "
-                                 "--dim NAME=SIZE and --json") from None
+                                 "--dim NAME=SIZE, --lib and --json") from None
             # Otherwise it is nearly always an EXPR with spaces that the shell split into words.
             raise UsageError(f"{message}; quote EXPR as one argument, like explain check \"Q @ K.T\"") from None
 
@@ -47,7 +47,10 @@ class CheckCommand(click.Command):
 @click.option("--dim", "dims", multiple=True, metavar="NAME=SIZE",
               help="A named dimension's size (seq=10); also usable as a number in EXPR. Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout instead of text.")
-def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool) -> None:
+@click.option("--lib", type=click.Choice(["auto", "numpy", "torch"]), default="auto", show_default=True,
+              help="Whose rules where numpy and PyTorch differ (x.transpose(1, 2), squeeze); auto reads the "
+                   "spelling (torch., F., .view, dim=).")
+def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool, lib: str) -> None:
     """Check the shapes in EXPR without running anything.
 
     EXPR is either an einsum over named dimensions (names separated by spaces, operands by commas, then
@@ -66,8 +69,8 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
     bindings = parse_options(shapes, dims)
     try:
         # Import only the checker for this form: at startup every module costs (see the benchmark).
-        if "->" in expr:
-            from explain.check.einsum import check_einsum  # lazy: engine not loaded for --help
+        if "->" in expr and '"' not in expr and "'" not in expr:  # explain.check.einsum.is_einsum, inlined
+            from explain.check.einsum import check_einsum
 
             result = check_einsum(expr, bindings)
             doc = render.einsum_document(result) if as_json else None
@@ -75,7 +78,7 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
         else:
             from explain.check.expr import check_expression  # lazy: engine not loaded for --help
 
-            node = check_expression(expr, bindings)
+            node = check_expression(expr, bindings, None if lib == "auto" else lib == "torch")
             doc = render.tree_document(node, bindings) if as_json else None
             lines = None if as_json else render.render_tree(node, bindings)
     except CheckShapeError as err:

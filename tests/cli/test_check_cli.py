@@ -77,7 +77,7 @@ def test_einsum_mismatch_points_at_name() -> None:
     (["Q", "--shape", "Q=seq"], "add --dim seq=N"),
     (["Q", "--dim", "seq=ten"], "not a whole number"),
     (["Q @ K", "--shape", "Q=2,3"], "unknown name 'K'"),
-    (["x[0]", "--shape", "x=3"], "not supported: indexing"),
+    (["x and x", "--shape", "x=3"], "not supported: and/or"),
     (["Q", "@", "K"], "quote EXPR as one argument"),
     (["Q", "--shape"], "requires an argument"),
     (["Q", "--shape", "Q=2", "--shpae", "K=2"], "no such option: --shpae"),
