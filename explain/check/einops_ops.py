@@ -198,7 +198,13 @@ def _einsum(ck: Checker, call: ast.AST, spec: str, tensors: list[Node], span: Sp
         if len(t) != len(x.shape):
             raise ck.fail(ShapeError(f"einsum operand {i} is written with {len(t)} axes ({' '.join(t)}) but has shape "
                                      f"{x.shape}"), span[0], span[1], tensors)
+        here: dict[str, int] = {}
         for n, s, a in zip(t, x.shape, x.names):
+            if here.get(n, s) != s:
+                raise ck.fail(ShapeError(f"einsum {spec!r}: {n} repeats in operand {i} with sizes {here[n]} and {s}; "
+                                         "a repeated axis takes the diagonal, so both must be equal"),
+                              span[0], span[1], tensors)
+            here[n] = s
             if n in size and size[n] != s and 1 not in (size[n], s):
                 raise ck.fail(ShapeError(f"einsum {spec!r}: axis {n} has size {size[n]} in one operand and {s} in "
                                          f"operand {i}"), span[0], span[1], tensors)

@@ -254,6 +254,9 @@ class Checker:
             return self.make(node, "number", ())
         if node.attr in ("T", "mT"):
             inner = self.visit(node.value)
+            if node.attr == "mT" and len(inner.shape) < 2:
+                raise self.fail(ShapeError(f".mT needs at least 2 axes, got {fmt_shape(inner.shape)}"),
+                                *self.span(node), [inner])
             if node.attr == "mT" or (self.torch and len(inner.shape) > 2):
                 if node.attr == "T":
                     raise self.fail(ShapeError(f"PyTorch's .T on a {len(inner.shape)}-D tensor reverses all its axes "

@@ -15,11 +15,11 @@ SHAPING = ("transpose", "reshape", "swapaxes")
 FUNCTIONS = ("softmax", *ELEMENTWISE, *SHAPING, "concatenate", "stack", *REDUCTIONS, "einsum", "matmul",
              "tril", "triu", "ones", "zeros", "arange", "expand_dims", "squeeze", "where", "maximum",
              "take_along_axis", "log_softmax")
+IDENTITY_METHODS = ("contiguous", "float", "half", "double", "long", "int", "bool", "to", "detach", "clone", "type_as")
 # numpy methods, then PyTorch's; .T and .mT are attributes.
 METHODS = (*SHAPING, *REDUCTIONS, "view", "permute", "unsqueeze", "squeeze", "expand", "expand_as", "flatten",
            "repeat_interleave", "masked_fill", "softmax", "log_softmax", "matmul", "bmm", "size", "gather",
-           "contiguous", "float", "half", "double", "to", "detach", "clone", "type_as", "pow", *ELEMENTWISE)
-IDENTITY_METHODS = ("contiguous", "float", "half", "double", "to", "detach", "clone", "type_as")
+           *IDENTITY_METHODS, "pow", *ELEMENTWISE)
 NP_NAMES = ("np", "numpy")
 TORCH_NAMES = ("torch",)
 F_NAMES = ("F", "torch.nn.functional", "nn.functional")

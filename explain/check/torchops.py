@@ -1,7 +1,7 @@
 """PyTorch's functions (``torch.X`` and ``F.X``) with PyTorch's own shape rules.
 
 Where PyTorch's rule differs from numpy's it is PyTorch's here: ``torch.bmm`` takes exactly 3-D tensors with
-equal batch sizes (no broadcasting); ``masked_fill``'s mask broadcasts *to* the tensor, never the other way;
+equal batch sizes (no broadcasting); ``masked_fill``'s mask and tensor broadcast together (the in-place ``masked_fill_`` would need the mask to fit the tensor);
 ``gather``'s index has the tensor's rank and gives its own shape; ``F.linear`` takes the weight as
 (out_features, in_features); ``F.cross_entropy`` wants classes on axis 1 ((N, C) or (N, C, d1, …));
 ``F.softmax`` without ``dim`` is refused (PyTorch picks an axis by rank and warns).
@@ -136,13 +136,10 @@ def masked_fill(ck: Checker, call: ast.AST, x: Node, mask: Node, span: Span) -> 
     except ShapeError as err:
         raise _err(ck, f"masked_fill: the mask {fmt_shape(mask.shape)} must broadcast to the tensor "
                    f"{fmt_shape(x.shape)}: {err}", span, [x, mask]) from None
-    if out != x.shape:
-        raise _err(ck, f"masked_fill: the mask {fmt_shape(mask.shape)} broadcasts the tensor {fmt_shape(x.shape)} up "
-                   f"to {fmt_shape(out)}; the mask must broadcast to the tensor's own shape", span, [x, mask])
     names, clash = broadcast_names(x.shape, x.names, mask.shape, mask.names)
     if clash:
         raise _err(ck, f"masked_fill: the sizes fit only by coincidence: {clash}", span, [x, mask])
-    return ck.make(call, "masked_fill", x.shape, [x, mask], names=names)
+    return ck.make(call, "masked_fill", out, [x, mask], names=names)
 
 
 def gather(ck: Checker, call: ast.AST, x: Node, idx: Node, dim: int, span: Span, numpy: bool = False) -> Node:
