@@ -91,7 +91,7 @@ class Checker:
     """Walks one parsed expression; holds the source (for text and carets) and the bindings."""
 
     def __init__(self, source: str, bindings: Bindings, torch: bool | None = None) -> None:
-        self.src = source
+        self.set_source(source)
         self.b = bindings
         # PyTorch's rules where they differ from numpy's (x.transpose(1, 2)): --lib, or the line's own spelling.
         self.torch = looks_like_torch(source) if torch is None else torch
@@ -99,6 +99,10 @@ class Checker:
         self.aliases: dict[str, Ax] = {}  # a size name bound to an axis name (B, T, C = x.shape)
         self.env: dict[str, Node] = {}  # names assigned earlier in a checked function
         self.unknown: dict[str, str] = {}  # names a skipped statement assigned -> why it was skipped
+
+    def set_source(self, source: str) -> None:
+        """The text being checked (a function check sets each statement's in turn)."""
+        self.src = source
         # ast's columns count UTF-8 bytes; map them to characters so non-ASCII names slice and caret right.
         self._col = None if source.isascii() else [i for i, ch in enumerate(source) for _ in ch.encode()] + [
             len(source)]
@@ -157,7 +161,9 @@ class Checker:
         raise unsupported(KIND_NAMES.get(kind, kind) + f" in {_short(self.text(node))!r}")
 
     def unknown_name(self, node: ast.Name) -> UsageError:
-        return UsageError(f"{node.id} is unknown here: {self.unknown[node.id]}")
+        err = UsageError(f"{node.id} is unknown here: {self.unknown[node.id]}")
+        err.root = self.unknown[node.id]  # type: ignore[attr-defined]  # a later skip passes the first cause on
+        return err
 
     def name(self, node: ast.Name) -> Node:
         name = node.id

@@ -13,6 +13,7 @@ from explain.shape_rules import fmt_shape
 if TYPE_CHECKING:  # types only: the command imports just the checker for the form it runs
     from explain.check.einsum import EinsumResult
     from explain.check.expr import Node
+    from explain.check.function import FunctionCheck
     from explain.check.parse import Bindings
 
 TEXT_WIDTH = 56  # sub-expression text beyond this is cut with …, so the shape column stays on screen
@@ -84,4 +85,41 @@ def einsum_document(result: EinsumResult) -> dict[str, Any]:
                   "source": result.sources[n]} for n, s in result.bindings.items()],
         "inputs": [{"label": t.label, "names": [n for n, _ in t.names]} for t in result.inputs],
         "output": [n for n, _ in result.output],
+    }
+
+
+def render_function(run: FunctionCheck) -> list[str]:
+    """Each statement with the shape and axis names it produced, the skipped ones with why, then the result."""
+    rows = []
+    for row in run.rows:
+        text = row.text if len(row.text) <= TEXT_WIDTH else row.text[: TEXT_WIDTH - 1] + "…"
+        if row.node is None:
+            rows.append((f"line {row.line}", text, row.note, ""))
+        else:
+            names = fmt_names(row.node.names)
+            rows.append((f"line {row.line}", text, fmt_shape(row.node.shape) + (f" {names}" if names else ""),
+                         row.note))
+    w_line = max(len(r[0]) for r in rows)
+    w_text = max(len(r[1]) for r in rows)
+    lines = [f"  {run.path}::{run.fn.name}"]
+    for where, text, shape, note in rows:
+        if shape.startswith("skipped"):
+            lines.append(f"  {where:<{w_line}}  {text}\n  {'':<{w_line}}    {shape}")
+        else:
+            lines.append(f"  {where:<{w_line}}  {text:<{w_text}}  {shape}  {note}".rstrip())
+    result = run.result
+    lines += ["", f"shape: {fmt_shape(result.shape)}" if result else "shape: (the function returns no checked value)"]
+    return lines
+
+
+def function_document(run: FunctionCheck) -> dict[str, Any]:
+    """The ``--json`` document for a function check."""
+    return {
+        "form": "function",
+        "function": f"{run.path}::{run.fn.name}",
+        "shape": list(run.result.shape) if run.result else None,
+        "statements": [{"line": r.line, "text": r.text, "note": r.note,
+                        "shape": list(r.node.shape) if r.node else None,
+                        "names": [None if a is None else list(a) for a in r.node.names] if r.node else None}
+                       for r in run.rows],
     }
