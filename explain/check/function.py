@@ -252,46 +252,13 @@ class FunctionCheck:
         return True
 
     def pieces(self, call: ast.Call, want: int) -> list[Node]:
-        """``t.split(C, dim=2)`` / ``t.chunk(3, dim=-1)`` (PyTorch's rules) into ``want`` named pieces."""
-        from explain.check.args import bind, claim, int_axis, static_int
-        from explain.errors import ShapeError
-        from explain.shape_rules import normalize_axis
+        """``t.split(C, dim=2)`` / ``t.chunk(3, dim=-1)`` into ``want`` named pieces."""
+        from explain.check.shaping import split
 
         self.ck.set_source(self.snippet(call))
         tree = ast.parse(self.ck.src, mode="eval").body
         assert isinstance(tree, ast.Call) and isinstance(tree.func, ast.Attribute)
-        this = self.ck.visit(tree.func.value)
-        kind = tree.func.attr
-        args = bind(f".{kind}", tree, ((("split_size", "dim") if kind == "split" else ("chunks", "dim")), 1, ()),
-                    list(tree.args), {"split_size_or_sections": "split_size", "axis": "dim"})
-        span = self.ck.span(tree.func)
-        try:
-            k = normalize_axis(int_axis(self.ck, args.get("dim"), 0, kind), len(this.shape))
-        except ShapeError as err:
-            raise self.ck.fail(err, span[1] - len(kind), span[1], [this]) from None
-        n = this.shape[k]
-        first = args["split_size" if kind == "split" else "chunks"]
-        if kind == "split" and isinstance(first, (ast.List, ast.Tuple)):
-            sizes = [static_int(self.ck, e, "split sizes") for e in first.elts]
-            names = [claim(self.ck, e) for e in first.elts]
-        else:
-            step = static_int(self.ck, first, "split size")
-            if kind == "chunk":
-                step = -(-n // step) if step > 0 else 0
-            if step <= 0:
-                raise UsageError(f"{kind}() needs a positive size, got {step}")
-            sizes = [min(step, n - i) for i in range(0, n, step)]
-            names = [claim(self.ck, first) if kind == "split" else None] * len(sizes)
-        if sum(sizes) != n or len(sizes) != want:
-            raise self.ck.fail(ShapeError(f"{kind} of axis {k} (size {n}) gives {len(sizes)} pieces of sizes "
-                                          f"{sizes}, but {want} names receive them"), span[1] - len(kind), span[1],
-                               [this])
-        out = []
-        for size, name in zip(sizes, names):
-            shape = this.shape[:k] + (size,) + this.shape[k + 1:]
-            out.append(Node(self.ck.text(tree), kind, shape, [this], names=this.names[:k] + (name,)
-                            + this.names[k + 1:]))
-        return out
+        return split(self.ck, tree, want)
 
     def where(self, stmt: ast.AST) -> str:
         return f"{self.path}:{stmt.lineno}"

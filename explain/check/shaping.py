@@ -223,3 +223,42 @@ def _size(shape: Shape) -> int:
     for s in shape:
         total *= s
     return total
+
+
+
+def split(ck: Checker, tree: ast.Call, want: int) -> list[Node]:
+    """PyTorch's ``t.split(size_or_sizes, dim)`` and ``t.chunk(n, dim)``, unpacked into ``want`` pieces; a
+    piece split off with a size name (``split(C, dim=2)``) is named by it."""
+    from explain.check.args import bind, claim, int_axis, static_int
+    from explain.check.expr import Node
+    from explain.errors import UsageError
+
+    assert isinstance(tree.func, ast.Attribute)
+    this = ck.visit(tree.func.value)
+    kind = tree.func.attr
+    params = ("split_size", "dim") if kind == "split" else ("chunks", "dim")
+    args = bind(f".{kind}", tree, (params, 1, ()), list(tree.args), {"split_size_or_sections": "split_size",
+                                                                     "axis": "dim"})
+    span = (ck.span(tree.func)[1] - len(kind), ck.span(tree.func)[1])
+    try:
+        k = rules.normalize_axis(int_axis(ck, args.get("dim"), 0, kind), len(this.shape))
+    except ShapeError as err:
+        raise ck.fail(err, span[0], span[1], [this]) from None
+    n = this.shape[k]
+    first = args[params[0]]
+    if kind == "split" and isinstance(first, (ast.List, ast.Tuple)):
+        sizes = [static_int(ck, e, "split sizes") for e in first.elts]
+        names = [claim(ck, e) for e in first.elts]
+    else:
+        step = static_int(ck, first, "split size")
+        if kind == "chunk":
+            step = -(-n // step) if step > 0 else 0
+        if step <= 0:
+            raise UsageError(f"{kind}() needs a positive size, got {step}")
+        sizes = [min(step, n - i) for i in range(0, n, step)]
+        names = [claim(ck, first) if kind == "split" else None] * len(sizes)
+    if sum(sizes) != n or len(sizes) != want:
+        raise ck.fail(ShapeError(f"{kind} of axis {k} (size {n}) gives {len(sizes)} pieces of sizes {sizes}, but "
+                                 f"{want} names receive them"), span[0], span[1], [this])
+    return [Node(ck.text(tree), kind, this.shape[:k] + (size,) + this.shape[k + 1:], [this],
+                 names=this.names[:k] + (name,) + this.names[k + 1:]) for size, name in zip(sizes, names)]
