@@ -64,6 +64,7 @@ SIGNATURES: dict[str, Signature] = {
     "expand_dims": (("a", "axis"), 2, ()),
     "squeeze": (("a", "axis"), 1, ()),
     "take_along_axis": (("arr", "indices", "axis"), 3, ()),
+    "repeat": (("a", "repeats", "axis"), 2, ()),
 }
 
 
@@ -217,6 +218,11 @@ def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int
         axis = static_axis(ck, args.get("axis"), None)
         return shaping.squeeze(ck, call, this, None if axis is None else (axis if isinstance(axis, tuple) else (axis,)),
                                span, torch=False)
+    if fname == "repeat":  # numpy's repeat is PyTorch's repeat_interleave
+        axis = static_axis(ck, args.get("axis"), None)
+        if isinstance(axis, tuple):
+            raise UsageError("repeat() takes one axis")
+        return shaping.repeat_interleave(ck, call, this, static_int(ck, args["repeats"], "repeats"), axis, span)
     if fname == "take_along_axis":
         from explain.check.torchops import gather
 

@@ -66,7 +66,8 @@ def einops_call(ck: Checker, call: ast.Call, fname: str, span: Span) -> Node:
         if len(call.args) < 2:
             raise UsageError('einops.einsum() takes the tensors, then the pattern: einsum(q, k, "b t d, b s d -> b t s")')
         *tensors, pat = call.args
-        return _einsum(ck, call, _pattern(ck, pat, fname), [ck.visit(t) for t in tensors], span, spaced=True)
+        return _einsum(ck, call, _pattern(ck, pat, fname), [ck.visit(t) for t in tensors], span, spaced=True,
+                       pattern_node=pat)
     if len(call.args) < 2:
         raise UsageError(f'{fname}() takes a tensor and a pattern, like {fname}(x, "b t (h d) -> b h t d", h=12)')
     if fname == "reduce" and len(call.args) < 3 and not any(k.arg == "reduction" for k in call.keywords):
@@ -81,8 +82,39 @@ def einops_call(ck: Checker, call: ast.Call, fname: str, span: Span) -> Node:
     return apply_pattern(ck, call, fname, x, pattern, lengths, span)
 
 
-def _fail(ck: Checker, msg: str, span: Span, x: Node) -> Exception:
-    return ck.fail(ShapeError(msg), span[0], span[1], [x])
+def _fail(ck: Checker, msg: str, span: Span, x: Node, fix: tuple[int, int, str] | None = None) -> Exception:
+    return ck.fail(ShapeError(msg + (f"; {fix[2]}" if fix else "")), span[0], span[1], [x], fix=fix)
+
+
+def _with_length(ck: Checker, call: ast.AST, names: list[str]) -> tuple[int, int, str] | None:
+    """The call with ``h=H`` added, when one of the lengths einops could not infer matches a --dim name."""
+    if not isinstance(call, ast.Call):
+        return None
+    for n in names:
+        dim = next((d for d in ck.b.dims if d == n or d.lower() == n.lower()), None)
+        if dim is not None:
+            start, end = ck.span(call)
+            return start, end, f"{ck.src[start:end - 1].rstrip()}, {n}={dim})"
+    return None
+
+
+def _without_length(ck: Checker, call: ast.AST, group: list[str], have: int,
+                    lengths: dict[str, tuple[int, Ax]]) -> tuple[int, int, str] | None:
+    """The call without the one keyword length that makes a group not fit, when einops could infer it."""
+    if not isinstance(call, ast.Call):
+        return None
+    for n in reversed(group):
+        rest = 1
+        for m in group:
+            rest *= int(m) if m.isdigit() else lengths[m][0] if m != n and m in lengths else 1
+        kw = next((k for k in call.keywords if k.arg == n), None)
+        if kw is None or not rest or have % rest:
+            continue
+        start, end = ck.span(call)
+        k_start, k_end = ck.span(kw.value)
+        k_start = ck.src.rfind(",", start, k_start)
+        return start, end, ck.src[start:k_start] + ck.src[k_end:end]
+    return None
 
 
 def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
@@ -133,7 +165,7 @@ def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
                 missing.append(n)
         if len(missing) > 1:
             raise _fail(ck, f"einops {fname}: could not infer sizes for {missing}: give all but one as keywords, like "
-                        f"{missing[0]}=N", span, x)
+                        f"{missing[0]}=N", span, x, _with_length(ck, call, missing))
         if missing:
             if known == 0 or have % known:
                 raise _fail(ck, f"einops {fname}: can't divide axis {axis} of length {have} in chunks of {known} "
@@ -141,7 +173,7 @@ def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
             size[missing[0]] = have // known
         elif known != have:
             raise _fail(ck, f"einops {fname}: shape mismatch on axis {axis}: {' · '.join(g)} = {known}, but the "
-                        f"axis has length {have}", span, x)
+                        f"axis has length {have}", span, x, _without_length(ck, call, g, have, lengths))
         if len(g) == 1 and not g[0].isdigit():
             name.setdefault(g[0], x.names[axis])
         axis += 1
@@ -173,10 +205,49 @@ def letters_einsum(ck: Checker, call: ast.Call, span: Span) -> Node:
     ops = call.args[1:]
     if len(ops) == 1 and isinstance(ops[0], (ast.List, ast.Tuple)):
         ops = list(ops[0].elts)  # torch.einsum also takes the operands as one list
-    return _einsum(ck, call, call.args[0].value, [ck.visit(o) for o in ops], span, spaced=False)
+    return _einsum(ck, call, call.args[0].value, [ck.visit(o) for o in ops], span, spaced=False,
+                   pattern_node=call.args[0])
 
 
-def _einsum(ck: Checker, call: ast.AST, spec: str, tensors: list[Node], span: Span, spaced: bool) -> Node:
+def _sizes_fit(terms: list[list[str]], tensors: list[Node]) -> bool:
+    size: dict[str, int] = {}
+    for t, x in zip(terms, tensors):
+        if len(t) != len(x.shape):
+            return False
+        for n, s in zip(t, x.shape):
+            if size.setdefault(n, s) != s:
+                return False
+    return True
+
+
+def _einsum_fix(ck: Checker, spec: str, terms: list[list[str]], tensors: list[Node], spaced: bool,
+                node: ast.expr | None) -> tuple[int, int, str] | None:
+    """One operand's axis names reordered (``v d`` for ``d v``: a weight stored the other way round) so the
+    einsum fits; the pattern rewritten with it."""
+    from itertools import permutations
+
+    if node is None:
+        return None
+    lhs, _, rhs = spec.partition("->")
+    for i, t in enumerate(terms):
+        if len(t) > 4:
+            continue
+        for perm in permutations(t):
+            if list(perm) == t:
+                continue
+            trial = terms[:i] + [list(perm)] + terms[i + 1:]
+            if _sizes_fit(trial, tensors):
+                sep = " " if spaced else ""
+                pieces = [sep.join(x) for x in trial]
+                new = (", " if spaced else ",").join(pieces) + (f" -> {rhs.strip()}" if spaced else f"->{rhs}")
+                start, end = ck.span(node)
+                quote = ck.src[start]
+                return start, end, f"{quote}{new}{quote}"
+    return None
+
+
+def _einsum(ck: Checker, call: ast.AST, spec: str, tensors: list[Node], span: Span, spaced: bool,
+            pattern_node: ast.expr | None = None) -> Node:
     if "." in spec:
         raise UsageError(f"not supported: the ellipsis in einsum {spec!r}; name every axis")
     lhs, arrow, rhs = spec.partition("->")
@@ -206,8 +277,10 @@ def _einsum(ck: Checker, call: ast.AST, spec: str, tensors: list[Node], span: Sp
                               span[0], span[1], tensors)
             here[n] = s
             if n in size and size[n] != s and 1 not in (size[n], s):
+                fix = _einsum_fix(ck, spec, terms, tensors, spaced, pattern_node) if "->" in spec else None
                 raise ck.fail(ShapeError(f"einsum {spec!r}: axis {n} has size {size[n]} in one operand and {s} in "
-                                         f"operand {i}"), span[0], span[1], tensors)
+                                         f"operand {i}" + (f"; did you mean {fix[2]}?" if fix else "")),
+                              span[0], span[1], tensors, fix=fix)
             if size.get(n, 1) == 1:
                 size[n] = s
             if a is not None:

@@ -218,13 +218,25 @@ class Checker:
         except ShapeError as err:
             from explain.check import hints
 
-            hint, fix = hints.matmul_hint(left, right) if mat else hints.broadcast_hint(left, right, sym or op)
+            einops = "rearrange(" in self.src or "repeat(" in self.src or "reduce(" in self.src
+            if mat:
+                hint, fix = hints.matmul_hint(left, right)
+                if fix is None:
+                    hint, fix = hints.names_hint(left, right, self.torch, einops, True)
+            else:
+                hint, fix = hints.broadcast_hint(left, right, sym or op)
+                if fix is None:
+                    hint, fix = hints.names_hint(left, right, self.torch, einops, False) or (hint, fix)
+                    if fix is None:
+                        hint = hints.broadcast_hint(left, right, sym or op)[0]
             raise self.fail(err, span[0], span[1], [left, right], hint, ("left", "right"), fix) from None
         names, clash = self.binop_names("matmul" if mat else op, left, right)
         if clash:
             from explain.check import hints
 
             hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
+            if fix is None:
+                hint, fix = hints.names_hint(left, right, self.torch, "rearrange(" in self.src, mat)
             raise self.fail(ShapeError(f"the sizes fit only by coincidence: {clash}"), span[0], span[1],
                             [left, right], hint, ("left", "right"), fix) from None
         detail = ""

@@ -83,8 +83,9 @@ def broadcast_hint(left: Node, right: Node, sym: str) -> Hint:
             kept = rules.reduce(shape, axis, keepdims=True)
             out = _fits(rules.broadcast, kept, other.shape)
             if out is not None:
-                return (f"; pass keepdims=True to {fname}: {_paren(this)} would keep the reduced axis as size 1, "
-                        f"shape {fmt_shape(kept)}, and broadcast to {fmt_shape(out)}", this.info.get("keepdims_fix"))
+                fix = this.info.get("keepdims_fix")
+                return (f"; pass keepdims=True to {fname}: {fix[2] if fix else _paren(this)} keeps the reduced axis "
+                        f"as size 1, shape {fmt_shape(kept)}, and broadcasts to {fmt_shape(out)}", fix)
     if sym == "*":
         out = _fits(rules.matmul, left.shape, right.shape)
         if out is not None and left.shape and right.shape:
@@ -99,4 +100,109 @@ def broadcast_hint(left: Node, right: Node, sym: str) -> Hint:
                 return (f"; to line {_paren(this)} up with axis {-len(column)} of {_paren(other)}, give it a trailing "
                         f"axis of size 1: {_paren(this)}.reshape({sizes}) broadcasts to {fmt_shape(other.shape)}",
                         None)
+    return NO_HINT
+
+
+def _index_text(node: Node, items: list[str]) -> str:
+    while items and items[-1] == ":" and len(items) > 1 and items[-2] != "None":
+        items.pop()  # trailing full slices say nothing
+    return f"{_paren(node)}[{', '.join(items)}]"
+
+
+def align_hint(this: Node, other: Node) -> Hint:
+    """Index ``this`` so its named axes line up under the same names in ``other``: ``mask[:, None, None, :]``
+    for a (B, S) padding mask against (B, H, T, S) scores, ``cos[:, None, :]`` for RoPE on (B, T, H, Dh)."""
+    named = [(i, a) for i, a in enumerate(this.names) if a is not None and this.shape[i] != 1]
+    if not named or any(a is None and s != 1 for a, s in zip(this.names, this.shape)):
+        return NO_HINT
+    targets = list(other.names)
+    pos, last = [], -1
+    for _, a in named:
+        found = next((p for p in range(last + 1, len(targets)) if targets[p] == a), None)
+        if found is None:
+            return NO_HINT
+        pos.append(found)
+        last = found
+    items: list[str] = []
+    k = 0
+    prev = None
+    for i, a in enumerate(this.names):
+        if a is None or this.shape[i] == 1:
+            items.append("0")  # an unnamed axis of size 1: dropped, the Nones below place the rest
+            continue
+        if prev is not None:
+            items += ["None"] * (pos[k] - prev - 1)
+        items.append(":")
+        prev = pos[k]
+        k += 1
+    items += ["None"] * (len(targets) - 1 - last)
+    text = _index_text(this, items)
+    if text == _paren(this):
+        return NO_HINT
+    return (f"; line {_paren(this)}'s axes up by name with {_paren(other)}: {text}", (this.start, this.end, text))
+
+
+def slice_hint(this: Node, other: Node) -> Hint:
+    """``W_pos[:T]`` when ``this`` has a longer axis (a table for every position) where ``other`` has T."""
+    n = max(len(this.shape), len(other.shape))
+    a = (1,) * (n - len(this.shape)) + this.shape
+    b = (1,) * (n - len(other.shape)) + other.shape
+    bn = (None,) * (n - len(other.shape)) + other.names
+    bad = [i for i in range(n) if a[i] != b[i] and 1 not in (a[i], b[i])]
+    if len(bad) != 1 or a[bad[0]] < b[bad[0]] or bn[bad[0]] is None or len(bn[bad[0]]) != 1:  # type: ignore[arg-type]
+        return NO_HINT
+    if bn[bad[0]] in this.names:
+        return NO_HINT  # this has that axis elsewhere: the axes are misplaced, not too long
+    axis = bad[0] - (n - len(this.shape))
+    items = [":"] * axis + [f":{bn[bad[0]][0]}"]  # type: ignore[index]
+    text = _index_text(this, items)
+    return (f"; {_paren(this)} has {a[bad[0]]} rows where {_paren(other)} has {b[bad[0]]}: take the first "
+            f"{bn[bad[0]][0]}, {text}", (this.start, this.end, text))  # type: ignore[index]
+
+
+def repeat_hint(this: Node, other: Node, torch: bool, einops: bool) -> Hint:
+    """Grouped-query attention: K/V with KV heads against Q with H heads, H a multiple of KV: repeat each
+    K/V head H // KV times along that axis (``repeat_interleave``, numpy's ``repeat``, einops's ``repeat``)."""
+    n = max(len(this.shape), len(other.shape))
+    if len(this.shape) != n:
+        return NO_HINT
+    ob = (1,) * (n - len(other.shape)) + other.shape
+    on = (None,) * (n - len(other.shape)) + other.names
+    bad = [i for i in range(n - 2) if this.shape[i] != ob[i] and 1 not in (this.shape[i], ob[i])]
+    if len(bad) != 1:
+        return NO_HINT
+    i = bad[0]
+    small, big = this.shape[i], ob[i]
+    if small >= big or big % small:
+        return NO_HINT
+    sn, bn = this.names[i], on[i]
+    times = f"{bn[0]} // {sn[0]}" if sn and bn and len(sn) == 1 and len(bn) == 1 else str(big // small)
+    if einops:
+        letters = [f"a{j}" for j in range(n)]
+        out = letters[:i] + [f"({letters[i]} g)"] + letters[i + 1:]
+        text = f'repeat({this.text}, "{" ".join(letters)} -> {" ".join(out)}", g={times})'
+    elif torch:
+        text = f"{_paren(this)}.repeat_interleave({times}, dim={i})"
+    else:
+        text = f"np.repeat({this.text}, {times}, axis={i})"
+    return (f"; {_paren(this)} has {small} heads on axis {i} where {_paren(other)} has {big}: repeat each "
+            f"{big // small} times (grouped-query attention), {text}", (this.start, this.end, text))
+
+
+def names_hint(left: Node, right: Node, torch: bool, einops: bool, mat: bool) -> Hint:
+    """The first fix that makes the operands line up: heads repeated, a table sliced, axes placed by name."""
+    tries = []
+    if mat:
+        tries += [lambda: repeat_hint(right, left, torch, einops), lambda: repeat_hint(left, right, torch, einops)]
+    else:
+        for a, b in ((right, left), (left, right)):
+            tries += [lambda a=a, b=b: slice_hint(a, b)]
+        if len(left.shape) != len(right.shape) or left.names != right.names:
+            small, big = (left, right) if len(left.shape) <= len(right.shape) else (right, left)
+            tries += [lambda: align_hint(small, big)]
+        tries += [lambda: repeat_hint(right, left, torch, einops), lambda: repeat_hint(left, right, torch, einops)]
+    for t in tries:
+        hint = t()
+        if hint[1] is not None:
+            return hint
     return NO_HINT

@@ -14,7 +14,7 @@ REDUCTIONS = ("sum", "mean", "max", "min", "var", "std", "amax", "argmax", "logs
 SHAPING = ("transpose", "reshape", "swapaxes")
 FUNCTIONS = ("softmax", *ELEMENTWISE, *SHAPING, "concatenate", "stack", *REDUCTIONS, "einsum", "matmul",
              "tril", "triu", "ones", "zeros", "arange", "expand_dims", "squeeze", "where", "maximum",
-             "take_along_axis", "log_softmax")
+             "take_along_axis", "log_softmax", "repeat")
 IDENTITY_METHODS = ("contiguous", "float", "half", "double", "long", "int", "bool", "to", "detach", "clone", "type_as")
 # numpy methods, then PyTorch's; .T and .mT are attributes.
 METHODS = (*SHAPING, *REDUCTIONS, "view", "permute", "unsqueeze", "squeeze", "expand", "expand_as", "flatten",

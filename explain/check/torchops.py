@@ -78,8 +78,11 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
         x = ck.visit(args["input"])
         sizes, _, _ = size_args(ck, [args["normalized_shape"]], "normalized_shape")
         if tuple(x.shape[len(x.shape) - len(sizes):]) != sizes or len(sizes) > len(x.shape):
+            node = args["normalized_shape"]
+            new = f"({shaping.paren(x)}.shape[-1],)"
             raise _err(ck, f"F.layer_norm normalizes the last {len(sizes)} axes of {fmt_shape(x.shape)}, which must "
-                       f"be {fmt_shape(sizes)}", span, [x])
+                       f"be {fmt_shape(sizes)}; to normalize over the features pass {new}", span, [x],
+                       (*ck.span(node), new))
         for p in ("weight", "bias"):
             if p in args:
                 w = ck.visit(args[p])
@@ -121,8 +124,16 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
 
 def bmm(ck: Checker, call: ast.AST, a: Node, b: Node, span: Span) -> Node:
     if len(a.shape) != 3 or len(b.shape) != 3:
+        fix = None
+        try:
+            rules.matmul(a.shape, b.shape)
+            start, end = ck.span(call)
+            fix = (start, end, f"torch.matmul({a.text}, {b.text})")
+        except ShapeError:
+            pass
         raise _err(ck, f"torch.bmm takes two 3-D tensors, got {fmt_shape(a.shape)} and {fmt_shape(b.shape)}; for "
-                   "more axes use torch.matmul (or @)", span, [a, b])
+                   f"more axes use torch.matmul (or @){': torch.matmul(' + a.text + ', ' + b.text + ')' if fix else ''}",
+                   span, [a, b], fix)
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise _err(ck, f"torch.bmm of {fmt_shape(a.shape)} and {fmt_shape(b.shape)} needs equal batch sizes and "
                    f"the left's last size ({a.shape[2]}) to equal the right's middle one ({b.shape[1]}); bmm does not "
@@ -145,8 +156,17 @@ def masked_fill(ck: Checker, call: ast.AST, x: Node, mask: Node, span: Span) -> 
 def gather(ck: Checker, call: ast.AST, x: Node, idx: Node, dim: int, span: Span, numpy: bool = False) -> Node:
     what = "take_along_axis" if numpy else "gather"
     if len(idx.shape) != len(x.shape):
+        fix = None
+        if len(idx.shape) + 1 == len(x.shape) and dim in (-1, len(x.shape) - 1):
+            if "rearrange(" in ck.src:
+                letters = " ".join(f"a{j}" for j in range(len(idx.shape)))
+                new = f'rearrange({idx.text}, "{letters} -> {letters} 1")'
+            else:
+                new = f"{shaping.paren(idx)}.unsqueeze(-1)" if not numpy else f"{shaping.paren(idx)}[..., None]"
+            fix = (idx.start, idx.end, new)
         raise _err(ck, f"{what}: the index {fmt_shape(idx.shape)} must have as many axes as the input "
-                   f"{fmt_shape(x.shape)}; add one with .unsqueeze({dim}) (or [..., None])", span, [x, idx])
+                   f"{fmt_shape(x.shape)}; give it the gathered axis with size 1"
+                   + (f": {fix[2]}" if fix else f", like .unsqueeze({dim}) (or [..., None])"), span, [x, idx], fix)
     k = shaping.apply(ck, span, [x], rules.normalize_axis, dim, len(x.shape))  # type: ignore[arg-type]
     if numpy:
         shape = shaping.apply(ck, span, [x, idx], rules.broadcast, x.shape[:k] + (1,) + x.shape[k + 1:], idx.shape)
@@ -192,8 +212,18 @@ def cross_entropy(ck: Checker, call: ast.AST, x: Node, t: Node, reduction: ast.e
     if t.shape not in (want, x.shape):
         fix = None
         hint = ""
-        if len(x.shape) == 3 and t.shape == x.shape[:2]:
-            xv, tv = f"{shaping.paren(x)}.view(-1, {x.shape[-1]})", f"{shaping.paren(t)}.view(-1)"
+        if len(x.shape) == 2 and len(t.shape) > 1 and _prod(t.shape) == x.shape[0]:
+            if "rearrange(" in ck.src:
+                letters = " ".join(f"a{j}" for j in range(len(t.shape)))
+                new = f'rearrange({t.text}, "{letters} -> ({letters})")'
+            else:
+                new = f"{shaping.paren(t)}.view(-1)"
+            fix = (t.start, t.end, new)
+            hint = f"; flatten the targets like the logits: {new}"
+        elif len(x.shape) == 3 and t.shape == x.shape[:2]:
+            last = x.names[-1][0] if x.names[-1] and len(x.names[-1]) == 1 and x.names[-1][0] in ck.b.dims \
+                else x.shape[-1]
+            xv, tv = f"{shaping.paren(x)}.view(-1, {last})", f"{shaping.paren(t)}.view(-1)"
             start, end = ck.span(call)
             src = ck.src[start:end]
             fix_text = src.replace(x.text, xv, 1).replace(t.text, tv, 1) if x.text != t.text else None
@@ -207,3 +237,10 @@ def cross_entropy(ck: Checker, call: ast.AST, x: Node, t: Node, reduction: ast.e
     none = isinstance(reduction, ast.Constant) and reduction.value == "none"
     shape, names = (want, (x.names[:1] + x.names[2:]) if len(x.shape) > 1 else ()) if none else ((), ())
     return ck.make(call, "cross_entropy", shape, [x, t], "reduction=none" if none else "mean", names=names)
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    total = 1
+    for s in shape:
+        total *= s
+    return total
