@@ -229,7 +229,7 @@ def _einsum_fix(ck: Checker, spec: str, terms: list[list[str]], tensors: list[No
     if node is None:
         return None
     lhs, _, rhs = spec.partition("->")
-    for i, t in enumerate(terms):
+    for i, t in reversed(list(enumerate(terms))):  # the operand where the clash showed first
         if len(t) > 4:
             continue
         for perm in permutations(t):

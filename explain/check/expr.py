@@ -19,7 +19,7 @@ from explain import shape_rules as rules
 from explain.check import hints
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
-from explain.check.names import Ax, Names, broadcast_names, fmt_names, merge_pair, unnamed
+from explain.check.names import Ax, Names, binop_names, fmt_names, unnamed
 from explain.check.parse import Bindings, check_length
 from explain.check.supported import supported_text
 from explain.errors import ShapeError, UsageError
@@ -218,7 +218,7 @@ class Checker:
         except ShapeError as err:
             from explain.check import hints
 
-            einops = "rearrange(" in self.src or "repeat(" in self.src or "reduce(" in self.src
+            einops = _EINOPS.search(self.src) is not None
             if mat:
                 hint, fix = hints.matmul_hint(left, right)
                 if fix is None:
@@ -236,7 +236,7 @@ class Checker:
 
             hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
             if fix is None:
-                hint, fix = hints.names_hint(left, right, self.torch, "rearrange(" in self.src, mat)
+                hint, fix = hints.names_hint(left, right, self.torch, _EINOPS.search(self.src) is not None, mat)
             raise self.fail(ShapeError(f"the sizes fit only by coincidence: {clash}"), span[0], span[1],
                             [left, right], hint, ("left", "right"), fix) from None
         detail = ""
@@ -247,24 +247,7 @@ class Checker:
     @staticmethod
     def binop_names(op: str, left: Node, right: Node) -> tuple[Names, str | None]:
         """The result's axis names, and where the operands' names disagree on axes whose sizes agree."""
-        if op != "matmul":
-            names, clash = broadcast_names(left.shape, left.names, right.shape, right.names)
-            return names, clash and f"{fmt_shape(left.shape)} and {fmt_shape(right.shape)} broadcast, but {clash}"
-        a, an = (left.shape, left.names) if len(left.shape) > 1 else ((1,) + left.shape, (None,) + left.names)
-        b, bn = (right.shape, right.names) if len(right.shape) > 1 else (right.shape + (1,), right.names + (None,))
-        _, inner = merge_pair(an[-1], a[-1], bn[-2], b[-2])
-        if inner:
-            return unnamed(0), (f"matmul contracts the left's last axis with the right's second-to-last, and they "
-                                f"are {inner} (size {a[-1]})")
-        batch, clash = broadcast_names(a[:-2], an[:-2], b[:-2], bn[:-2])
-        if clash:
-            return unnamed(0), f"the matmul batch axes broadcast, but {clash}"
-        names = batch + (an[-2], bn[-1])
-        if len(left.shape) == 1:
-            names = names[:-2] + names[-1:]
-        if len(right.shape) == 1:
-            names = names[:-1]
-        return names, None
+        return binop_names(op, left.shape, left.names, right.shape, right.names)
 
     def attribute(self, node: ast.Attribute) -> Node:
         if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy", "math", "torch") \
@@ -278,7 +261,8 @@ class Checker:
             if node.attr == "mT" or (self.torch and len(inner.shape) > 2):
                 if node.attr == "T":
                     raise self.fail(ShapeError(f"PyTorch's .T on a {len(inner.shape)}-D tensor reverses all its axes "
-                                               "(deprecated); to swap the last two write .transpose(-2, -1) or .mT"),
+                                               f"(deprecated); to swap the last two write .transpose(-2, -1) or .mT: "
+                                               f"{inner.text}.mT"),
                                     *self.span(node), [inner], fix=(*self.span(node), f"{inner.text}.mT"))
                 sh, nm = inner.shape, inner.names
                 return self.make(node, "transpose", sh[:-2] + (sh[-1], sh[-2]), [inner], ".mT",
@@ -296,6 +280,9 @@ class Checker:
 
 _TORCH = re.compile(r"\btorch\.|\bF\.|\.(view|permute|unsqueeze|masked_fill|size|contiguous|expand|"
                     r"repeat_interleave|bmm|mT)\b|\b(dim|keepdim)\s*=")
+
+
+_EINOPS = re.compile(r"(^|[^.\w])(rearrange|repeat|reduce)\(|\beinops\.")
 
 
 def looks_like_torch(source: str) -> bool:

@@ -24,8 +24,7 @@ NO_HINT: Hint = ("", None)
 
 
 def _paren(node: Node) -> str:
-    text = node.text if len(node.text) <= 40 else node.text[:39] + "…"
-    return text if node.atomic else f"({text})"
+    return node.text if node.atomic else f"({node.text})"  # whole: a fix must be substitutable as written
 
 
 def transposed(node: Node) -> list[tuple[str, Shape, Names]]:
@@ -39,6 +38,11 @@ def transposed(node: Node) -> list[tuple[str, Shape, Names]]:
             sw = inner.shape[:-2] + (inner.shape[-1], inner.shape[-2])
             out.append((_paren(inner) + ".swapaxes(-1, -2)", sw, inner.names[:-2] + (inner.names[-1], inner.names[-2])))
         return out
+    swap = node.info.get("swap")
+    if node.op in ("swapaxes", "transpose") and swap and {a % len(node.shape) for a in swap} == {
+            len(node.shape) - 1, len(node.shape) - 2}:
+        inner = node.children[0]
+        return [(_paren(inner), inner.shape, inner.names)]  # the swap of the last two axes removed
     if len(node.shape) >= 2:
         swapped = node.shape[:-2] + (node.shape[-1], node.shape[-2])
         suffix = ".T" if len(node.shape) == 2 else ".swapaxes(-1, -2)"
@@ -110,36 +114,37 @@ def _index_text(node: Node, items: list[str]) -> str:
 
 
 def align_hint(this: Node, other: Node) -> Hint:
-    """Index ``this`` so its named axes line up under the same names in ``other``: ``mask[:, None, None, :]``
-    for a (B, S) padding mask against (B, H, T, S) scores, ``cos[:, None, :]`` for RoPE on (B, T, H, Dh)."""
-    named = [(i, a) for i, a in enumerate(this.names) if a is not None and this.shape[i] != 1]
-    if not named or any(a is None and s != 1 for a, s in zip(this.names, this.shape)):
+    """Index ``this`` so its axes line up under the same names in ``other``: ``mask[:, None, None, :]`` for a
+    (B, T) padding mask against (B, H, T, T) scores (matched from the right, so T is the keys' axis),
+    ``cos[:, None, :]`` for RoPE on (B, T, H, Dh). An axis with no name matches one of the same size."""
+    axes = [i for i, s in enumerate(this.shape) if not (this.names[i] is None and s == 1)]
+    if not axes:
         return NO_HINT
-    targets = list(other.names)
-    pos, last = [], -1
-    for _, a in named:
-        found = next((p for p in range(last + 1, len(targets)) if targets[p] == a), None)
-        if found is None:
+    pos: dict[int, int] = {}
+    nxt = len(other.shape) - 1
+    for i in reversed(axes):
+        a, s = this.names[i], this.shape[i]
+        while nxt >= 0 and not (other.shape[nxt] == s and (a is None or other.names[nxt] in (a, None))):
+            nxt -= 1
+        if nxt < 0:
             return NO_HINT
-        pos.append(found)
-        last = found
+        pos[i] = nxt
+        nxt -= 1
     items: list[str] = []
-    k = 0
     prev = None
-    for i, a in enumerate(this.names):
-        if a is None or this.shape[i] == 1:
+    for i in range(len(this.shape)):
+        if i not in pos:
             items.append("0")  # an unnamed axis of size 1: dropped, the Nones below place the rest
             continue
         if prev is not None:
-            items += ["None"] * (pos[k] - prev - 1)
+            items += ["None"] * (pos[i] - prev - 1)
         items.append(":")
-        prev = pos[k]
-        k += 1
-    items += ["None"] * (len(targets) - 1 - last)
+        prev = pos[i]
+    items += ["None"] * (len(other.shape) - 1 - (prev if prev is not None else 0))
     text = _index_text(this, items)
     if text == _paren(this):
         return NO_HINT
-    return (f"; line {_paren(this)}'s axes up by name with {_paren(other)}: {text}", (this.start, this.end, text))
+    return (f"; line {_paren(this)}'s axes up with {_paren(other)}'s (by name, else by size): {text}", (this.start, this.end, text))
 
 
 def slice_hint(this: Node, other: Node) -> Hint:
@@ -151,8 +156,9 @@ def slice_hint(this: Node, other: Node) -> Hint:
     bad = [i for i in range(n) if a[i] != b[i] and 1 not in (a[i], b[i])]
     if len(bad) != 1 or a[bad[0]] < b[bad[0]] or bn[bad[0]] is None or len(bn[bad[0]]) != 1:  # type: ignore[arg-type]
         return NO_HINT
-    if bn[bad[0]] in this.names:
-        return NO_HINT  # this has that axis elsewhere: the axes are misplaced, not too long
+    an = (None,) * (n - len(this.shape)) + this.names
+    if any(an[i] == bn[bad[0]] and bn[i] != an[i] for i in range(n)):
+        return NO_HINT  # this has that axis somewhere else: the axes are misplaced, not too long
     axis = bad[0] - (n - len(this.shape))
     items = [":"] * axis + [f":{bn[bad[0]][0]}"]  # type: ignore[index]
     text = _index_text(this, items)

@@ -161,30 +161,36 @@ def reorder_fix(in_shape: Sequence[int], in_names: Names, out_shape: Sequence[in
                 sizes: Mapping[str, int]) -> tuple[str, tuple[int, ...]] | None:
     """The two-step fix for a reshape that reorders named data: ``("split", perm)`` means reshape to the
     output sizes taken in ``perm`` order, then transpose back with the inverse; ``("merge", perm)`` means
-    transpose the input by ``perm`` first, then reshape. The fix that moves the fewest axes wins."""
-    if any(c is None for c in claims) or max(len(in_shape), len(out_shape)) > MAX_SEARCH_AXES:
+    transpose the input by ``perm`` first, then reshape. The fix that reorders the fewest pairs of axes wins."""
+    if all(c is None for c in claims) or max(len(in_shape), len(out_shape)) > MAX_SEARCH_AXES:
         return None
     found: list[tuple[int, str, tuple[int, ...]]] = []
     for perm in permutations(range(len(out_shape))):
-        moved = sum(p != i for i, p in enumerate(perm))
+        moved = _inversions(perm)
         if moved and reshape_names(in_shape, in_names, [out_shape[p] for p in perm], tuple(claims[p] for p in perm),
                                    sizes).problem is None:
             found.append((moved, "split", perm))
-            if moved == 2:
+            if moved == 1:
                 break
     for perm in permutations(range(len(in_shape))):
-        moved = sum(p != i for i, p in enumerate(perm))
+        moved = _inversions(perm)
         if moved and reshape_names([in_shape[p] for p in perm], tuple(in_names[p] for p in perm), out_shape, claims,
                                    sizes).problem is None:
             found.append((moved, "merge", perm))
-            if moved == 2:
+            if moved == 1:
                 break
     if not found:
         return None
-    # Fewest axes moved; on a tie, split when the reshape adds axes, merge when it removes them.
+    # Fewest pairs reordered; on a tie, split when the reshape adds axes, merge when it removes them.
     prefer = "split" if len(out_shape) >= len(in_shape) else "merge"
     moved, kind, perm = min(found, key=lambda f: (f[0], f[1] != prefer))
     return kind, perm
+
+
+def _inversions(perm: Sequence[int]) -> int:
+    """How many pairs of axes a permutation puts out of order: the fix that reorders least keeps the rest in
+    their order (KV before its repeats, not after)."""
+    return sum(1 for i in range(len(perm)) for j in range(i + 1, len(perm)) if perm[i] > perm[j])
 
 
 def inverse(perm: Sequence[int]) -> tuple[int, ...]:
@@ -195,3 +201,28 @@ def swap_of(perm: Sequence[int]) -> tuple[int, int] | None:
     """The two axes a permutation swaps, if it swaps exactly two."""
     moved = [i for i, p in enumerate(perm) if p != i]
     return (moved[0], moved[1]) if len(moved) == 2 else None
+
+
+def binop_names(op: str, ls: Sequence[int], ln: Names, rs: Sequence[int], rn: Names) -> tuple[Names, str | None]:
+    """The names of ``left op right`` (op "matmul", else a broadcast), and where the operands' names disagree
+    on axes whose sizes agree (the sizes fit only by coincidence)."""
+    from explain.shape_rules import fmt_shape
+
+    if op != "matmul":
+        names, clash = broadcast_names(ls, ln, rs, rn)
+        return names, clash and f"{fmt_shape(tuple(ls))} and {fmt_shape(tuple(rs))} broadcast, but {clash}"
+    a, an = (tuple(ls), ln) if len(ls) > 1 else ((1,) + tuple(ls), (None,) + ln)
+    b, bn = (tuple(rs), rn) if len(rs) > 1 else (tuple(rs) + (1,), rn + (None,))
+    _, inner = merge_pair(an[-1], a[-1], bn[-2], b[-2])
+    if inner:
+        return unnamed(0), (f"matmul contracts the left's last axis with the right's second-to-last, and they "
+                            f"are {inner} (size {a[-1]})")
+    batch, clash = broadcast_names(a[:-2], an[:-2], b[:-2], bn[:-2])
+    if clash:
+        return unnamed(0), f"the matmul batch axes broadcast, but {clash}"
+    names = batch + (an[-2], bn[-1])
+    if len(ls) == 1:
+        names = names[:-2] + names[-1:]
+    if len(rs) == 1:
+        names = names[:-1]
+    return names, None

@@ -49,7 +49,7 @@ def swapaxes(ck: Checker, call: ast.AST, this: Node, i: int, j: int, span: Span)
     names = list(this.names)
     a, b = i % len(names), j % len(names)
     names[a], names[b] = names[b], names[a]
-    return ck.make(call, "swapaxes", shape, [this], f"axes {i}, {j}", names=tuple(names))
+    return ck.make(call, "swapaxes", shape, [this], f"axes {i}, {j}", names=tuple(names), swap=(i, j))
 
 
 def _fix_text(ck: Checker, this: Node, method: str, texts: list[str], kind: str, perm: tuple[int, ...]) -> str:

@@ -145,8 +145,13 @@ def masked_fill(ck: Checker, call: ast.AST, x: Node, mask: Node, span: Span) -> 
     try:
         out = rules.broadcast(x.shape, mask.shape)
     except ShapeError as err:
+        from explain.check import hints
+
+        hint, fix = hints.slice_hint(mask, x)
+        if fix is None:
+            hint, fix = hints.align_hint(mask, x)
         raise _err(ck, f"masked_fill: the mask {fmt_shape(mask.shape)} must broadcast to the tensor "
-                   f"{fmt_shape(x.shape)}: {err}", span, [x, mask]) from None
+                   f"{fmt_shape(x.shape)}: {err}{hint}", span, [x, mask], fix) from None
     names, clash = broadcast_names(x.shape, x.names, mask.shape, mask.names)
     if clash:
         raise _err(ck, f"masked_fill: the sizes fit only by coincidence: {clash}", span, [x, mask])
@@ -184,8 +189,9 @@ def linear(ck: Checker, call: ast.AST, x: Node, w: Node, b: Node | None, span: S
     if x.shape[-1] != w.shape[-1]:
         fix = None
         if len(w.shape) == 2 and x.shape[-1] == w.shape[0]:
-            fix = (w.start, w.end, f"{shaping.paren(w)}.T")
-        hint = (f"; the weight looks stored as (in, out): pass {shaping.paren(w)}.T" if fix else "")
+            undo = w.op == "transpose" and w.detail == ".T"  # F.linear(h, W_E.T) for a tied (V, C) weight
+            fix = (w.start, w.end, shaping.paren(w.children[0]) if undo else f"{shaping.paren(w)}.T")
+        hint = f"; pass {fix[2]}, stored as (out, in)" if fix else ""
         raise _err(ck, f"F.linear multiplies by the weight transposed, so x's last size ({x.shape[-1]}) must equal "
                    f"the weight's last ({w.shape[-1]}); the weight is (out_features, in_features){hint}",
                    span, [x, w], fix)
@@ -225,10 +231,8 @@ def cross_entropy(ck: Checker, call: ast.AST, x: Node, t: Node, reduction: ast.e
                 else x.shape[-1]
             xv, tv = f"{shaping.paren(x)}.view(-1, {last})", f"{shaping.paren(t)}.view(-1)"
             start, end = ck.span(call)
-            src = ck.src[start:end]
-            fix_text = src.replace(x.text, xv, 1).replace(t.text, tv, 1) if x.text != t.text else None
-            if fix_text:
-                fix = (start, end, fix_text)
+            if x.end <= t.start:
+                fix = (start, end, ck.src[start:x.start] + xv + ck.src[x.end:t.start] + tv + ck.src[t.end:end])
             hint = (f"; F.cross_entropy wants classes on axis 1, so logits {fmt_shape(x.shape)} read as "
                     f"(N={x.shape[0]}, C={x.shape[1]}, d={x.shape[2]}): flatten both, F.cross_entropy({xv}, {tv})")
         raise _err(ck, f"F.cross_entropy with input {fmt_shape(x.shape)} {fmt_names(x.names)} needs class-index "
