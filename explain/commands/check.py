@@ -53,17 +53,23 @@ class CheckCommand(click.Command):
 def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool, lib: str) -> None:
     """Check the shapes in EXPR without running anything.
 
-    EXPR is either an einsum over named dimensions (names separated by spaces, operands by commas, then
-    -> and the output), or a numpy expression over arrays given with --shape. Prints the output shape and
-    how it was reached; a mismatch exits 1 with a caret under the failing operator or name.
+    EXPR is an einsum over named dimensions (names separated by spaces, operands by commas, then -> and the
+    output), an expression in numpy, PyTorch or einops over arrays given with --shape, or FILE.py::function
+    (argument shapes from jaxtyping annotations or --shape; the file is parsed, never imported). Axes given
+    as names keep them through every step. Prints the output shape and how it was reached; a mismatch exits
+    1 with a caret under the failing operator or name and the fix.
 
     \b
     Examples:
       explain check "batch seq d_model, d_model d_head -> batch seq d_head" \\
           --dim batch=2 --dim seq=5 --dim d_model=8 --dim d_head=4
-      explain check "x: b s d, W: d h -> b s h" --shape x=2,5,8 --shape W=8,4
       explain check "softmax(Q @ K.T / sqrt(d_k)) @ V" --shape Q=seq,d_k --shape K=seq,d_k \\
           --shape V=seq,d_v --dim seq=10 --dim d_k=64 --dim d_v=32
+      explain check "q.view(B, T, H, Dh).transpose(1, 2)" --shape q=B,T,C \\
+          --dim B=2 --dim T=10 --dim C=768 --dim H=12 --dim Dh=64
+      explain check 'rearrange(x, "b t (h d) -> b h t d", h=H)' --shape x=B,T,C \\
+          --dim B=2 --dim T=10 --dim C=768 --dim H=12
+      explain check model.py::attention --dim batch=2 --dim seq=10 --dim d_model=768
       explain check "x - x.mean(axis=-1, keepdims=True)" --shape x=4,8 --json
     """
     bindings = parse_options(shapes, dims)
