@@ -103,6 +103,15 @@ def claim(ck: Checker, node: ast.expr) -> Ax:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         a, b = claim(ck, node.left), claim(ck, node.right)
         return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        # C // n_head: the head width, named after what it divides (d_model/n_head), when it divides evenly
+        a, b = claim(ck, node.left), claim(ck, node.right)
+        num, den = static_int(ck, node.left, "a size"), static_int(ck, node.right, "a size")
+        if a is None or b is None or len(a) != 1 or len(b) != 1 or not den or num % den:
+            return None
+        name = f"{a[0]}/{b[0]}"
+        ck.sizes[name] = num // den
+        return (name,)
     if isinstance(node, (ast.Subscript, ast.Call)):
         found = _axis_of(ck, node)
         return found[1] if found else None

@@ -83,8 +83,11 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
     if name == "flatten":
         args = bind(".flatten", call, (("start_dim", "end_dim"), 0, ()), list(a))
         n = len(this.shape)
-        s = rules.normalize_axis(static_int(ck, args["start_dim"], "dim") if "start_dim" in args else 0, max(n, 1))
-        e = rules.normalize_axis(static_int(ck, args["end_dim"], "dim") if "end_dim" in args else -1, max(n, 1))
+        try:
+            s = rules.normalize_axis(static_int(ck, args["start_dim"], "dim") if "start_dim" in args else 0, max(n, 1))
+            e = rules.normalize_axis(static_int(ck, args["end_dim"], "dim") if "end_dim" in args else -1, max(n, 1))
+        except ShapeError as err:
+            raise ck.fail(err, span[0], span[1], [this]) from None
         total = 1
         for d in this.shape[s:e + 1]:
             total *= d

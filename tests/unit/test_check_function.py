@@ -55,7 +55,7 @@ def test_nanogpt_attention_passes_with_names_and_is_never_run(tmp_path: Path) ->
     assert result.result is not None and result.result.shape == (2, 10, 768)
     assert fmt_names(result.result.names) == "[batch, seq, d_model]"
     q = next(r for r in result.rows if r.text.startswith("q = "))
-    assert fmt_names(q.node.names) == "[batch, n_head, seq, ?]"
+    assert fmt_names(q.node.names) == "[batch, n_head, seq, d_model/n_head]"  # C // n_head names the width
     assert not (tmp_path / "ran").exists()
 
 
