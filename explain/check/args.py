@@ -76,6 +76,8 @@ def static_int(ck: Checker, node: ast.expr, what: str) -> int:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Name) and node.id in ck.b.dims:
         return ck.b.dims[node.id]
+    if _self_attr(ck, node):  # self.n_head in a method: --dim n_head gives it
+        return ck.b.dims[node.attr]  # type: ignore[attr-defined]
     if isinstance(node, ast.Name) and node.id in ck.unknown:
         raise ck.unknown_name(node)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
@@ -100,6 +102,8 @@ def claim(ck: Checker, node: ast.expr) -> Ax:
     name of x's axis 1; None for a literal, -1 or arithmetic that names nothing."""
     if isinstance(node, ast.Name) and node.id in ck.b.dims:
         return ck.aliases.get(node.id, (node.id,))
+    if _self_attr(ck, node):
+        return ck.aliases.get(node.attr, (node.attr,))  # type: ignore[attr-defined]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         a, b = claim(ck, node.left), claim(ck, node.right)
         return a + b if a is not None and b is not None else None
@@ -116,6 +120,11 @@ def claim(ck: Checker, node: ast.expr) -> Ax:
         found = _axis_of(ck, node)
         return found[1] if found else None
     return None
+
+
+def _self_attr(ck: Checker, node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+        and node.attr in ck.b.dims
 
 
 def static_ints(ck: Checker, node: ast.expr, what: str) -> tuple[int, ...]:

@@ -176,6 +176,8 @@ class FunctionCheck:
         if value is None or not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)):
             return self.skip(stmt, f"{type(stmt).__name__.lower()} statements are not followed")
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and self.size(stmt, targets[0].id, value):
+            return None
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and self.unpack(stmt, targets[0], value):
             return None
         try:
@@ -199,6 +201,28 @@ class FunctionCheck:
                 return self.skip(stmt, f"assigning to {self.snippet(t)} is not followed")
         self.rows.append(Row(stmt.lineno, self.snippet(stmt), node))
         return None
+
+    def size(self, stmt: ast.stmt, name: str, value: ast.expr) -> bool:
+        """``hd = C // n_head`` or ``H = self.n_head``: a size known from the text, which then names what it
+        sizes (its claim) wherever it is used. False if the value is not a size (an array, say)."""
+        from explain.check.args import claim, static_int
+
+        if isinstance(value, ast.Constant) and not isinstance(value.value, int):
+            return False
+        self.ck.set_source(self.snippet(value))
+        tree = ast.parse(self.ck.src, mode="eval").body
+        try:
+            n = static_int(self.ck, tree, "a size")
+            named = claim(self.ck, tree)
+        except ExplainError:
+            return False
+        self.ck.b.dims[name] = self.ck.sizes[name] = n
+        if named is not None and named != (name,):
+            self.ck.aliases[name] = named
+        self.ck.env.pop(name, None)
+        self.ck.unknown.pop(name, None)
+        self.rows.append(Row(stmt.lineno, self.snippet(stmt), note=f"size {n}"))
+        return True
 
     def aug(self, stmt: ast.AugAssign) -> Node:
         self.ck.set_source(self.snippet(stmt))

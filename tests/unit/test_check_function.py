@@ -156,3 +156,34 @@ def test_huge_file_is_refused_before_reading(tmp_path: Path) -> None:
 def test_target_must_name_a_function(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="FILE.py::function"):
         run("model.py::")
+
+
+def test_sizes_assigned_in_the_body_and_self_attributes(tmp_path: Path) -> None:
+    path = tmp_path / "mod.py"
+    path.write_text(textwrap.dedent('''
+        class Attention:
+            def forward(self, x: Float[Tensor, "batch seq d_model"]):
+                B, T, C = x.shape
+                H = self.n_head
+                hd = C // H
+                q = x.view(B, T, H, hd).transpose(1, 2)
+                return q.view(B, T, C)
+    '''))
+    with pytest.raises(CheckShapeError) as info:
+        run(f"{path}::Attention.forward")
+    assert "q.transpose(1, 2).contiguous().view(B, T, C)" in str(info.value)
+    rows = check_function_rows(path)
+    assert [r.note for r in rows if r.text.startswith(("H =", "hd ="))] == ["size 12", "size 64"]
+
+
+def check_function_rows(path: Path):
+    import ast
+
+    from explain.check.function import FunctionCheck, find_function
+
+    source = path.read_text()
+    fn = find_function(ast.parse(source), "Attention.forward", path)
+    fc = FunctionCheck(source, path, fn, parse_options([], DIMS), None)
+    for stmt in fn.body[:-2]:
+        fc.statement(stmt)
+    return fc.rows
