@@ -12,7 +12,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from explain.check.names import Ax
-from explain.errors import UsageError
+from explain.errors import ShapeError, UsageError
+from explain.shape_rules import normalize_axis
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker
@@ -43,8 +44,6 @@ def bind(fname: str, call: ast.Call, sig: Signature, args: list[ast.expr],
 
 def _axis_of(ck: Checker, node: ast.expr) -> tuple[int, Ax] | None:
     """``x.shape[i]``, ``x.size(i)``, ``x.size(dim=i)`` or ``len(x)``: the size and name of that axis."""
-    from explain.shape_rules import normalize_axis
-
     base = index = None
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
         base, index = node.value.value, node.slice
@@ -58,8 +57,6 @@ def _axis_of(ck: Checker, node: ast.expr) -> tuple[int, Ax] | None:
         return None
     arr = ck.visit(base)
     i = static_int(ck, index, "an axis number")
-    from explain.errors import ShapeError
-
     try:
         k = normalize_axis(i, len(arr.shape))
     except ShapeError as err:

@@ -9,6 +9,7 @@ sub-expressions; arguments that configure the call are read by :mod:`explain.che
 from __future__ import annotations
 
 import ast
+from difflib import get_close_matches
 from typing import TYPE_CHECKING
 
 from explain import shape_rules as rules
@@ -25,6 +26,8 @@ from explain.check.args import (
     static_int,
     static_ints,
 )
+from explain.check.einops_ops import einops_call, letters_einsum
+from explain.check.methods import visit_method
 from explain.check.supported import (
     EINOPS_FUNCTIONS,
     EINOPS_NAMES,
@@ -38,6 +41,7 @@ from explain.check.supported import (
     TORCH_FUNCTIONS,
     TORCH_NAMES,
 )
+from explain.check.torchops import gather, torch_function
 from explain.errors import ShapeError, UsageError
 
 if TYPE_CHECKING:
@@ -79,8 +83,6 @@ def dotted(node: ast.expr) -> str | None:
 
 
 def unknown_function(name: str) -> UsageError:
-    from difflib import get_close_matches  # only on this error path
-
     near = get_close_matches(name.rsplit(".", 1)[-1], FUNCTIONS + F_FUNCTIONS + EINOPS_FUNCTIONS, n=1)
     maybe = f" (did you mean {near[0]}?)" if near else ""
     return UsageError(f"not supported: function {name}(){maybe}; numpy: {', '.join(FUNCTIONS)}; torch.: "
@@ -108,8 +110,6 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
         if name == "float" and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
             return ck.make(call, "number", ())
         if name in EINOPS_FUNCTIONS and not (name == "einsum" and call.args and _is_str(call.args[0])):
-            from explain.check.einops_ops import einops_call
-
             return einops_call(ck, call, name, span)
         if name not in FUNCTIONS:
             raise unknown_function(name)
@@ -124,23 +124,17 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
                 raise unknown_function(path or func.attr)
             return numpy_function(ck, call, func.attr, span)
         if prefix in TORCH_NAMES or prefix in F_NAMES:
-            from explain.check.torchops import torch_function
-
             ck.torch = True
             return torch_function(ck, call, func.attr, prefix in F_NAMES, span)
         if prefix in EINOPS_NAMES:
             if func.attr not in EINOPS_FUNCTIONS:
                 raise unknown_function(path or func.attr)
-            from explain.check.einops_ops import einops_call
-
             return einops_call(ck, call, func.attr, span)
         root = prefix.split(".")[0]
         if root in (*NP_NAMES, *TORCH_NAMES, "F", "nn", "math", *EINOPS_NAMES) and root not in ck.env:
             raise unknown_function(path or func.attr)
     if func.attr not in METHODS:
         raise UsageError(f"not supported: the method .{func.attr}(); supported methods: .{', .'.join(METHODS)}")
-    from explain.check.methods import visit_method
-
     return visit_method(ck, call, func.attr, ck.visit(func.value), span)
 
 
@@ -171,8 +165,6 @@ def creation(ck: Checker, call: ast.Call, fname: str, args: list[ast.expr]) -> N
 
 def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int]) -> Node:
     if fname == "einsum":
-        from explain.check.einops_ops import letters_einsum
-
         return letters_einsum(ck, call, span)
     args = bind(fname, call, SIGNATURES[fname], call.args, {"shape": "newshape"} if fname == "reshape" else None)
     if fname in ("ones", "zeros", "arange"):
@@ -224,8 +216,6 @@ def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int
             raise UsageError("repeat() takes one axis")
         return shaping.repeat_interleave(ck, call, this, static_int(ck, args["repeats"], "repeats"), axis, span)
     if fname == "take_along_axis":
-        from explain.check.torchops import gather
-
         return gather(ck, call, this, ck.visit(args["indices"]), int_axis(ck, args["axis"], 0, fname), span, numpy=True)
     axis = static_axis(ck, args.get("axis"), None)
     keepdims = static_bool(ck, args.get("keepdims"), "keepdims")

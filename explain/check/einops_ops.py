@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import permutations
 from typing import TYPE_CHECKING
 
 from explain.check.args import claim, static_int
@@ -224,8 +225,6 @@ def _einsum_fix(ck: Checker, spec: str, terms: list[list[str]], tensors: list[No
                 node: ast.expr | None) -> tuple[int, int, str] | None:
     """One operand's axis names reordered (``v d`` for ``d v``: a weight stored the other way round) so the
     einsum fits; the pattern rewritten with it."""
-    from itertools import permutations
-
     if node is None:
         return None
     lhs, _, rhs = spec.partition("->")

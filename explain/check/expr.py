@@ -19,7 +19,9 @@ from explain import shape_rules as rules
 from explain.check import hints
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
-from explain.check.names import Ax, Names, binop_names, fmt_names, unnamed
+from explain.check.index import visit_subscript
+from explain.check.names import Ax, Names, binop_names, fmt_names
+from explain.check.node import Node
 from explain.check.parse import Bindings, check_length
 from explain.check.supported import supported_text
 from explain.errors import ShapeError, UsageError
@@ -49,27 +51,6 @@ KIND_NAMES: dict[str, str] = {
     "BitXor": "the ^ operator",
     "Not": "not", "Await": "await", "Yield": "yield", "YieldFrom": "yield",
 }
-
-
-class Node:
-    """One sub-expression: its source text, the operation, its shape, and the sub-expressions it uses."""
-
-    # A plain class, not a dataclass: building a dataclass costs startup time this command does not have.
-    __slots__ = ("text", "op", "shape", "children", "detail", "start", "end", "atomic", "info", "names")
-
-    def __init__(self, text: str, op: str, shape: Shape, children: list[Node] | None = None, detail: str = "",
-                 start: int = 0, end: int = 0, atomic: bool = True, info: dict[str, Any] | None = None,
-                 names: Names | None = None) -> None:
-        self.text, self.op, self.shape = text, op, shape
-        self.names: Names = names if names is not None and len(names) == len(shape) else unnamed(len(shape))
-        self.children: list[Node] = children or []
-        self.detail = detail
-        self.start, self.end = start, end  # columns in the source, for carets
-        self.atomic = atomic  # needs no parentheses to be an operand (a name, a call, an attribute)
-        self.info: dict[str, Any] = info or {}  # how it was made, for fix suggestions
-
-    def __repr__(self) -> str:
-        return f"Node({self.text!r}, {self.op!r}, {self.shape})"
 
 
 def unsupported(what: str) -> UsageError:
@@ -150,8 +131,6 @@ class Checker:
         if isinstance(node, (ast.BinOp, ast.Compare)):
             return self.binop(node)
         if isinstance(node, ast.Subscript):
-            from explain.check.index import visit_subscript
-
             return visit_subscript(self, node)
         if isinstance(node, ast.Attribute):
             return self.attribute(node)
@@ -216,8 +195,6 @@ class Checker:
         try:
             shape = rules.matmul(left.shape, right.shape) if mat else rules.broadcast(left.shape, right.shape)
         except ShapeError as err:
-            from explain.check import hints
-
             einops = _EINOPS.search(self.src) is not None
             if mat:
                 hint, fix = hints.matmul_hint(left, right)
@@ -232,8 +209,6 @@ class Checker:
             raise self.fail(err, span[0], span[1], [left, right], hint, ("left", "right"), fix) from None
         names, clash = self.binop_names("matmul" if mat else op, left, right)
         if clash:
-            from explain.check import hints
-
             hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
             if fix is None:
                 hint, fix = hints.names_hint(left, right, self.torch, _EINOPS.search(self.src) is not None, mat)

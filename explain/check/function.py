@@ -15,10 +15,13 @@ import ast
 import warnings
 from pathlib import Path
 
+from explain.check.args import claim, static_int
 from explain.check.errors import CheckShapeError
-from explain.check.expr import MAX_DEPTH, Checker, Node, _depth
+from explain.check.expr import MAX_DEPTH, Checker, _depth
 from explain.check.names import Ax
+from explain.check.node import Node
 from explain.check.parse import Bindings
+from explain.check.shaping import split
 from explain.errors import ExplainError, UsageError
 
 MAX_FILE_BYTES = 1_000_000  # a source file past this is refused before it is read: no model file is this long
@@ -205,8 +208,6 @@ class FunctionCheck:
     def size(self, stmt: ast.stmt, name: str, value: ast.expr) -> bool:
         """``hd = C // n_head`` or ``H = self.n_head``: a size known from the text, which then names what it
         sizes (its claim) wherever it is used. False if the value is not a size (an array, say)."""
-        from explain.check.args import claim, static_int
-
         if isinstance(value, ast.Constant) and not isinstance(value.value, int):
             return False
         self.ck.set_source(self.snippet(value))
@@ -277,8 +278,6 @@ class FunctionCheck:
 
     def pieces(self, call: ast.Call, want: int) -> list[Node]:
         """``t.split(C, dim=2)`` / ``t.chunk(3, dim=-1)`` into ``want`` named pieces."""
-        from explain.check.shaping import split
-
         self.ck.set_source(self.snippet(call))
         tree = ast.parse(self.ck.src, mode="eval").body
         assert isinstance(tree, ast.Call) and isinstance(tree.func, ast.Attribute)

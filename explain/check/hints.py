@@ -11,11 +11,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from explain import shape_rules as rules
+from explain.check.names import binop_names
+from explain.check.node import Node
 from explain.errors import ShapeError
 from explain.shape_rules import Shape, fmt_shape
 
 if TYPE_CHECKING:
-    from explain.check.expr import Node
     from explain.check.names import Names
 
 # A hint: the words appended to the error, and the fix as (start, end, replacement) in the source, if one.
@@ -59,18 +60,15 @@ def _fits(rule: Callable[[Shape, Shape], Shape], a: Shape, b: Shape) -> Shape | 
 
 def matmul_hint(left: Node, right: Node) -> Hint:
     """A transpose of one operand that makes ``left @ right`` fit, sizes and names, if there is one."""
-    from explain.check.expr import Checker
-    from explain.check.expr import Node as N
-
     if not left.shape or not right.shape:
         return NO_HINT  # the rule's own message already says to use * for scalars
     # The right operand first: `Q @ K` for `Q @ K.T` is the classic attention mistake.
     for side, this in (("right", right), ("left", left)):
         for text, shape, names in transposed(this):
-            alt = N(text, "alt", shape, names=names)
+            alt = Node(text, "alt", shape, names=names)
             a, b = (left, alt) if side == "right" else (alt, right)
             out = _fits(rules.matmul, a.shape, b.shape)
-            if out is None or Checker.binop_names("matmul", a, b)[1]:
+            if out is None or binop_names("matmul", a.shape, a.names, b.shape, b.names)[1]:
                 continue
             lt, rt = (_paren(left), text) if side == "right" else (text, _paren(right))
             return (f"; did you mean {lt} @ {rt}? transposing the {side} operand makes it fit, giving "

@@ -16,6 +16,7 @@ from explain import shape_rules as rules
 from explain.check import shaping
 from explain.check.args import bind, int_axis, is_none, size_args, static_axis, static_bool, static_int
 from explain.check.supported import ELEMENTWISE, IDENTITY_METHODS, REDUCTIONS
+from explain.check.torchops import bmm, gather, masked_fill
 from explain.errors import ShapeError, UsageError
 
 if TYPE_CHECKING:
@@ -104,8 +105,6 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
     if name == "masked_fill":
         ck.torch = True
         args = bind(".masked_fill", call, (("mask", "value"), 2, ()), list(a))
-        from explain.check.torchops import masked_fill
-
         return masked_fill(ck, call, this, ck.visit(args["mask"]), span)
     if name in ("softmax", "log_softmax"):
         args = bind(f".{name}", call, (("dim",), 1, ("dtype",)), list(a), {"axis": "dim"})
@@ -116,8 +115,6 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
         other = ck.visit(a[0]) if len(a) == 1 else None
         if other is None:
             raise UsageError(f".{name}() takes one tensor, like x.{name}(y)")
-        from explain.check.torchops import bmm
-
         return bmm(ck, call, this, other, span) if name == "bmm" else ck.combine(call, "matmul", this, other, span)
     if name == "size":
         if not a and not call.keywords:
@@ -125,8 +122,6 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
         return ck.make(call, "size", (), detail=f"= {static_int(ck, call, 'a size')}")
     if name == "gather":
         args = bind(".gather", call, (("dim", "index"), 2, ()), list(a))
-        from explain.check.torchops import gather
-
         return gather(ck, call, this, ck.visit(args["index"]), static_int(ck, args["dim"], "dim"), span)
     if name in ELEMENTWISE or name == "pow":
         return ck.make(call, name, this.shape, [this], names=this.names)
@@ -144,6 +139,6 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
 
 
 def _keep(ck: Checker, call: ast.Call, word: str) -> tuple[int, int, str] | None:
-    from explain.check.calls import _keep_fix
+    from explain.check.calls import _keep_fix  # lazy: calls imports this module
 
     return _keep_fix(ck, call, word)

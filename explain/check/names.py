@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import permutations
 
+from explain.shape_rules import fmt_shape
+
 Ax = tuple[str, ...] | None
 Names = tuple[Ax, ...]
 
@@ -206,8 +208,6 @@ def swap_of(perm: Sequence[int]) -> tuple[int, int] | None:
 def binop_names(op: str, ls: Sequence[int], ln: Names, rs: Sequence[int], rn: Names) -> tuple[Names, str | None]:
     """The names of ``left op right`` (op "matmul", else a broadcast), and where the operands' names disagree
     on axes whose sizes agree (the sizes fit only by coincidence)."""
-    from explain.shape_rules import fmt_shape
-
     if op != "matmul":
         names, clash = broadcast_names(ls, ln, rs, rn)
         return names, clash and f"{fmt_shape(tuple(ls))} and {fmt_shape(tuple(rs))} broadcast, but {clash}"

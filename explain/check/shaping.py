@@ -14,12 +14,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from explain import shape_rules as rules
+from explain.check.args import bind, claim, int_axis, static_int
 from explain.check.names import Ax, Names, fmt_ax, inverse, reorder_fix, reshape_names, swap_of
-from explain.errors import ShapeError
+from explain.check.node import Node
+from explain.errors import ShapeError, UsageError
 from explain.shape_rules import Shape, fmt_shape
 
 if TYPE_CHECKING:
-    from explain.check.expr import Checker, Node
+    from explain.check.expr import Checker
 
 Span = tuple[int, int]
 
@@ -229,10 +231,6 @@ def _size(shape: Shape) -> int:
 def split(ck: Checker, tree: ast.Call, want: int) -> list[Node]:
     """PyTorch's ``t.split(size_or_sizes, dim)`` and ``t.chunk(n, dim)``, unpacked into ``want`` pieces; a
     piece split off with a size name (``split(C, dim=2)``) is named by it."""
-    from explain.check.args import bind, claim, int_axis, static_int
-    from explain.check.expr import Node
-    from explain.errors import UsageError
-
     assert isinstance(tree.func, ast.Attribute)
     this = ck.visit(tree.func.value)
     kind = tree.func.attr

@@ -13,8 +13,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from explain import shape_rules as rules
-from explain.check import shaping
+from explain.check import hints, shaping
 from explain.check.args import bind, int_axis, size_args, static_axis, static_bool
+from explain.check.einops_ops import letters_einsum
 from explain.check.names import broadcast_names, fmt_names, merge_pair
 from explain.check.supported import ELEMENTWISE, F_FUNCTIONS, TORCH_FUNCTIONS
 from explain.errors import ShapeError, UsageError
@@ -31,15 +32,13 @@ def _err(ck: Checker, msg: str, span: Span, operands: list[Node], fix: tuple[int
 
 
 def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, span: Span) -> Node:
-    from explain.check.calls import arrays_arg, creation, unknown_function
-    from explain.check.methods import visit_method
+    from explain.check.calls import arrays_arg, creation, unknown_function  # lazy: calls imports this module
+    from explain.check.methods import visit_method  # lazy: methods imports this module
 
     known = F_FUNCTIONS if functional else TORCH_FUNCTIONS
     if fname not in known:
         raise unknown_function(("F." if functional else "torch.") + fname)
     if fname == "einsum":
-        from explain.check.einops_ops import letters_einsum
-
         return letters_einsum(ck, call, span)
     if fname in ("ones", "zeros", "arange"):
         return creation(ck, call, fname, [a for a in call.args])
@@ -145,8 +144,6 @@ def masked_fill(ck: Checker, call: ast.AST, x: Node, mask: Node, span: Span) -> 
     try:
         out = rules.broadcast(x.shape, mask.shape)
     except ShapeError as err:
-        from explain.check import hints
-
         hint, fix = hints.slice_hint(mask, x)
         if fix is None:
             hint, fix = hints.align_hint(mask, x)
