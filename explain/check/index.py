@@ -58,8 +58,10 @@ def visit_subscript(ck: Checker, node: ast.Subscript) -> Node:
     if len(consumes) > len(this.shape):
         raise fail(f"too many indices: {len(consumes)} for an array of {len(this.shape)} axes {fmt_shape(this.shape)}",
                    [this])
+    gap = -1  # where an ellipsis stood: it separates advanced indices even when it stands for no axis
     if n_ell:
         k = next(j for j, i in enumerate(items) if isinstance(i, ast.Constant) and i.value is Ellipsis)
+        gap = k if len(this.shape) == len(consumes) else -1
         items = items[:k] + [ast.Slice()] * (len(this.shape) - len(consumes)) + items[k + 1:]
     else:
         items = items + [ast.Slice()] * (len(this.shape) - len(consumes))
@@ -111,7 +113,8 @@ def visit_subscript(ck: Checker, node: ast.Subscript) -> Node:
                            idx_nodes) from None
             names, _ = broadcast_names(shape, names, other.shape, other.names)
             shape = shape2
-        adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
+        adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos))) and not (
+            adv_pos[0] < gap <= adv_pos[-1])
         kept = [o for o in out if o != "ADV"]
         adv = [(s, a) for s, a in zip(shape, names)]
         if adjacent:

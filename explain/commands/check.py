@@ -76,17 +76,13 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
     try:
         # Import only the checker for this form: at startup every module costs (see the benchmark).
         if "::" in expr and expr.split("::", 1)[0].endswith(".py"):
-            from explain.check.function import (
-                check_function,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-            )
+            from explain.check.function import check_function  # lazy: engine not loaded for --help
 
             run = check_function(expr, bindings, None if lib == "auto" else lib == "torch")
             doc = render.function_document(run) if as_json else None
             lines = None if as_json else render.render_function(run)
         elif "->" in expr and '"' not in expr and "'" not in expr:  # explain.check.einsum.is_einsum, inlined
-            from explain.check.einsum import (
-                check_einsum,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-            )
+            from explain.check.einsum import check_einsum  # lazy: engine not loaded for --help
 
             result = check_einsum(expr, bindings)
             doc = render.einsum_document(result) if as_json else None
