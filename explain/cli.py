@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "export": "explain.commands.export:export",
     "tutorial": "explain.commands.tutorial:tutorial",
     "generate": "explain.commands.generate:generate",
+    "lens": "explain.commands.interp:lens",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
