@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "tutorial": "explain.commands.tutorial:tutorial",
     "generate": "explain.commands.generate:generate",
     "lens": "explain.commands.interp:lens",
+    "attribute": "explain.commands.interp:attribute",
+    "patch": "explain.commands.interp:patch",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -93,3 +93,97 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
     from explain.render.lens import lens_grid, lens_word
 
     _print(lens_grid(result), lens_word(result))
+
+
+@click.command(epilog=EPILOG)
+@model_options
+@click.option("--word", metavar="W", required=True, help="The word whose logit is attributed: one token of the "
+              "vocabulary.")
+@click.option("--vs", metavar="W2", help="A second word: attribute logit[W] − logit[W2] instead.")
+@click.option("--position", type=int, default=-1, show_default=True, help="The position whose next word is read "
+              "(−1: the last).")
+@common
+def attribute(model: str, word: str, vs: str | None, position: int, plain: bool, as_json: bool,
+              output: str | None, force: bool, **kwargs: Any) -> None:
+    """Direct logit attribution: which part of the final residual writes the word.
+
+    The final residual is split into the embeddings, each head's z·W_O, each attention bias and each MLP output;
+    each part's contribution to the logit goes through the final norm with its scale frozen at the run's value
+    (TransformerLens's convention). Ranked by size; they sum to the logit. Recorded as steps attr.*.
+
+    \b
+    Examples:
+      explain attribute gpt --text "The cat is happy" --word happy
+      explain attribute gpt --word happy --vs cat --json > attr.json
+    """
+    _mode(plain, as_json)
+    from explain.interp.attribution import attribute as run_attribute
+
+    result = run_attribute(model, word, vs, position=position, **run_kwargs(model, kwargs))
+    _output(result.trace, [s.name for s in result.trace if s.name.startswith("attr.")], output, force)
+    if as_json:
+        _json(result.to_dict())
+        return
+    from explain.render.attribution import attribution_table
+
+    _print(attribution_table(result))
+
+
+@click.command(epilog=EPILOG)
+@model_options
+@click.option("--corrupt", metavar="TEXT", required=True, help="The corrupted text: as many tokens as --text.")
+@click.option("--word", metavar="W", required=True, help="The word the clean run predicts: one token.")
+@click.option("--vs", metavar="W2", required=True, help="The word the corrupted run predicts: one token.")
+@click.option("--step", "step", metavar="S", help="The step to patch (blocks.0.resid_pre, blocks.1.attn.z, "
+              "blocks.0.mlp_out, …); with --position and/or --head, only those cells.")
+@click.option("--head", type=int, help="Patch only this head (a step with a head axis, e.g. blocks.0.attn.z).")
+@click.option("--sweep", type=click.Choice(["resid", "heads", "mlp"]), help="Patch every layer × position "
+              "(resid: each block's input; mlp: each MLP output) or layer × head, and draw the recovered fraction.")
+@click.option("--position", type=int, help="Patch only this position (with --step).")
+@common
+def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: int | None, sweep: str | None,
+          position: int | None, plain: bool, as_json: bool, output: str | None, force: bool, **kwargs: Any) -> None:
+    """Activation patching: the corrupted run with cells of one step taken from the clean run (--text).
+
+    The patched run is recorded (patch.clean.S holds the clean cells, patch.S says of every cell where it came
+    from) and everything after it recomputed; the logit difference W − W2 at the last position is compared with
+    both runs: recovered = (patched − corrupted) / (clean − corrupted). --sweep does it for every layer ×
+    position (or head), recomputing only what comes after each patch point.
+
+    \b
+    Examples:
+      explain patch gpt --text "The cat is happy" --corrupt "The dog is happy" --word happy --vs dog --step blocks.0.resid_pre --position 1
+      explain patch gpt --text "The cat is happy" --corrupt "The dog is happy" --word happy --vs dog --sweep resid
+    """
+    _mode(plain, as_json)
+    if (step is None) == (sweep is None):
+        raise UsageError("give --step S (one patch) or --sweep resid|heads|mlp (every layer), not both or neither")
+    if sweep is not None and (position is not None or head is not None):
+        raise UsageError("--position and --head choose the cells of one --step; a --sweep patches each in turn")
+    from explain.interp import patching
+
+    options = run_kwargs(model, kwargs)
+    text = options.pop("text", None)
+    if text is None:
+        raise UsageError("give the clean text with --text (and the corrupted one with --corrupt)")
+    if sweep is not None:
+        if output is not None:
+            raise UsageError("-o exports one patched run: give --step (a sweep keeps one number per cell)")
+        result = patching.sweep(model, text, corrupt, word, vs, sweep, **options)
+        if as_json:
+            _json(result.to_dict())
+            return
+        from explain.render.patching import sweep_heatmap
+
+        _print(sweep_heatmap(result))
+        return
+    one = patching.patch(model, text, corrupt, word, vs, step, position=position, head=head, **options)
+    first = one.trace[patching.names.patch_clean(step)].index
+    _output(one.trace, [s.name for s in one.trace.steps[first:] if s.name in patching.needed_for(one.trace, "logits")
+                        or s.name.startswith("patch.")], output, force)
+    if as_json:
+        _json(one.to_dict())
+        return
+    from explain.render.patching import patched_view
+
+    _print(patched_view(one))

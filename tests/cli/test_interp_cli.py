@@ -50,3 +50,71 @@ def test_lens_export_recomputes_its_steps(tmp_path):
 ])
 def test_lens_refusals_are_one_line(args, code, needle):
     one_line_error(invoke(*args), code, needle)
+
+
+def test_attribute_ranks_the_parts_and_shows_their_sum():
+    out = invoke("attribute", "gpt", "--word", "happy", "--vs", "cat", "--plain")
+    assert out.exit_code == 0, out.output
+    assert "logit['happy'] − logit['cat']" in out.output and "blocks.1 head 1" in out.output
+    assert "sum of the 11 contributions" in out.output and "TransformerLens" in out.output
+
+
+def test_attribute_json_and_export(tmp_path):
+    script = tmp_path / "attr.py"
+    out = invoke("attribute", "gpt", "--checkpoint", CKPT, "--text", "The cat is", "--word", " happy", "--json",
+                 "-o", str(script))
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert abs(doc["sum"] - doc["logit"]) < 1e-10 and "TransformerLens" in doc["convention"]
+    assert abs(sum(p["contribution"] for p in doc["parts"]) - doc["logit"]) < 1e-10
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0 and "ok: 6 steps match" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (("attribute", "transformer", "--word", "cat"), 2, "post-LN"),
+    (("attribute", "gpt", "--word", "Paris"), 1, "not in the vocabulary"),
+    (("attribute", "gpt", "--word", "cat", "--vs", "cat"), 2, "is --word itself"),
+    (("attribute", "gpt"), 2, "--word"),
+])
+def test_attribute_refusals_are_one_line(args, code, needle):
+    one_line_error(invoke(*args), code, needle)
+
+
+PATCH = ("patch", "gpt", "--checkpoint", CKPT, "--text", "The cat is", "--corrupt", "The step is", "--word", " happy",
+         "--vs", " the")
+
+
+def test_patch_sweep_draws_the_recovered_fraction():
+    out = invoke(*PATCH, "--sweep", "resid", "--plain")
+    assert out.exit_code == 0, out.output
+    assert "recovered fraction" in out.output and "blocks.0.resid_post" in out.output and "␣step" in out.output
+    doc = json.loads(invoke(*PATCH, "--sweep", "heads", "--json").stdout)
+    assert doc["columns"] == ["head 0", "head 1"] and len(doc["recovered"]) == 2
+
+
+def test_patch_one_step_reports_and_exports(tmp_path):
+    out = invoke(*PATCH, "--step", "blocks.0.resid_pre", "--position", "0", "--plain")
+    assert out.exit_code == 0 and "the patch changes nothing" in out.output, out.output
+    script = tmp_path / "patch.py"
+    out = invoke(*PATCH, "--step", "blocks.0.resid_pre", "--position", "1", "--json", "-o", str(script))
+    doc = json.loads(out.stdout)
+    assert doc["recovered"] == pytest.approx(1.0, abs=1e-12) and doc["notes"] == []
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0 and "steps match the recorded values" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("extra, code, needle", [
+    (("--step", "blocks.0.mlp_out", "--sweep", "mlp"), 2, "not both or neither"),
+    ((), 2, "not both or neither"),
+    (("--sweep", "mlp", "--position", "1"), 2, "each in turn"),
+    (("--step", "blocks.5.mlp_out"), 2, "no step named"),
+    (("--step", "blocks.0.mlp_out", "--head", "1"), 2, "head axis"),
+])
+def test_patch_refusals_are_one_line(extra, code, needle):
+    one_line_error(invoke(*PATCH, *extra), code, needle)
+
+
+def test_patch_runs_of_different_lengths_are_refused():
+    one_line_error(invoke("patch", "gpt", "--checkpoint", CKPT, "--text", "The cat is", "--corrupt", "The dog is",
+                          "--word", " happy", "--vs", " the", "--sweep", "resid"), 1, "same length")
