@@ -12,8 +12,9 @@ import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import UsageError
+from explain.registry import able, quoted
 
-EPILOG = MODEL_HELP + " These read the residual stream as a sum: use a pre-norm model ('gpt', a checkpoint)."
+EPILOG = MODEL_HELP + f" These read the residual stream as a sum: use a pre-norm model ({quoted(able('pre_norm'))})."
 
 
 def _output(trace: Any, steps: list[str], output: str | None, force: bool) -> None:

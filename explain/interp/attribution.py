@@ -113,9 +113,9 @@ def summary(trace: Trace, word: int, vs: int | None, position: int, word_text: s
 def attribute(model: str, word: str, vs: str | None = None, *, position: int = -1, **options: Any) -> Attribution:
     """Run ``model`` with :func:`explain.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
     ``position`` (default: the last) to the parts of the final residual."""
-    from explain.api import plan, run
+    from explain.api import run
 
-    check_model(model, plan(model, **options).names())
+    check_model(model)
     tok = tokenizer_for(model, options)
     w = word_id(word, tok)
     v = word_id(vs, tok, "--vs") if vs is not None else None

@@ -95,9 +95,9 @@ def lens(model: str, word: str | None = None, *, position: int = -1, **options: 
     """Run ``model`` (a pre-norm model: ``gpt``, a checkpoint) with :func:`explain.api.run`'s options, record its
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
     space, ``' Paris'``) at ``position`` (default: the last)."""
-    from explain.api import plan, run
+    from explain.api import run
 
-    check_model(model, plan(model, **options).names())  # refused before the run, in one line
+    check_model(model)  # refused before the run, in one line
     word_id_ = word_id(word, tokenizer_for(model, options)) if word is not None else None
     trace = run(model, **options)
     T = trace["logits"].shape[-2]

@@ -165,12 +165,12 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
 
 def prepare(model: str, text: str, corrupt: str, word: str, vs: str, **options: Any) -> Runs:
     """Run the clean and the corrupted text (the same number of tokens), with ``word`` and ``vs`` one token each."""
-    from explain.api import plan, run
+    from explain.api import run
 
     for what, t in (("--text", text), ("--corrupt", corrupt)):
         if not isinstance(t, str) or not t:
             raise UsageError(f"{what} must be one text; patching compares two runs of one text each")
-    check_model(model, plan(model, text=text, **options).names())
+    check_model(model)
     tok = tokenizer_for(model, {**options, "text": text})
     w, v = word_id(word, tok), word_id(vs, tok, "--vs")
     if w == v:

@@ -40,20 +40,25 @@ class Stream:
         return out
 
 
-def check_model(model: str, step_names: list[str] | set[str]) -> None:
-    """Refuse, in one line that says why, a model whose residual stream is not a sum (from its planned steps)."""
-    have = set(step_names)
-    if "ln_final" in have and "logits" in have and names.resid_post(0) in have:
+def check_model(model: str) -> None:
+    """Refuse, in one line that says why, a model whose residual stream is not a sum (the registry's
+    ``pre_norm`` capability)."""
+    from explain.config import check_model_name
+    from explain.registry import MODELS, able, quoted
+
+    entry = MODELS[check_model_name(model)]
+    if entry.can("pre_norm"):
         return
-    if any(n.endswith(".add1") for n in have):
+    fix = f"{WHY}: use {quoted(able('pre_norm'))}"
+    if entry.can("blocks"):
         raise UsageError(f"'{model}' is post-LN: it renormalises the residual after every add, so its stream is "
-                         f"not a sum of what each layer wrote; {WHY}: use 'gpt'")
-    raise UsageError(f"'{model}' has no residual stream (blocks and a final norm) to read; {WHY}: use 'gpt'")
+                         f"not a sum of what each layer wrote; {fix}")
+    raise UsageError(f"'{model}' has no residual stream (blocks and a final norm) to read; {fix}")
 
 
 def stream_of(trace: Trace) -> Stream:
     """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
-    check_model(trace.config.model, set(trace.names()))
+    check_model(trace.config.model)
     n = sum(1 for s in trace if s.name.startswith("blocks.") and s.name.endswith(".resid_post"))
     return Stream(n, trace["ln_final"], trace["logits"])
 
@@ -113,7 +118,7 @@ def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     texts = options.get("text") or []
     texts = [texts] if isinstance(texts, str) else list(texts)
     if not texts and options.get("tokens") is None:
-        from explain.models import MODELS
+        from explain.registry import MODELS
 
         texts = [MODELS[model].text]
     return Tokenizer(texts)
