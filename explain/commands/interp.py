@@ -29,6 +29,17 @@ def _output(trace: Any, steps: list[str], output: str | None, force: bool) -> No
     click.echo(f"wrote {path} ({len(steps)} steps; run it with python to check every number)", err=True)
 
 
+def _tui(plain: bool, as_json: bool) -> bool:
+    """Whether to open the TUI: not asked for text or JSON, and stdout a terminal."""
+    return not plain and not as_json and sys.stdout.isatty()
+
+
+def _open(trace: Any, options: dict[str, Any], start: str) -> None:
+    from explain.tui import open_trace  # imports textual only here
+
+    open_trace(trace, options=options, start=start)
+
+
 def _print(*renderables: Any) -> None:
     from rich.console import Console
 
@@ -48,7 +59,7 @@ def _json(doc: dict[str, Any]) -> None:
 
 
 _common = [
-    click.option("--plain", is_flag=True, help="Print tables (the default: these commands have no TUI view yet)."),
+    click.option("--plain", is_flag=True, help="Print tables instead of opening the TUI (the default off a terminal)."),
     click.option("--json", "as_json", is_flag=True, help="Write one JSON document."),
     click.option("-o", "--output", metavar="FILE.py", help="Export the recorded steps as a script that "
                  "recomputes and checks them."),
@@ -86,8 +97,12 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
     _mode(plain, as_json)
     from explain.interp.lens import lens as run_lens
 
-    result = run_lens(model, word, position=position, **run_kwargs(model, kwargs))
+    options = run_kwargs(model, kwargs)
+    result = run_lens(model, word, position=position, **options)
     _output(result.trace, [s.name for s in result.trace if s.name.startswith("lens.")], output, force)
+    if _tui(plain, as_json):  # on the last read; y opens the lens screen
+        _open(result.trace, options, result.rows[-1].step.replace(".logits", ".probs"))
+        return
     if as_json:
         _json(result.to_dict())
         return
@@ -120,8 +135,12 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
     _mode(plain, as_json)
     from explain.interp.attribution import attribute as run_attribute
 
-    result = run_attribute(model, word, vs, position=position, **run_kwargs(model, kwargs))
+    options = run_kwargs(model, kwargs)
+    result = run_attribute(model, word, vs, position=position, **options)
     _output(result.trace, [s.name for s in result.trace if s.name.startswith("attr.")], output, force)
+    if _tui(plain, as_json):  # on the sum; A opens the ranked parts (of the top word against the runner-up)
+        _open(result.trace, options, "attr.total")
+        return
     if as_json:
         _json(result.to_dict())
         return
@@ -171,6 +190,10 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
         if output is not None:
             raise UsageError("-o exports one patched run: give --step (a sweep keeps one number per cell)")
         result = patching.sweep(model, text, corrupt, word, vs, sweep, **options)
+        if _tui(plain, as_json):  # the corrupted run; P opens the heatmap, Enter there a cell's patched run
+            result.runs.corrupt.meta["sweep"] = result
+            _open(result.runs.corrupt, {**options, "text": corrupt}, "logits")
+            return
         if as_json:
             _json(result.to_dict())
             return
@@ -182,6 +205,9 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
     first = one.trace[patching.names.patch_clean(step)].index
     _output(one.trace, [s.name for s in one.trace.steps[first:] if s.name in patching.needed_for(one.trace, "logits")
                         or s.name.startswith("patch.")], output, force)
+    if _tui(plain, as_json):
+        _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step))
+        return
     if as_json:
         _json(one.to_dict())
         return

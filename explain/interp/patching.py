@@ -140,12 +140,12 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
     n_changed = int(np.count_nonzero(s.output[cells] != clean[step].output[cells]))
     changed = rerun(corrupt, step, value)
     rec = Recorder(corrupt.config, corrupt.params)
-    rec.labels, rec.batch_labels = dict(corrupt.labels), dict(corrupt.batch_labels)
+    rec.labels, rec.batch_labels, rec.specs = dict(corrupt.labels), dict(corrupt.batch_labels), dict(corrupt.specs)
     rec.steps = list(corrupt.steps[:s.index + 1])
     rec._names = {x.name for x in rec.steps}
     given = rec.input(names.patch_clean(step), clean[step].output, s.axes)
     pref = rec.op("patch", names.patched(step), Ref(step, s.syms.out, s.output, s.axes, s.shape), given,
-                  where=where, source=step, cells=describe(s, where), sym=s.syms.out + "̃")
+                  where=where, source=step, cells=describe(s, where), sym="~" + s.syms.out)
     rename = {step: pref.name}
     for later in corrupt.steps[s.index + 1:]:
         out = changed.get(later.name, later.output)
