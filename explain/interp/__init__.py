@@ -2,30 +2,32 @@
 
 | function | gives |
 | --- | --- |
-| :func:`~explain.interp.lens.lens` | the logit lens: the residual after each block and each attention, read through the final norm and the unembedding |
-| :func:`~explain.interp.attribution.attribute` | direct logit attribution: the final residual's parts, each part's share of a logit |
-| :func:`~explain.interp.patching.patch` | activation patching: a corrupted run with chosen cells of one step taken from a clean run |
-| :func:`~explain.interp.patching.sweep` | the recovered fraction of a logit difference for every layer × position (or head) |
+| :func:`logit_lens` | the logit lens: the residual after each block and each attention, read through the final norm and the unembedding |
+| :func:`attribute` | direct logit attribution: the final residual's parts, each part's share of a logit |
+| :func:`patch` | activation patching: a corrupted run with chosen cells of one step taken from a clean run |
+| :func:`sweep` | the recovered fraction of a logit difference for every layer × position (or head) |
+| :func:`generated_attention` | each generated token's attention over the text so far |
 
-They read the residual stream as a sum, so they are for pre-norm models (:mod:`explain.interp.stream`).
+They read the residual stream as a sum, so they are for pre-norm models (:mod:`explain.interp.stream`). The
+functions live in :mod:`~explain.interp.lens`, :mod:`~explain.interp.attribution`, :mod:`~explain.interp.patching`
+and :mod:`~explain.interp.generated`; importing this package imports none of them (nor numpy).
 """
 
 from __future__ import annotations
 
-__all__ = ["lens", "attribute", "patch", "sweep"]
+from typing import Any
+
+_WHERE = {"logit_lens": ("lens", "lens"), "attribute": ("attribution", "attribute"),
+          "patch": ("patching", "patch"), "sweep": ("patching", "sweep"),
+          "generated_attention": ("generated", "generated_attention")}
+
+__all__ = list(_WHERE)
 
 
-def __getattr__(name: str):  # the tools import numpy: only when one is used
-    if name == "lens":
-        from explain.interp.lens import lens
+def __getattr__(name: str) -> Any:  # the tools import numpy: only when one is used
+    if name not in _WHERE:
+        raise AttributeError(f"module 'explain.interp' has no attribute {name!r}")
+    from importlib import import_module
 
-        return lens
-    if name == "attribute":
-        from explain.interp.attribution import attribute
-
-        return attribute
-    if name in ("patch", "sweep"):
-        from explain.interp import patching
-
-        return getattr(patching, name)
-    raise AttributeError(name)
+    module, attr = _WHERE[name]
+    return getattr(import_module(f"explain.interp.{module}"), attr)
