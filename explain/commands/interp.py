@@ -23,7 +23,7 @@ def _output(trace: Any, steps: list[str], output: str | None, force: bool) -> No
         return
     if not output.endswith(".py"):
         raise UsageError(f"-o writes a Python script; name it *.py, not '{output}'")
-    from explain.export import write_export
+    from explain.export import write_export  # lazy: a command's engine is not loaded for --help
 
     path = write_export(trace, output, steps=steps, force=force)
     click.echo(f"wrote {path} ({len(steps)} steps; run it with python to check every number)", err=True)
@@ -35,13 +35,13 @@ def _tui(plain: bool, as_json: bool) -> bool:
 
 
 def _open(trace: Any, options: dict[str, Any], start: str) -> None:
-    from explain.tui import open_trace  # imports textual only here
+    from explain.tui import open_trace  # lazy: textual only when the TUI opens
 
     open_trace(trace, options=options, start=start)
 
 
 def _print(*renderables: Any) -> None:
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich is not loaded for --help
 
     console = Console()
     for r in renderables:
@@ -95,7 +95,7 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
       explain lens gpt --word cat --json > lens.json
     """
     _mode(plain, as_json)
-    from explain.interp.lens import lens as run_lens
+    from explain.interp.lens import lens as run_lens  # lazy: a command's engine is not loaded for --help
 
     options = run_kwargs(model, kwargs)
     result = run_lens(model, word, position=position, **options)
@@ -106,7 +106,7 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
     if as_json:
         _json(result.to_dict())
         return
-    from explain.render.lens import lens_grid, lens_word
+    from explain.render.lens import lens_grid, lens_word  # lazy: a command's engine is not loaded for --help
 
     _print(lens_grid(result), lens_word(result))
 
@@ -133,7 +133,9 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
       explain attribute gpt --word happy --vs cat --json > attr.json
     """
     _mode(plain, as_json)
-    from explain.interp.attribution import attribute as run_attribute
+    from explain.interp.attribution import (
+        attribute as run_attribute,  # lazy: a command's engine is not loaded for --help
+    )
 
     options = run_kwargs(model, kwargs)
     result = run_attribute(model, word, vs, position=position, **options)
@@ -144,7 +146,7 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
     if as_json:
         _json(result.to_dict())
         return
-    from explain.render.attribution import attribution_table
+    from explain.render.attribution import attribution_table  # lazy: a command's engine is not loaded for --help
 
     _print(attribution_table(result))
 
@@ -180,7 +182,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
         raise UsageError("give --step S (one patch) or --sweep resid|heads|mlp (every layer), not both or neither")
     if sweep is not None and (position is not None or head is not None):
         raise UsageError("--position and --head choose the cells of one --step; a --sweep patches each in turn")
-    from explain.interp import patching
+    from explain.interp import patching  # lazy: a command's engine is not loaded for --help
 
     options = run_kwargs(model, kwargs)
     text = options.pop("text", None)
@@ -197,7 +199,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
         if as_json:
             _json(result.to_dict())
             return
-        from explain.render.patching import sweep_heatmap
+        from explain.render.patching import sweep_heatmap  # lazy: a command's engine is not loaded for --help
 
         _print(sweep_heatmap(result))
         return
@@ -211,6 +213,6 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
     if as_json:
         _json(one.to_dict())
         return
-    from explain.render.patching import patched_view
+    from explain.render.patching import patched_view  # lazy: a command's engine is not loaded for --help
 
     _print(patched_view(one))

@@ -27,7 +27,7 @@ __all__ = list(_WHERE)
 def __getattr__(name: str) -> Any:  # the tools import numpy: only when one is used
     if name not in _WHERE:
         raise AttributeError(f"module 'explain.interp' has no attribute {name!r}")
-    from importlib import import_module
+    from importlib import import_module  # lazy: the tools load numpy only when one is used
 
     module, attr = _WHERE[name]
     return getattr(import_module(f"explain.interp.{module}"), attr)

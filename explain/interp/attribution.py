@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from explain.api import run
 from explain.errors import UsageError
 from explain.interp import names
 from explain.interp.stream import Stream, check_model, finish, ref, resume, stream_of, tokenizer_for, word_id
@@ -113,8 +114,6 @@ def summary(trace: Trace, word: int, vs: int | None, position: int, word_text: s
 def attribute(model: str, word: str, vs: str | None = None, *, position: int = -1, **options: Any) -> Attribution:
     """Run ``model`` with :func:`explain.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
     ``position`` (default: the last) to the parts of the final residual."""
-    from explain.api import run
-
     check_model(model)
     tok = tokenizer_for(model, options)
     w = word_id(word, tok)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from explain.errors import UsageError
 from explain.trace import Trace
 
@@ -41,8 +43,6 @@ class GeneratedAttention:
 def generated_attention(trace: Trace, layer: int = -1, head: int = 0, item: int = 0) -> GeneratedAttention:
     """The attention rows of a generation's new tokens in ``layer`` (negative: from the last), ``head``, batch
     item ``item``; refused in one line for a trace that generated nothing, or a layer or head it has not."""
-    import numpy as np
-
     gen = trace.meta.get("generation")
     if not gen:
         raise UsageError("this run generated nothing; the attention to generated tokens needs 'explain generate' "

@@ -12,16 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from explain.api import run
+from explain.errors import UsageError
 from explain.interp import names
 from explain.interp.stream import check_model, finish, replay, resume, stream_of, tokenizer_for, word_id
+from explain.memory import check_memory
 from explain.trace import Trace
 
 
 def record_lens(trace: Trace) -> Trace:
     """``trace`` with the lens of every residual point recorded after its steps (refused before allocating if
     it would not fit: each point's logits and probabilities are as large as the run's logits)."""
-    from explain.memory import check_memory
-
     stream = stream_of(trace)
     if names.lens_logits(stream.points()[0][1]) in trace:
         return trace
@@ -71,8 +74,6 @@ def summary(trace: Trace, word: int | None = None, position: int = -1, item: int
             word_text: str = "") -> Lens:
     """Per lens point: the top word and its probability at every position, and ``word``'s rank and probability
     at ``position``, read from the recorded steps."""
-    import numpy as np
-
     stream = stream_of(trace)
     vocab = trace.labels.get("vocab")
     T = trace[stream.logits.name].shape[-2]
@@ -95,15 +96,11 @@ def lens(model: str, word: str | None = None, *, position: int = -1, **options: 
     """Run ``model`` (a pre-norm model: ``gpt``, a checkpoint) with :func:`explain.api.run`'s options, record its
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
     space, ``' Paris'``) at ``position`` (default: the last)."""
-    from explain.api import run
-
     check_model(model)  # refused before the run, in one line
     word_id_ = word_id(word, tokenizer_for(model, options)) if word is not None else None
     trace = run(model, **options)
     T = trace["logits"].shape[-2]
     if not -T <= position < T:
-        from explain.errors import UsageError
-
         raise UsageError(f"--position {position} is outside the {T} positions of the text; give 0–{T - 1} "
                          "(or −1, the last)")
     return summary(record_lens(trace), word_id_, position, word_text=word or "")

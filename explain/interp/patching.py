@@ -13,10 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from explain import ops
+from explain.api import run
 from explain.errors import InputError, UsageError
 from explain.interp import names
 from explain.interp.stream import check_model, stream_of, tokenizer_for, word_id
+from explain.kernels import patched
 from explain.trace import Recorder, Ref, Step, Trace
 
 Where = tuple[tuple[int, int], ...]  # (axis, index) pairs, each fixing one axis of the patched step
@@ -126,10 +130,6 @@ class Patched:
 
 def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
     """Record the corrupted run with the cells ``where`` of ``step`` taken from the clean run."""
-    import numpy as np
-
-    from explain.kernels import patched
-
     corrupt, clean = runs.corrupt, runs.clean
     s = corrupt.find(step)
     if s.op == "input" or s.output is None or s.output.dtype.kind not in "f":
@@ -165,8 +165,6 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
 
 def prepare(model: str, text: str, corrupt: str, word: str, vs: str, **options: Any) -> Runs:
     """Run the clean and the corrupted text (the same number of tokens), with ``word`` and ``vs`` one token each."""
-    from explain.api import run
-
     for what, t in (("--text", text), ("--corrupt", corrupt)):
         if not isinstance(t, str) or not t:
             raise UsageError(f"{what} must be one text; patching compares two runs of one text each")
@@ -242,10 +240,6 @@ def sweep_runs(runs: Runs, kind: str = "resid", executed: list[str] | None = Non
     (``heads``: each head's z at every position), one at a time, keeping the logit difference of each. For each,
     only the steps after the patch point that the final residual needs are computed; the last position's
     logits of the two words follow from its last row."""
-    import numpy as np
-
-    from explain.kernels import patched
-
     if kind not in SWEEP_STEPS:
         raise UsageError(f"unknown sweep '{kind}'; use one of: {', '.join(SWEEP_STEPS)}")
     corrupt, clean = runs.corrupt, runs.clean

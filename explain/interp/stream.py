@@ -11,8 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from explain.api import _open
+from explain.config import check_model_name
 from explain.errors import InputError, UsageError
+from explain.inputs import UNK, Tokenizer
 from explain.interp import names
+from explain.registry import MODELS, able, quoted
 from explain.trace import Recorder, Ref, Step, Trace
 
 WHY = "the lens, attribution and patching read the stream as that sum, which needs a pre-norm model"
@@ -43,9 +47,6 @@ class Stream:
 def check_model(model: str) -> None:
     """Refuse, in one line that says why, a model whose residual stream is not a sum (the registry's
     ``pre_norm`` capability)."""
-    from explain.config import check_model_name
-    from explain.registry import MODELS, able, quoted
-
     entry = MODELS[check_model_name(model)]
     if entry.can("pre_norm"):
         return
@@ -92,8 +93,6 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
     """The one token id of ``word``: a word the tokenizer splits, or does not know, is refused with its tokens."""
     if not word:
         raise UsageError(f"{what} is empty; give one token of the vocabulary, e.g. {what} ' Paris'")
-    from explain.inputs import UNK
-
     ids = tokenizer.encode(word)
     unknown = not getattr(tokenizer, "fixed", True) and ids == [UNK] and word.strip().lower() != "<unk>"
     if len(ids) == 1 and not unknown:
@@ -109,16 +108,11 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
 def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
     the run's texts."""
-    from explain.api import _open
-    from explain.inputs import Tokenizer
-
     if options.get("checkpoint") is not None:
         options["checkpoint"] = _open(model, options["checkpoint"])
         return options["checkpoint"]
     texts = options.get("text") or []
     texts = [texts] if isinstance(texts, str) else list(texts)
     if not texts and options.get("tokens") is None:
-        from explain.registry import MODELS
-
         texts = [MODELS[model].text]
     return Tokenizer(texts)

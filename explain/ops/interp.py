@@ -150,7 +150,7 @@ class FrozenNorm(Op):
 
     def explain(self, index, inputs, output, syms: Syms, item: int = 0, pos: int = 0, eps: float = 1e-5,
                 centre: bool = True, **attrs) -> CellExplanation:
-        import numpy as np
+        import numpy as np  # lazy: numpy stays off the shape path (explain shapes imports every op)
 
         parts, x, w = inputs
         p, j = index

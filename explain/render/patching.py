@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from explain.interp.patching import Patched, Runs, Sweep
+from explain.interp.patching import Patched, Runs, Sweep, describe
 from explain.ops.base import num
 
 
@@ -22,8 +22,6 @@ def runs_line(runs: Runs, digits: int = 4) -> Text:
 
 
 def patched_view(p: Patched, digits: int = 4) -> Group:
-    from explain.interp.patching import describe
-
     step = p.runs.corrupt[p.step]
     lines = [runs_line(p.runs, digits),
              Text(f"patched {p.step} ({describe(step, p.where)}; {p.cells_changed} cells differ from the corrupted "

@@ -9,7 +9,9 @@ reported against the forward's steps up to the logits alone (the steps the sweep
 Target: sweep ≤ 0.75 × the 192 forwards. Memory: peak bytes the sweep allocates (tracemalloc, which numpy
 reports to), beside the two runs' traces, and the process's peak RSS.
 
-Run: python tests/benchmarks/bench_patching.py [--tokens 16] [--forwards 5]
+Run: python tests/benchmarks/bench_patching.py [--tokens 16] [--forwards 5] [--quick]
+
+``--quick`` (CI: does it still run?) uses a tiny model, 6 tokens and one forward, and asserts no target.
 """
 
 from __future__ import annotations
@@ -29,21 +31,26 @@ from explain.interp.patching import Runs, needed_for, rerun, sweep_runs
 from explain.weights import init_params
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
+TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--forwards", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, no target (CI: does it still run?)")
     args = ap.parse_args()
+    sizes = TINY if args.quick else GPT2
+    if args.quick:
+        args.tokens, args.forwards = 6, 1
     rng = np.random.default_rng(0)
-    ids = rng.integers(3, 50257, size=args.tokens)
+    ids = rng.integers(3, sizes["d_vocab"], size=args.tokens)
     bad = ids.copy()
-    bad[args.tokens // 3] = (ids[args.tokens // 3] + 1) % 50257  # one token changed
+    bad[args.tokens // 3] = (ids[args.tokens // 3] + 1) % sizes["d_vocab"]  # one token changed
     runs_ = []
     params = None
     for seq in (ids, bad):
-        cfg, inp = _prepare("gpt", tokens=",".join(map(str, seq)), **GPT2)
+        cfg, inp = _prepare("gpt", tokens=",".join(map(str, seq)), **sizes)
         if params is None:
             planned = _record(cfg, inp, None, shape_only=True)
             params = init_params(planned.specs, cfg.seed)
@@ -67,7 +74,7 @@ def main() -> None:
     gc.collect()
     full = statistics.median(forward() for _ in range(args.forwards))
     partial = statistics.median(to_logits() for _ in range(args.forwards))
-    n = GPT2["n_layers"] * args.tokens
+    n = sizes["n_layers"] * args.tokens
     tracemalloc.start()
     t0 = time.perf_counter()
     executed: list[str] = []
@@ -75,7 +82,8 @@ def main() -> None:
     sweep_s = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"load average {os.getloadavg()[0]:.2f}; GPT-2 small size, {args.tokens} tokens, {n} patch points")
+    print(f"load average {os.getloadavg()[0]:.2f}; {'tiny' if args.quick else 'GPT-2 small'} size, {args.tokens} tokens, "
+          f"{n} patch points")
     print(f"one full forward (recorded, with logits, probs, loss): median of {args.forwards} = {full:.3f} s; "
           f"× {n} = {full * n:.1f} s")
     print(f"its steps up to the logits: median {partial:.3f} s; × {n} = {partial * n:.1f} s")

@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
      "explain.backward"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
+    ("explain.interp",),  # the logit lens, attribution, patching: recorded after a run made by the api
     ("explain.export",),
     ("explain.tutorial",),
     ("explain.render",),

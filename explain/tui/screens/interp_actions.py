@@ -13,6 +13,8 @@ from typing import Any
 from textual import work
 
 from explain.errors import ExplainError
+from explain.interp.names import ATTR, LENS
+from explain.interp.stream import check_model
 from explain.trace import Trace
 from explain.tui.messages import RunFailed
 
@@ -25,8 +27,6 @@ class InterpActions:
     trace: Trace
 
     def _pre_norm(self) -> bool:
-        from explain.interp.stream import check_model
-
         try:
             check_model(self.trace.config.model)
         except ExplainError as exc:
@@ -35,15 +35,15 @@ class InterpActions:
         return True
 
     def action_lens(self) -> None:
-        from explain.interp.lens import record_lens
-        from explain.tui.screens.lens import LensScreen
+        from explain.interp.lens import record_lens  # lazy: numpy's tools loaded on first use
+        from explain.tui.screens.lens import LensScreen  # lazy: a screen loaded on first use
 
         if self._pre_norm():
             self._with_recorded(record_lens, lambda t: self._open_interp(LensScreen(t)), "the logit lens")
 
     def action_attribution(self) -> None:
-        from explain.interp.attribution import record_attribution, summary
-        from explain.tui.screens.attribution import AttributionScreen
+        from explain.interp.attribution import record_attribution, summary  # lazy: numpy's tools loaded on first use
+        from explain.tui.screens.attribution import AttributionScreen  # lazy: a screen loaded on first use
 
         if not self._pre_norm():
             return
@@ -62,7 +62,7 @@ class InterpActions:
         self._with_recorded(record, show, "the attribution", always=True)
 
     def action_patching(self) -> None:
-        from explain.tui.screens.sweep import SweepScreen
+        from explain.tui.screens.sweep import SweepScreen  # lazy: a screen loaded on first use
 
         sweep = self.trace.meta.get("sweep")
         if sweep is None:
@@ -83,7 +83,7 @@ class InterpActions:
         self.app.push_screen(SweepScreen(sweep), opened)  # type: ignore[attr-defined]
 
     def action_generated(self) -> None:
-        from explain.tui.screens.generated import GeneratedScreen
+        from explain.tui.screens.generated import GeneratedScreen  # lazy: a screen loaded on first use
 
         if not self.trace.meta.get("generation"):
             self.notify("this run generated nothing: press G to write five new tokens first", timeout=5)  # type: ignore[attr-defined]
@@ -130,15 +130,11 @@ class InterpActions:
 
 
 def _has(trace: Trace, what: str) -> bool:
-    from explain.interp.names import LENS
-
     return what == "the logit lens" and any(s.name.startswith(LENS + ".") for s in trace)
 
 
 def _without_attr(trace: Trace) -> Trace:
     """The trace without an earlier attribution's steps (a new one replaces it)."""
-    from explain.interp.names import ATTR
-
     if not any(s.name.startswith(ATTR + ".") for s in trace):
         return trace
     keep = [s for s in trace if not s.name.startswith(ATTR + ".")]
