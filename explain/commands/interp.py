@@ -12,6 +12,7 @@ import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.errors import UsageError
+from explain.interp.names import ATTRIB, LENS, PATCH, attr, lens_point, lens_probs
 from explain.registry import able, quoted
 
 EPILOG = MODEL_HELP + f" These read the residual stream as a sum: use a pre-norm model ({quoted(able('pre_norm'))})."
@@ -99,9 +100,9 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
 
     options = run_kwargs(model, kwargs)
     result = run_lens(model, word, position=position, **options)
-    _output(result.trace, [s.name for s in result.trace if s.name.startswith("lens.")], output, force)
+    _output(result.trace, [s.name for s in result.trace if s.group[:1] == (LENS,)], output, force)
     if _tui(plain, as_json):  # on the last read; y opens the lens screen
-        _open(result.trace, options, result.rows[-1].step.replace(".logits", ".probs"))
+        _open(result.trace, options, lens_probs(lens_point(result.rows[-1].step)))
         return
     if as_json:
         _json(result.to_dict())
@@ -125,7 +126,7 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
 
     The final residual is split into the embeddings, each head's z·W_O, each attention bias and each MLP output;
     each part's contribution to the logit goes through the final norm with its scale frozen at the run's value
-    (TransformerLens's convention). Ranked by size; they sum to the logit. Recorded as steps attr.*.
+    (TransformerLens's convention). Ranked by size; they sum to the logit. Recorded as steps attrib.*.
 
     \b
     Examples:
@@ -139,9 +140,9 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
 
     options = run_kwargs(model, kwargs)
     result = run_attribute(model, word, vs, position=position, **options)
-    _output(result.trace, [s.name for s in result.trace if s.name.startswith("attr.")], output, force)
+    _output(result.trace, [s.name for s in result.trace if s.group[:1] == (ATTRIB,)], output, force)
     if _tui(plain, as_json):  # on the sum; A opens the ranked parts (of the top word against the runner-up)
-        _open(result.trace, options, "attr.total")
+        _open(result.trace, options, attr("total"))
         return
     if as_json:
         _json(result.to_dict())
@@ -206,7 +207,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
     one = patching.patch(model, text, corrupt, word, vs, step, position=position, head=head, **options)
     first = one.trace[patching.names.patch_clean(step)].index
     _output(one.trace, [s.name for s in one.trace.steps[first:] if s.name in patching.needed_for(one.trace, "logits")
-                        or s.name.startswith("patch.")], output, force)
+                        or s.group[:1] == (PATCH,)], output, force)
     if _tui(plain, as_json):
         _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step))
         return

@@ -3,8 +3,8 @@ and position embeddings, each head's z·W_O, each attention bias b_O, each MLP o
 to a logit (or a logit difference with ``vs``) through the final norm with its scale frozen at its value in the
 run (TransformerLens's convention), and their sum, which is the run's logit.
 
-Recorded as steps after the run (``attr.blocks.L.attn.result``, ``attr.parts``, ``attr.normed``,
-``attr.contributions``, ``attr.total``): the drill-down of ``attr.total`` shows the sum beside the logit.
+Recorded as steps after the run (``attrib.blocks.L.attn.result``, ``attrib.parts``, ``attrib.normed``,
+``attrib.contributions``, ``attrib.total``): the drill-down of ``attrib.total`` shows the sum beside the logit.
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ def _parts(rec: Recorder, trace: Trace, stream: Stream) -> tuple[list[Ref], list
         merged = trace[attn_out.inputs[0]] if attn_out.inputs[0] in trace else None
         if attn_out.op == "linear" and merged is not None and merged.op == "merge_heads":
             z = ref(rec, merged.inputs[0])  # (B, h, T, m)
-            refs.append(rec.op("head_result", names.head_result(i).split(".", 1)[1], z, ref(rec, attn_out.inputs[1]),
-                               sym="r"))
+            refs.append(rec.op("head_result", names.head_result(i), z, ref(rec, attn_out.inputs[1]), sym="r"))
             labels += [f"blocks.{i} head {h}" for h in range(z.shape[-3])]
             if len(attn_out.inputs) > 2:
                 refs.append(ref(rec, attn_out.inputs[2]))

@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from explain.errors import UsageError
+from explain.interp.names import attn_pattern
 from explain.trace import Trace
 
 
 def pattern_name(n: int, layer: int) -> str:
     """The step that holds new token n's attention in ``layer`` (n = 0: the prompt's own forward)."""
-    return f"blocks.{layer}.attn.pattern" if n == 0 else f"gen.{n}.blocks.{layer}.attn.pattern"
+    return attn_pattern(layer, n)
 
 
 @dataclass
@@ -43,8 +44,8 @@ class GeneratedAttention:
 def generated_attention(trace: Trace, layer: int = -1, head: int = 0, item: int = 0) -> GeneratedAttention:
     """The attention rows of a generation's new tokens in ``layer`` (negative: from the last), ``head``, batch
     item ``item``; refused in one line for a trace that generated nothing, or a layer or head it has not."""
-    gen = trace.meta.get("generation")
-    if not gen:
+    gen = trace.generation
+    if gen is None:
         raise UsageError("this run generated nothing; the attention to generated tokens needs 'explain generate' "
                          "(or G in the TUI)")
     L = trace.config.n_layers
@@ -56,7 +57,7 @@ def generated_attention(trace: Trace, layer: int = -1, head: int = 0, item: int 
     prompt = trace.batch_labels.get("pos", [trace.labels.get("pos")])[item] if trace.batch_labels.get("pos") \
         else list(trace.labels.get("pos") or [])
     T = len(prompt)
-    drawn = [int(trace[name].output[item, 0]) for name in gen["steps"]]
+    drawn = [int(trace[name].output[item, 0]) for name in gen.steps]
     words = [vocab[i] if vocab is not None else str(i) for i in drawn]
     rows = [n for n in range(len(drawn)) if pattern_name(n, layer) in trace]
     weights = np.full((len(rows), T + len(rows) - 1), np.nan)

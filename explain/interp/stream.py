@@ -60,8 +60,7 @@ def check_model(model: str) -> None:
 def stream_of(trace: Trace) -> Stream:
     """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
     check_model(trace.config.model)
-    n = sum(1 for s in trace if s.name.startswith("blocks.") and s.name.endswith(".resid_post"))
-    return Stream(n, trace["ln_final"], trace["logits"])
+    return Stream(trace.config.n_layers, trace["ln_final"], trace["logits"])
 
 
 def resume(trace: Trace, shape_only: bool = False) -> Recorder:

@@ -69,7 +69,7 @@ def test_attribution_screen_ranks_the_parts(size):
         assert "TransformerLens" in text_of(screen.query_one("#grid-title"))
         await pilot.press("enter")
         await _on(pilot, "StepScreen")
-        assert app.screen.view.step.name == "attr.contributions"
+        assert app.screen.view.step.name == "attrib.contributions"
         assert app.screen.view.index_of_cell == (screen.order[0],)
 
     drive(app, script, size=size)

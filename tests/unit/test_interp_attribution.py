@@ -24,7 +24,7 @@ def test_the_parts_sum_to_the_logit(options, vs):
     ck = "checkpoint" in options
     result = attribute("gpt", " happy" if ck else "happy", (" " + vs if ck else vs) if vs else None, **options)
     t = result.trace
-    stack = t["attr.parts"].output
+    stack = t["attrib.parts"].output
     final = t["ln_final"]
     np.testing.assert_allclose(stack.sum(axis=0), t[final.inputs[0]].output[0, -1], rtol=0, atol=1e-10)
     assert abs(result.total - result.logit) <= 1e-10
@@ -37,8 +37,8 @@ def test_the_parts_sum_to_the_logit(options, vs):
 def test_parts_and_contributions_equal_transformers_hooks():
     exp = np.load(EXPECTED)
     result = attribute("gpt", " happy", " the", checkpoint=str(CKPT), text="The cat is")
-    np.testing.assert_allclose(result.trace["attr.parts"].output, exp["attr_parts"], rtol=0, atol=1e-10)
-    np.testing.assert_allclose(result.trace["attr.contributions"].output, exp["attr_contrib"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(result.trace["attrib.parts"].output, exp["attr_parts"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(result.trace["attrib.contributions"].output, exp["attr_contrib"], rtol=0, atol=1e-10)
 
 
 def test_ranked_by_size_and_the_total_explains_the_sum():
@@ -47,21 +47,21 @@ def test_ranked_by_size_and_the_total_explains_the_sum():
     assert sizes == sorted(sizes, reverse=True)
     labels = [p for p, _ in result.parts]
     assert labels[:2] == ["embed", "pos_embed"] and "blocks.1 head 1" in labels and labels[-1] == "final norm β"
-    cell = result.trace.explain("attr.total", ())
+    cell = result.trace.explain("attrib.total", ())
     assert len(cell.rows) == len(result.parts) and cell.lines[0].startswith("sum = ")
     assert "the run's logits[0, 3, " in cell.lines[1] and "difference" in cell.lines[2]
-    assert "TransformerLens" in result.trace["attr.contributions"].note
+    assert "TransformerLens" in result.trace["attrib.contributions"].note
 
 
 def test_each_step_explains_its_cells():
     t = attribute("gpt", "happy").trace
-    r = t["attr.blocks.0.attn.result"]
+    r = t["attrib.blocks.0.attn.result"]
     z, W_O = t["blocks.0.attn.z"].output, t.params["blocks.0.attn.W_O"]
     m = z.shape[-1]
     assert r.output[0, 1, 2, 3] == pytest.approx(z[0, 1, 2] @ W_O[m:2 * m, 3], abs=1e-12)
     heads = r.output.sum(axis=1) + t.params["blocks.0.attn.b_O"]
     np.testing.assert_allclose(heads, t["blocks.0.attn_out"].output, rtol=0, atol=1e-12)
-    for name in ("attr.blocks.0.attn.result", "attr.parts", "attr.normed", "attr.contributions"):
+    for name in ("attrib.blocks.0.attn.result", "attrib.parts", "attrib.normed", "attrib.contributions"):
         step = t[name]
         cell = tuple(0 for _ in step.shape)
         assert t.explain(step, cell).value == step.output[cell]

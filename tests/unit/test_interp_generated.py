@@ -34,7 +34,7 @@ def test_the_keys_are_the_prompt_then_the_new_words():
     t = generate("gpt", max_new_tokens=3, text="The cat is", seed=2, ignore_eos=True)
     g = generated_attention(t, -1, 1)
     vocab = t.labels["vocab"]
-    new = [vocab[int(t[n].output[0, 0])] for n in t.meta["generation"]["steps"]]
+    new = [vocab[int(t[n].output[0, 0])] for n in t.generation.steps]
     assert g.keys == ["The", "cat", "is"] + new[:2] and g.queries == ["is"] + new[:2] and g.layer == 1
 
 

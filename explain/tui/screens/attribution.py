@@ -2,13 +2,14 @@
 each MLP) and its contribution to the logit difference between the model's top word and its runner-up at the
 last position, largest first, coloured blue (against) to red (for); the sum beside the run's logit, and the
 convention (the final norm's scale frozen at its run value, TransformerLens's). Enter opens the contribution's
-recorded step (``attr.contributions``) in the step view."""
+recorded step (``attrib.contributions``) in the step view."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
 from explain.interp.attribution import CONVENTION, Attribution
+from explain.interp.names import attr
 from explain.ops.base import num
 from explain.tui.screens.interp_grid import GridScreen, heat
 
@@ -45,7 +46,7 @@ class AttributionScreen(GridScreen):
             return Text("")
         p = self.order[row]
         label, value = self.result.parts[p]
-        return Text.assemble(("attr.contributions", "cyan"), f"[{p}]  {label}: {num(value, 6)}")
+        return Text.assemble((attr("contributions"), "cyan"), f"[{p}]  {label}: {num(value, 6)}")
 
     def source(self, row: int, col: int) -> tuple[str, tuple[int, ...]]:
-        return "attr.contributions", (self.order[row],)
+        return attr("contributions"), (self.order[row],)

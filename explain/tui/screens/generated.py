@@ -34,7 +34,7 @@ class GeneratedScreen(GridScreen):
         self.set_interval(0.5, self._follow)
 
     def _follow(self) -> None:
-        if self.current() is not self.trace and self.current().meta.get("generation"):
+        if self.current() is not self.trace and self.current().generation is not None:
             self.trace = self.current()
             self._reload()
 

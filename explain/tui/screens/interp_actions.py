@@ -85,7 +85,7 @@ class InterpActions:
     def action_generated(self) -> None:
         from explain.tui.screens.generated import GeneratedScreen  # lazy: a screen loaded on first use
 
-        if not self.trace.meta.get("generation"):
+        if self.trace.generation is None:
             self.notify("this run generated nothing: press G to write five new tokens first", timeout=5)  # type: ignore[attr-defined]
             return
         self._open_interp(GeneratedScreen(lambda: self.trace))
@@ -130,14 +130,14 @@ class InterpActions:
 
 
 def _has(trace: Trace, what: str) -> bool:
-    return what == "the logit lens" and any(s.name.startswith(LENS + ".") for s in trace)
+    return what == "the logit lens" and any(s.group[:1] == (LENS,) for s in trace)
 
 
 def _without_attr(trace: Trace) -> Trace:
     """The trace without an earlier attribution's steps (a new one replaces it)."""
-    if not any(s.name.startswith(ATTR + ".") for s in trace):
+    if not any(s.group[:1] == (ATTR,) for s in trace):
         return trace
-    keep = [s for s in trace if not s.name.startswith(ATTR + ".")]
+    keep = [s for s in trace if s.group[:1] != (ATTR,)]
     out = Trace(trace.config, [replace(s, index=i) for i, s in enumerate(keep)], trace.params, trace.specs,
                 trace.labels, trace.shape_only, trace.batch_labels)
     out.meta = dict(trace.meta)

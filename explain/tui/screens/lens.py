@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from explain.interp.lens import Lens, summary
-from explain.interp.names import lens_probs
+from explain.interp.names import lens_point, lens_probs
 from explain.ops.base import num
 from explain.trace import Trace
 from explain.tui.screens.interp_grid import GridScreen, heat
@@ -53,5 +53,4 @@ class LensScreen(GridScreen):
 
     def source(self, row: int, col: int) -> tuple[str, tuple[int, ...]]:
         word = self.lens.rows[row].top[col][0]
-        point = self.lens.rows[row].step.rsplit(".", 1)[0].split(".", 1)[1]  # lens.POINT.logits → POINT
-        return lens_probs(point), (0, col, word)
+        return lens_probs(lens_point(self.lens.rows[row].step)), (0, col, word)
