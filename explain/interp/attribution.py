@@ -26,7 +26,7 @@ def _parts(rec: Recorder, trace: Trace, stream: Stream) -> tuple[list[Ref], list
     """The refs that sum to the final residual, and one label per row they give the stack."""
     refs: list[Ref] = []
     labels: list[str] = []
-    first = trace[names.resid_pre(0)]
+    first = trace[stream.first]
     for n in (first.inputs if first.op == "add" else (first.name,)):  # token + position embeddings
         refs.append(ref(rec, n))
         labels.append(n)

@@ -229,12 +229,6 @@ class Sweep:
 SWEEP_STEPS = {"resid": "blocks.{}.resid_pre", "mlp": "blocks.{}.mlp_out", "heads": "blocks.{}.attn.z"}
 
 
-def block_inputs(n_layers: int) -> list[str]:
-    """The residual each block reads: the embeddings, then each earlier block's output (TransformerLens's
-    ``blocks.i.hook_resid_pre``; the run records it once, as ``blocks.{i-1}.resid_post``)."""
-    return [names.resid_pre(0)] + [names.resid_post(i) for i in range(n_layers - 1)]
-
-
 def sweep_runs(runs: Runs, kind: str = "resid", executed: list[str] | None = None) -> Sweep:
     """Patch every layer × position (``resid``: each block's input; ``mlp``: each MLP output) or layer × head
     (``heads``: each head's z at every position), one at a time, keeping the logit difference of each. For each,
@@ -246,7 +240,7 @@ def sweep_runs(runs: Runs, kind: str = "resid", executed: list[str] | None = Non
     stream = stream_of(corrupt)
     final = stream.norm.inputs[0]
     need = needed_for(corrupt, final)
-    steps = block_inputs(stream.n_layers) if kind == "resid" else \
+    steps = stream.block_inputs() if kind == "resid" else \
         [SWEEP_STEPS[kind].format(i) for i in range(stream.n_layers)]
     first = corrupt[steps[0]]
     n_cols = first.shape[first.axes.index("head" if kind == "heads" else "pos")]

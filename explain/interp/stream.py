@@ -27,6 +27,7 @@ class Stream:
     """Where a pre-norm run keeps its residual stream."""
 
     n_layers: int
+    first: str  # the residual block 0 reads: blocks.0.resid_pre (token + position embeddings), or embed (llama)
     norm: Step  # the final norm: its first input is the last residual
     logits: Step  # the unembedding: its first input is the norm's output
 
@@ -35,10 +36,15 @@ class Stream:
         """Whether the final norm subtracts the mean (layer norm) or only divides (RMS norm)."""
         return self.norm.op == "layer_norm"
 
+    def block_inputs(self) -> list[str]:
+        """The residual each block reads: the first, then each earlier block's output (TransformerLens's
+        ``blocks.i.hook_resid_pre``; the run records it once, as ``blocks.{i-1}.resid_post``)."""
+        return [self.first] + [names.resid_post(i) for i in range(self.n_layers - 1)]
+
     def points(self) -> list[tuple[str, str]]:
         """(label, step name) of every place the lens reads: ``0`` the embeddings, ``k+attn`` after block k's
         attention, ``k`` after k blocks; the last is what the final norm reads."""
-        out = [("0", names.resid_pre(0))]
+        out = [("0", self.first)]
         for i in range(self.n_layers):
             out += [(f"{i}+attn", names.resid_mid(i)), (str(i + 1), names.resid_post(i))]
         return out
@@ -60,7 +66,8 @@ def check_model(model: str) -> None:
 def stream_of(trace: Trace) -> Stream:
     """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
     check_model(trace.config.model)
-    return Stream(trace.config.n_layers, trace["ln_final"], trace["logits"])
+    first = trace[names.resid_mid(0)].inputs[0]  # resid_mid = the residual block 0 read + its attention
+    return Stream(trace.config.n_layers, first, trace["ln_final"], trace["logits"])
 
 
 def resume(trace: Trace, shape_only: bool = False) -> Recorder:
