@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explain.interp.attribution import attribute
 from explain.interp import logit_lens
+from explain.interp.attribution import attribute
 from explain.interp.patching import prepare, sweep_runs
 from explain.registry import able
 
