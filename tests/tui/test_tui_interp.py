@@ -27,7 +27,7 @@ def _on(pilot, name: str):
         tables = screen.query(DataTable)
         return not tables or tables.first().row_count > 0
 
-    return _until(pilot, ready, tries=250)
+    return _until(pilot, ready, tries=3000)  # a hang guard, not a speed target: a loaded machine is slow
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -108,7 +108,7 @@ def test_generated_screen_grows_with_the_text():
         assert screen.query_one(DataTable).row_count == 3
         step_screen = app.screen_stack[-2]
         step_screen.view = View(longer)  # what a G in the step view does: a longer run
-        await _until(pilot, lambda: screen.query_one(DataTable).row_count == 5)
+        await _until(pilot, lambda: screen.query_one(DataTable).row_count == 5, tries=3000)
         assert screen.query_one(DataTable).row_count == 5 and len(screen.query_one(DataTable).columns) == 1 + 3 + 4
         await pilot.press("n")  # the next layer (wraps to layer 0)
         await pilot.pause()
