@@ -19,15 +19,11 @@ __all__ = ["run", "generate", "Trace", "Step", "__version__"]
 def __getattr__(name: str) -> Any:
     # Lazy so that `import explain` (and the CLI's `explain check`) never pays for numpy.
     if name in ("run", "generate"):
-        from explain import (
-            api,  # lazy: `import explain` stays at click's speed; explain.run loads on first use (test_engine_imports)
-        )
+        from explain import api  # lazy: `import explain` stays light
 
         return getattr(api, name)
     if name in ("Trace", "Step"):
-        from explain import (
-            trace,  # lazy: `import explain` stays at click's speed; explain.run loads on first use (test_engine_imports)
-        )
+        from explain import trace  # lazy: `import explain` stays light
 
         return getattr(trace, name)
     raise AttributeError(f"module 'explain' has no attribute {name!r}")

@@ -138,7 +138,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and
     ``lr`` (one SGD step, then the loss after it).
     """
-    from explain.weights import (  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    from explain.weights import (  # lazy: numpy off the shape path
         check_params,
         init_params,
         load_params,
@@ -169,7 +169,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
         params = check_params(weights, planned.specs)
     else:
         params = load_params(weights, planned.specs)
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.

@@ -19,7 +19,7 @@ from explain.readers import PICKLED, ErrorType, nested_numbers, read_csv, read_j
 
 def _header(fp: Any, where: str, fix: str, error: ErrorType) -> tuple[tuple[int, ...], Any, bool]:
     """(shape, dtype, fortran_order) from an open .npy stream positioned at its start; refuses pickles."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     fmt = np.lib.format
     try:
@@ -68,7 +68,7 @@ def read_npy(path: str | Path, what: str, fix: str, error: ErrorType = InputErro
              check: Callable[[tuple[int, ...], Any], None] | None = None) -> Any:
     """An .npy array, its header checked first: at most ``limit`` bytes declared, no more than the file holds,
     and ``check(shape, dtype)`` (which raises) before any data is read."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     p = regular_file(path, what, fix, error)
     where = f"{what} '{path}'"
@@ -117,7 +117,7 @@ def read_npz(path: str | Path, what: str, fix: str, error: ErrorType = InputErro
              names: list[str] | None = None) -> dict[str, Any]:
     """The arrays of an .npz (only ``names`` if given), each read only after :func:`npz_headers` accepted
     every header; call that first to check shapes against what you need."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     npz_headers(path, what, fix, error, limit=limit)
     where = f"{what} '{path}'"
@@ -157,7 +157,7 @@ EMBED_FIX = "give a (tokens × d_model) or (batch × tokens × d_model) array as
 def read_embeddings(path: str, name: str = "embeddings") -> Any:
     """The raw (T, d) or (batch, T, d) array of an embeddings file (.npy, .npz with one array or one named 'embeddings', .json,
     .csv), checked for shape and size before it is read; :func:`explain.inputs.check_embeddings` does the rest."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     what = f"{name} file"  # --output-target's and --grad-output's files are read here too: named as theirs
     fix = EMBED_FIX if name == "embeddings" else "give an array of the output's shape as .npy, .npz, .json or .csv"

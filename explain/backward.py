@@ -82,7 +82,7 @@ def objective(rec: Recorder, training: Training) -> tuple[str, Ref]:
 
 
 def _one() -> Any:
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     return np.array(1.0)
 
@@ -91,7 +91,7 @@ def _given(rec: Recorder, value: Any, out: Step, flag: str) -> Any:
     """A given array (or file) for the output ``out``, checked against its shape; None in a shape-only run."""
     if rec.shape_only:
         return None
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     if isinstance(value, str):
         value = load_embeddings(value, flag)  # named "--output-target file" in its errors
@@ -125,7 +125,7 @@ def default_target(seed: int, shape: tuple[int, ...]) -> Any:
     """The target of the mean-squared error when none is given: standard normal, from the run's seed (a
     stream of its own, so the weights are the same as without it). Not zeros: a layer-normed output has a fixed
     mean square, so its distance to zeros has no gradient to show."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     return np.random.default_rng([seed, 13]).standard_normal(shape)
 
@@ -234,7 +234,7 @@ def record_loss_after(rec: Recorder, lr: float, loss_with: Any) -> None:
     note = (f"The loss after one step of gradient descent with lr = {lr:g}: the model run again with every "
             "updated parameter.")
     if not rec.shape_only:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         new = {n: steps[updated(n)].output if updated(n) in steps else v for n, v in rec.params.items()}
         after, before = loss_with(new), float(steps["loss"].output)

@@ -36,6 +36,7 @@ from explain import tokenizer_guard
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
 from explain.readers import read_json, regular_file
+from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
 from explain.token_labels import _byte_decoder, _visible, token_labels  # noqa: F401 - the Llama readers' too
 
@@ -56,6 +57,9 @@ _BLOCK_MAP = {"ln1.w": "ln_1.weight", "ln1.b": "ln_1.bias", "ln2.w": "ln_2.weigh
               "mlp.W_in": "mlp.c_fc.weight", "mlp.b_in": "mlp.c_fc.bias",
               "mlp.W_out": "mlp.c_proj.weight", "mlp.b_out": "mlp.c_proj.bias"}
 _IGNORED = re.compile(r"(transformer\.)?h\.\d+\.attn\.(masked_)?bias|lm_head\.weight")
+
+
+_fmt = fmt_shape  # the name the Llama readers import (issue 25)
 
 
 class DependencyError(ExplainError):
@@ -118,14 +122,10 @@ def _expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _fmt(shape: Any) -> str:
-    return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
-
-
 def _bf16(path: Path, key: str) -> Any:
     """A bfloat16 tensor, which numpy has no type for: the top half of a float32, read from the file's header
     offsets (the safetensors format: an 8-byte header length, the JSON header, the data)."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     with open(path, "rb") as fh:
         n = int.from_bytes(fh.read(8), "little")
@@ -138,7 +138,7 @@ def _bf16(path: Path, key: str) -> Any:
 
 def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
     """The engine's parameters from GPT-2's tensors (``get(key)`` gives one as float64)."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     d, h, m = o["d_model"], o["n_heads"], o["d_head"]
     p = {"W_E": get("wte.weight"), "W_pos": get("wpe.weight")}
@@ -157,10 +157,10 @@ def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
 def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
     """The engine's parameters (float64) from a GPT-2 model.safetensors, every key and shape checked against
     the config first; errors name the file and the key."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     try:
-        from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
+        from safetensors import safe_open  # lazy: optional dependency
     except ImportError:
         raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
     try:
@@ -185,15 +185,15 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise WeightsError(f"'{path}' has no tensor '{prefix}{missing[0]}' of shape "
-                               f"{_fmt(want[missing[0]])}{more}; check that {CONFIG} belongs to this {WEIGHTS}")
+                               f"{fmt_shape(want[missing[0]])}{more}; check that {CONFIG} belongs to this {WEIGHTS}")
         for short in want:  # in model order, so the first error is the earliest tensor
             k = found[short]
             sl = f.get_slice(k)
             shape, dtype = tuple(sl.get_shape()), sl.get_dtype()
             if shape != want[short]:
-                raise WeightsError(f"tensor '{k}' in '{path}' has shape {_fmt(shape)} but {CONFIG} (n_embd "
+                raise WeightsError(f"tensor '{k}' in '{path}' has shape {fmt_shape(shape)} but {CONFIG} (n_embd "
                                    f"{o['d_model']}, n_inner {o['d_ff']}, vocab_size {o['d_vocab']}, n_positions "
-                                   f"{o['n_ctx']}) needs {_fmt(want[short])}")
+                                   f"{o['n_ctx']}) needs {fmt_shape(want[short])}")
             if dtype not in FLOAT_DTYPES:
                 raise WeightsError(f"tensor '{k}' in '{path}' is {dtype}; explain reads {', '.join(FLOAT_DTYPES)}")
 

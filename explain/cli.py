@@ -29,6 +29,9 @@ COMMANDS: dict[str, str] = {
     "export": "explain.commands.export:export",
     "tutorial": "explain.commands.tutorial:tutorial",
     "generate": "explain.commands.generate:generate",
+    "lens": "explain.commands.interp:lens",
+    "attribute": "explain.commands.interp:attribute",
+    "patch": "explain.commands.interp:patch",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -126,8 +129,6 @@ def main(ctx: click.Context) -> None:
       explain check "softmax(Q @ K.T / sqrt(d)) @ V" --shape Q=4,8 --shape K=4,8 --shape V=4,8 --dim d=8
     """
     if ctx.invoked_subcommand is None:
-        from explain.commands.open import (
-            open_default,  # lazy: a command's module loads only when it is invoked (bench_check_startup); imports textual only when needed
-        )
+        from explain.commands.open import open_default  # lazy: a command loads when invoked
 
         open_default()

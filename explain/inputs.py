@@ -159,7 +159,7 @@ def parse_token_ids(spec: str) -> list[int]:
 
 def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
     """A float64 (T, d) array, or a batch (batch, T, d), or an InputError naming the problem."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):

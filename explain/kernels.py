@@ -229,3 +229,14 @@ def pick_backward(g, lp, targets):
     d = np.zeros_like(lp)
     np.put_along_axis(d, targets[..., None], g[..., None], axis=-1)
     return d
+
+
+def patched(corrupt, clean, where):
+    """Activation patching: a copy of ``corrupt`` whose cells selected by
+    ``where`` (pairs (axis, index), each fixing one axis) come from ``clean``."""
+    out = np.array(corrupt, dtype=float)
+    cells = [slice(None)] * out.ndim
+    for axis, i in where:
+        cells[axis] = i
+    out[tuple(cells)] = clean[tuple(cells)]
+    return out

@@ -62,9 +62,9 @@ def source_of(trace: Trace, step: Step | None = None) -> tuple[str, int | None]:
 def predictions(trace: Trace, step: Step | None = None, position: int = -1, batch: int = 0,
                 k: int = DEFAULT_K) -> Predictions:
     """The top-k next tokens at ``position`` (−1: the last) for the logits that ``step`` belongs to."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
-    from explain.kernels import log_softmax  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    from explain.kernels import log_softmax  # lazy: numpy off the shape path
 
     name, n = source_of(trace, step)
     logits = np.asarray(trace[name].output)

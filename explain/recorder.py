@@ -100,7 +100,7 @@ class Recorder:
         """Record a given value (token ids, embeddings, targets) as a step of its own."""
         shape = tuple(shape if shape is not None else value.shape)
         if not self.shape_only and isinstance(value, list):
-            import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+            import numpy as np  # lazy: numpy off the shape path
 
             # ids stay integers (named by their words); flags (a padding mask) stay booleans, as torch's are
             value = np.asarray(value)

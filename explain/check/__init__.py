@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from explain.check.einsum import check_einsum
+from explain.check.einsum import check_einsum, is_einsum
 from explain.check.expr import check_expression
 from explain.check.parse import Bindings
 
@@ -51,11 +51,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'explain.check' has no attribute {name!r}")
 
 
-def check(text: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
-          dims: Mapping[str, int] | None = None) -> Node | EinsumResult:
+def check(text: str, shapes: Mapping[str, tuple[int | str, ...]] | None = None,
+          dims: Mapping[str, int] | None = None, torch: bool | None = None) -> Node | EinsumResult:
     """Check ``text`` as an einsum (it contains ``->``) or as a numpy expression, over concrete shapes."""
-    bindings = Bindings.concrete(shapes or {}, dims or {})
-    if "->" in text:
+    bindings = Bindings.concrete(shapes or {}, dims or {})  # names in a shape take their sizes from dims
+    if is_einsum(text):
         return check_einsum(text, bindings)
 
-    return check_expression(text, bindings)
+    return check_expression(text, bindings, torch)

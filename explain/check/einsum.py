@@ -44,8 +44,9 @@ class EinsumResult:
 
 
 def is_einsum(text: str) -> bool:
-    """Whether ``text`` is in the einsum form (``->`` cannot occur in a numpy expression)."""
-    return ARROW in text
+    """Whether ``text`` is in the einsum form: ``->`` occurs in a numpy expression only inside a string (an
+    einops pattern, ``np.einsum("ij,jk->ik", a, b)``)."""
+    return ARROW in text and '"' not in text and "'" not in text
 
 
 def _tokens(spec: str, start: int, end: int) -> list[tuple[str, int]]:

@@ -12,9 +12,12 @@ from explain.errors import ShapeError
 class CheckShapeError(ShapeError):
     """A shape mismatch in a checked expression, with lines that point at where it happened."""
 
-    def __init__(self, message: str, display: list[str] | None = None) -> None:
+    def __init__(self, message: str, display: list[str] | None = None,
+                 fix: tuple[int, int, str] | None = None) -> None:
         super().__init__(message)
         self.display: list[str] = display or []
+        # The one fix, when there is one: replace source[start:end] with the text (tests substitute it).
+        self.fix = fix
 
 
 def caret_lines(source: str, start: int, end: int, indent: str = "  ") -> list[str]:

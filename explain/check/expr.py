@@ -10,6 +10,7 @@ Function calls are handled in :mod:`explain.check.calls`, fix suggestions in :mo
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from difflib import get_close_matches
 from typing import Any
@@ -18,6 +19,9 @@ from explain import shape_rules as rules
 from explain.check import hints
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
+from explain.check.index import visit_subscript
+from explain.check.names import Ax, Names, binop_names, fmt_names
+from explain.check.node import Node
 from explain.check.parse import Bindings, check_length
 from explain.check.supported import supported_text
 from explain.errors import ShapeError, UsageError
@@ -32,38 +36,21 @@ SUPPORTED = supported_text()
 BINOPS: dict[type, tuple[str, str]] = {
     ast.MatMult: ("@", "matmul"), ast.Add: ("+", "add"), ast.Sub: ("-", "sub"),
     ast.Mult: ("*", "mul"), ast.Div: ("/", "div"), ast.Pow: ("**", "pow"),
+    ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne"), ast.Lt: ("<", "lt"), ast.Gt: (">", "gt"),
+    ast.LtE: ("<=", "le"), ast.GtE: (">=", "ge"), ast.BitAnd: ("&", "and"), ast.BitOr: ("|", "or"),
 }
 
 # What to call a node kind in a "not supported" message.
 KIND_NAMES: dict[str, str] = {
-    "Subscript": "indexing (x[...])", "Compare": "comparisons", "BoolOp": "and/or", "Lambda": "lambda",
+    "BoolOp": "and/or", "Lambda": "lambda",
     "IfExp": "if-else", "ListComp": "comprehensions", "GeneratorExp": "comprehensions",
     "DictComp": "comprehensions", "SetComp": "comprehensions", "Dict": "dicts", "Set": "sets",
     "List": "a list outside concatenate/stack", "Tuple": "a tuple outside a function's arguments",
     "JoinedStr": "f-strings", "NamedExpr": ":=", "Starred": "*unpacking", "Slice": "slices",
     "FloorDiv": "the // operator", "Mod": "the % operator", "LShift": "the << operator", "RShift": "the >> operator",
-    "BitOr": "the | operator", "BitAnd": "the & operator", "BitXor": "the ^ operator", "Invert": "the ~ operator",
+    "BitXor": "the ^ operator",
     "Not": "not", "Await": "await", "Yield": "yield", "YieldFrom": "yield",
 }
-
-
-class Node:
-    """One sub-expression: its source text, the operation, its shape, and the sub-expressions it uses."""
-
-    # A plain class, not a dataclass: building a dataclass costs startup time this command does not have.
-    __slots__ = ("text", "op", "shape", "children", "detail", "start", "end", "atomic", "info")
-
-    def __init__(self, text: str, op: str, shape: Shape, children: list[Node] | None = None, detail: str = "",
-                 start: int = 0, end: int = 0, atomic: bool = True, info: dict[str, Any] | None = None) -> None:
-        self.text, self.op, self.shape = text, op, shape
-        self.children: list[Node] = children or []
-        self.detail = detail
-        self.start, self.end = start, end  # columns in the source, for carets
-        self.atomic = atomic  # needs no parentheses to be an operand (a name, a call, an attribute)
-        self.info: dict[str, Any] = info or {}  # how it was made, for fix suggestions
-
-    def __repr__(self) -> str:
-        return f"Node({self.text!r}, {self.op!r}, {self.shape})"
 
 
 def unsupported(what: str) -> UsageError:
@@ -95,9 +82,19 @@ def _longest_chain(tree: ast.AST) -> int:
 class Checker:
     """Walks one parsed expression; holds the source (for text and carets) and the bindings."""
 
-    def __init__(self, source: str, bindings: Bindings) -> None:
-        self.src = source
+    def __init__(self, source: str, bindings: Bindings, torch: bool | None = None) -> None:
+        self.set_source(source)
         self.b = bindings
+        # PyTorch's rules where they differ from numpy's (x.transpose(1, 2)): --lib, or the line's own spelling.
+        self.torch = looks_like_torch(source) if torch is None else torch
+        self.sizes: dict[str, int] = dict(bindings.dims)  # each axis name's size, for reshape's bookkeeping
+        self.aliases: dict[str, Ax] = {}  # a size name bound to an axis name (B, T, C = x.shape)
+        self.env: dict[str, Node] = {}  # names assigned earlier in a checked function
+        self.unknown: dict[str, str] = {}  # names a skipped statement assigned -> why it was skipped
+
+    def set_source(self, source: str) -> None:
+        """The text being checked (a function check sets each statement's in turn)."""
+        self.src = source
         # ast's columns count UTF-8 bytes; map them to characters so non-ASCII names slice and caret right.
         self._col = None if source.isascii() else [i for i, ch in enumerate(source) for _ in ch.encode()] + [
             len(source)]
@@ -113,20 +110,21 @@ class Checker:
         return self.src[start:end]
 
     def make(self, node: ast.AST, op: str, shape: Shape, children: list[Node] | None = None,
-             detail: str = "", **info: Any) -> Node:
+             detail: str = "", names: Names | None = None, **info: Any) -> Node:
         start, end = self.span(node)
-        atomic = isinstance(node, (ast.Name, ast.Call, ast.Attribute, ast.Constant))
-        return Node(self.src[start:end], op, tuple(shape), children or [], detail, start, end, atomic, info)
+        atomic = isinstance(node, (ast.Name, ast.Call, ast.Attribute, ast.Constant, ast.Subscript))
+        return Node(self.src[start:end], op, tuple(shape), children or [], detail, start, end, atomic, info, names)
 
     def fail(self, err: ShapeError, start: int, end: int, operands: list[Node], hint: str = "",
-             labels: tuple[str, ...] = ()) -> CheckShapeError:
+             labels: tuple[str, ...] = (), fix: tuple[int, int, str] | None = None) -> CheckShapeError:
         """A CheckShapeError: the caret display, the operands' shapes, then the rule's message and a hint."""
         lines = caret_lines(self.src, start, end)
         labels = labels or ("input",) * len(operands)
         width = max((len(_short(n.text)) for n in operands), default=0)
         for label, n in zip(labels, operands):
-            lines.append(f"  {label + ':':<7}{_short(n.text):<{width}}  {fmt_shape(n.shape)}")
-        return CheckShapeError(f"{err}{hint}", lines)
+            lines.append(f"  {label + ':':<7}{_short(n.text):<{width}}  {fmt_shape(n.shape)}  {fmt_names(n.names)}"
+                         .rstrip())
+        return CheckShapeError(f"{err}{hint}", lines, fix)
 
     # --- the node kinds ---------------------------------------------------------------------------------
 
@@ -137,11 +135,14 @@ class Checker:
             if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
                 return self.make(node, "number", ())
             raise unsupported(f"the constant {self.text(node)}")
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             inner = self.visit(node.operand)
-            return self.make(node, "neg" if isinstance(node.op, ast.USub) else "pos", inner.shape, [inner])
-        if isinstance(node, ast.BinOp):
+            op = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "not"}[type(node.op)]
+            return self.make(node, op, inner.shape, [inner], names=inner.names)
+        if isinstance(node, (ast.BinOp, ast.Compare)):
             return self.binop(node)
+        if isinstance(node, ast.Subscript):
+            return visit_subscript(self, node)
         if isinstance(node, ast.Attribute):
             return self.attribute(node)
         if isinstance(node, ast.Call):
@@ -149,13 +150,25 @@ class Checker:
         kind = type(node.op).__name__ if isinstance(node, (ast.BinOp, ast.UnaryOp)) else type(node).__name__
         raise unsupported(KIND_NAMES.get(kind, kind) + f" in {_short(self.text(node))!r}")
 
+    def unknown_name(self, node: ast.Name) -> UsageError:
+        err = UsageError(f"{node.id} is unknown here: {self.unknown[node.id]}")
+        err.root = self.unknown[node.id]  # type: ignore[attr-defined]  # a later skip passes the first cause on
+        return err
+
     def name(self, node: ast.Name) -> Node:
         name = node.id
+        if name in self.env:
+            known = self.env[name]
+            return self.make(node, "name", known.shape, detail=known.detail if known.op == "input" else "",
+                             names=known.names)
+        if name in self.unknown:
+            raise self.unknown_name(node)
         if name in self.b.arrays:
             written = self.b.written.get(name, ())
             named = any(isinstance(d, str) for d in written)
             detail = "input (" + ", ".join(map(str, written)) + ")" if named else "input"
-            return self.make(node, "input", self.b.arrays[name], detail=detail)
+            names = tuple((d,) if isinstance(d, str) else None for d in written)
+            return self.make(node, "input", self.b.arrays[name], detail=detail, names=names)
         if name in self.b.dims:
             return self.make(node, "scalar", (), detail=f"{name}={self.b.dims[name]}")
 
@@ -168,38 +181,106 @@ class Checker:
         raise UsageError(f"unknown name '{name}'{maybe}: give its shape with --shape {name}=DIMS, or its size "
                          f"with --dim {name}=N to use it as a number")
 
-    def binop(self, node: ast.BinOp) -> Node:
-        if type(node.op) not in BINOPS:
-            raise unsupported(KIND_NAMES.get(type(node.op).__name__, type(node.op).__name__))
-        sym, op = BINOPS[type(node.op)]
-        left, right = self.visit(node.left), self.visit(node.right)
+    def binop(self, node: ast.BinOp | ast.Compare) -> Node:
+        op_node = node.ops[0] if isinstance(node, ast.Compare) else node.op
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:
+            raise unsupported("chained comparisons")
+        if type(op_node) not in BINOPS:
+            raise unsupported(KIND_NAMES.get(type(op_node).__name__, type(op_node).__name__))
+        sym, op = BINOPS[type(op_node)]
+        right_ast = node.comparators[0] if isinstance(node, ast.Compare) else node.right
+        left, right = self.visit(node.left), self.visit(right_ast)
         # ast does not record where the operator is; it is the only symbol between the operands (plus parens).
         gap = self.src.find(sym, left.end, right.start)
         start = gap if gap >= 0 else left.end
+        return self.combine(node, op, left, right, (start, start + len(sym)), sym=sym)
+
+    def combine(self, node: ast.AST, op: str, left: Node, right: Node, span: tuple[int, int], sym: str = "",
+                children: list[Node] | None = None) -> Node:
+        """``left @ right`` (op "matmul" or "bmm") or the broadcast of the two, sizes and names."""
+        for side in (left, right):
+            if side.info.get("pair"):
+                raise UsageError(f"{side.text} is a (values, indices) pair in PyTorch (max/min with dim): take "
+                                 f"{_short(side.text)}.values")
+        mat = op in ("matmul", "bmm")
         try:
-            shape = rules.matmul(left.shape, right.shape) if op == "matmul" else rules.broadcast(left.shape, right.shape)
+            shape = rules.matmul(left.shape, right.shape) if mat else rules.broadcast(left.shape, right.shape)
         except ShapeError as err:
-            hint = hints.matmul_hint(left, right) if op == "matmul" else hints.broadcast_hint(left, right, sym)
-            raise self.fail(err, start, start + len(sym), [left, right], hint, ("left", "right")) from None
+            einops = _EINOPS.search(self.src) is not None
+            if mat:
+                hint, fix = hints.matmul_hint(left, right)
+                if fix is None:
+                    hint, fix = hints.names_hint(left, right, self.torch, einops, True)
+            else:
+                hint, fix = hints.broadcast_hint(left, right, sym or op)
+                if fix is None:
+                    hint, fix = hints.names_hint(left, right, self.torch, einops, False) or (hint, fix)
+                    if fix is None:
+                        hint = hints.broadcast_hint(left, right, sym or op)[0]
+            raise self.fail(err, span[0], span[1], [left, right], hint, ("left", "right"), fix) from None
+        names, clash = self.binop_names("matmul" if mat else op, left, right)
+        if clash:
+            hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
+            if fix is None:
+                hint, fix = hints.names_hint(left, right, self.torch, _EINOPS.search(self.src) is not None, mat)
+            raise self.fail(ShapeError(f"the sizes fit only by coincidence: {clash}"), span[0], span[1],
+                            [left, right], hint, ("left", "right"), fix) from None
         detail = ""
-        if op != "matmul" and left.shape != right.shape:
+        if not mat and left.shape != right.shape:
             detail = f"broadcast {fmt_shape(left.shape)} with {fmt_shape(right.shape)}"
-        return self.make(node, op, shape, [left, right], detail)
+        return self.make(node, op, shape, children or [left, right], detail, names=names)
+
+    @staticmethod
+    def binop_names(op: str, left: Node, right: Node) -> tuple[Names, str | None]:
+        """The result's axis names, and where the operands' names disagree on axes whose sizes agree."""
+        return binop_names(op, left.shape, left.names, right.shape, right.names)
 
     def attribute(self, node: ast.Attribute) -> Node:
-        if node.attr == "T":
+        if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy", "math", "torch") \
+                and node.attr in ("inf", "pi", "e", "nan") and node.value.id not in self.b.arrays:
+            return self.make(node, "number", ())
+        if node.attr in ("T", "mT"):
             inner = self.visit(node.value)
-            return self.make(node, "transpose", rules.transpose(inner.shape), [inner], ".T")
+            if node.attr == "mT" and len(inner.shape) < 2:
+                raise self.fail(ShapeError(f".mT needs at least 2 axes, got {fmt_shape(inner.shape)}"),
+                                *self.span(node), [inner])
+            if node.attr == "mT" or (self.torch and len(inner.shape) > 2):
+                if node.attr == "T":
+                    raise self.fail(ShapeError(f"PyTorch's .T on a {len(inner.shape)}-D tensor reverses all its axes "
+                                               f"(deprecated); to swap the last two write .transpose(-2, -1) or .mT: "
+                                               f"{inner.text}.mT"),
+                                    *self.span(node), [inner], fix=(*self.span(node), f"{inner.text}.mT"))
+                sh, nm = inner.shape, inner.names
+                return self.make(node, "transpose", sh[:-2] + (sh[-1], sh[-2]), [inner], ".mT",
+                                 names=nm[:-2] + (nm[-1], nm[-2]))
+            return self.make(node, "transpose", rules.transpose(inner.shape), [inner], ".T",
+                             names=tuple(reversed(inner.names)))
+        if node.attr in ("values", "indices"):
+            inner = self.visit(node.value)
+            if inner.info.get("pair"):
+                return self.make(node, inner.op, inner.shape, [inner], node.attr, names=inner.names)
         if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy"):
             raise unsupported(f"{self.text(node)} without a call")
-        raise unsupported(f"the attribute .{node.attr} (only .T)")
+        raise unsupported(f"the attribute .{node.attr} (only .T, .mT, .shape[i])")
+
+
+_TORCH = re.compile(r"\btorch\.|\bF\.|\.(view|permute|unsqueeze|masked_fill|size|contiguous|expand|"
+                    r"repeat_interleave|bmm|mT)\b|\b(dim|keepdim)\s*=")
+
+
+_EINOPS = re.compile(r"(^|[^.\w])(rearrange|repeat|reduce)\(|\beinops\.")
+
+
+def looks_like_torch(source: str) -> bool:
+    """Whether the text is written in PyTorch's spelling (its own functions, methods or keywords)."""
+    return _TORCH.search(source) is not None
 
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def check_expression(text: str, bindings: Bindings) -> Node:
+def check_expression(text: str, bindings: Bindings, torch: bool | None = None) -> Node:
     """The shape tree of the numpy expression ``text``; raises UsageError or CheckShapeError."""
     source = check_length(text)
     try:
@@ -219,4 +300,4 @@ def check_expression(text: str, bindings: Bindings) -> Node:
             raise UsageError(f"the expression chains {terms:,} terms with binary operators; explain checks at "
                              f"most {MAX_DEPTH}: check it in pieces")
         raise UsageError(f"the expression nests {depth:,} levels deep; the limit is {MAX_DEPTH}: check it in pieces")
-    return Checker(source, bindings).visit(tree.body)
+    return Checker(source, bindings, torch).visit(tree.body)

@@ -31,10 +31,11 @@ class Bindings:
         self.dims: dict[str, int] = dims or {}
 
     @classmethod
-    def concrete(cls, shapes: Mapping[str, Shape], dims: Mapping[str, int]) -> Bindings:
-        """Bindings from already-resolved shapes (the Python API and the tests)."""
-        arrays = {k: tuple(v) for k, v in shapes.items()}
-        return cls(arrays=arrays, written=dict(arrays), dims=dict(dims))
+    def concrete(cls, shapes: Mapping[str, tuple[int | str, ...]], dims: Mapping[str, int]) -> Bindings:
+        """Bindings from shapes of sizes and dimension names (the Python API and the tests)."""
+        written = {k: tuple(v) for k, v in shapes.items()}
+        arrays = {k: tuple(dims[d] if isinstance(d, str) else d for d in v) for k, v in written.items()}
+        return cls(arrays=arrays, written=written, dims=dict(dims))
 
 
 def is_name(text: str) -> bool:

@@ -1,26 +1,53 @@
-"""What ``explain check`` supports, listed once: the checker's calls (:mod:`explain.check.calls`), its
-"not supported" messages (:mod:`explain.check.expr`) and the command's help all read these names."""
+"""What ``explain check`` supports, listed once, as data: the checker's dispatch (:mod:`explain.check.calls`),
+its "not supported" messages and the command's help all read these names.
+
+Each library's spellings are listed with the rule they follow; the rules themselves live in
+:mod:`explain.check.shaping` (axes), :mod:`explain.check.torchops` (PyTorch's functions) and
+:mod:`explain.check.einops_ops` (einops patterns).
+"""
 
 from __future__ import annotations
 
-ELEMENTWISE = ("exp", "log", "sqrt", "relu", "gelu")
-REDUCTIONS = ("sum", "mean", "max")
+ELEMENTWISE = ("exp", "log", "sqrt", "relu", "gelu", "tanh", "sin", "cos", "abs", "sigmoid", "rsqrt", "silu",
+               "dropout", "log1p", "square", "erf")
+REDUCTIONS = ("sum", "mean", "max", "min", "var", "std", "amax", "argmax", "logsumexp")
 SHAPING = ("transpose", "reshape", "swapaxes")
-FUNCTIONS = ("softmax", *ELEMENTWISE, *SHAPING, "concatenate", "stack", *REDUCTIONS)
-METHODS = (*SHAPING, *REDUCTIONS)
+FUNCTIONS = ("softmax", *ELEMENTWISE, *SHAPING, "concatenate", "stack", *REDUCTIONS, "einsum", "matmul",
+             "tril", "triu", "ones", "zeros", "arange", "expand_dims", "squeeze", "where", "maximum",
+             "take_along_axis", "log_softmax", "repeat")
+IDENTITY_METHODS = ("contiguous", "float", "half", "double", "long", "int", "bool", "to", "detach", "clone", "type_as")
+# numpy methods, then PyTorch's; .T and .mT are attributes.
+METHODS = (*SHAPING, *REDUCTIONS, "view", "permute", "unsqueeze", "squeeze", "expand", "expand_as", "flatten",
+           "repeat_interleave", "masked_fill", "softmax", "log_softmax", "matmul", "bmm", "size", "gather",
+           *IDENTITY_METHODS, "pow", *ELEMENTWISE)
 NP_NAMES = ("np", "numpy")
-OPERATORS = "@ + - * / **"
+TORCH_NAMES = ("torch",)
+F_NAMES = ("F", "torch.nn.functional", "nn.functional")
+EINOPS_NAMES = ("einops",)
+TORCH_FUNCTIONS = ("matmul", "bmm", "cat", "concat", "stack", "softmax", "log_softmax", *ELEMENTWISE, "transpose",
+                   "swapaxes", "permute", "reshape", "unsqueeze", "squeeze", "einsum", "tril", "triu", "ones",
+                   "zeros", "arange", "gather", "where", "sum", "mean", "max", "repeat_interleave", "masked_fill",
+                   "maximum", "logsumexp")
+F_FUNCTIONS = ("softmax", "log_softmax", "linear", "relu", "gelu", "silu", "dropout", "embedding", "cross_entropy",
+               "layer_norm", "sigmoid", "tanh")
+EINOPS_FUNCTIONS = ("rearrange", "repeat", "reduce", "einsum")
+OPERATORS = "@ + - * / ** == < > & |"
 
 # In the order a reader meets them: the shaping calls, softmax and the elementwise functions, joining, reducing.
-_LISTED = (*SHAPING, "softmax", *ELEMENTWISE, "concatenate", "stack", *REDUCTIONS)
+_LISTED = (*SHAPING, "softmax", "exp, log, sqrt, … (elementwise)", "concatenate", "stack", "sum, mean, max, …",
+           "einsum", "tril", "ones")
 
 
 def supported_text() -> str:
     """The one-line list of "not supported" messages."""
-    return (f"names, numbers, {OPERATORS} and unary -, .T, {', '.join(_LISTED)} (np. prefix optional; "
-            f"{', '.join(METHODS)} also as methods)")
+    return (f"names, numbers, {OPERATORS} and unary -, .T, indexing, numpy ({', '.join(_LISTED)}; np. prefix "
+            "optional), PyTorch (torch./F. functions, .view .permute .transpose(a, b) .unsqueeze .masked_fill "
+            "…), einops (rearrange, repeat, reduce, einsum)")
 
 
 def help_text() -> str:
     """The "Supported:" paragraph of ``explain check --help``."""
-    return f"Supported: {OPERATORS}, .T, {', '.join(_LISTED)} (np. prefix optional)."
+    return (f"Supported: {OPERATORS}, .T, indexing; numpy: {', '.join(_LISTED)} (np. prefix optional); PyTorch: "
+            f"torch.{', torch.'.join(TORCH_FUNCTIONS[:6])}, F.{', F.'.join(F_FUNCTIONS[:5])}, "
+            ".view, .permute, .transpose(a, b), .unsqueeze, .squeeze, .expand, .repeat_interleave, .masked_fill, "
+            ".size(i), .shape[i]; einops: rearrange, repeat, reduce, einsum (axis lengths as keywords).")

@@ -30,11 +30,11 @@ class CheckCommand(click.Command):
             if "extra argument" not in message:
                 raise  # the group prints click's other usage errors as one line
             # ignore_unknown_options lets a mistyped option through as an extra argument: name it as an option.
-            known = {"--shape", "--dim", "--json", "--help", "--"}
+            known = {"--shape", "--dim", "--json", "--lib", "--help", "--"}
             unknown = [a for a in given if a.startswith("--") and a.split("=", 1)[0] not in known]
             if unknown:
                 raise UsageError(f"no such option: {unknown[-1]}; the options are --shape NAME=DIMS, "
-                                 "--dim NAME=SIZE and --json") from None
+                                 "--dim NAME=SIZE, --lib and --json") from None
             # Otherwise it is nearly always an EXPR with spaces that the shell split into words.
             raise UsageError(f"{message}; quote EXPR as one argument, like explain check \"Q @ K.T\"") from None
 
@@ -47,39 +47,50 @@ class CheckCommand(click.Command):
 @click.option("--dim", "dims", multiple=True, metavar="NAME=SIZE",
               help="A named dimension's size (seq=10); also usable as a number in EXPR. Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout instead of text.")
-def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool) -> None:
+@click.option("--lib", type=click.Choice(["auto", "numpy", "torch"]), default="auto", show_default=True,
+              help="Whose rules where numpy and PyTorch differ (x.transpose(1, 2), squeeze); auto reads the "
+                   "spelling (torch., F., .view, dim=).")
+def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool, lib: str) -> None:
     """Check the shapes in EXPR without running anything.
 
-    EXPR is either an einsum over named dimensions (names separated by spaces, operands by commas, then
-    -> and the output), or a numpy expression over arrays given with --shape. Prints the output shape and
-    how it was reached; a mismatch exits 1 with a caret under the failing operator or name.
+    EXPR is an einsum over named dimensions (names separated by spaces, operands by commas, then -> and the
+    output), an expression in numpy, PyTorch or einops over arrays given with --shape, or FILE.py::function
+    (argument shapes from jaxtyping annotations or --shape; the file is parsed, never imported). Axes given
+    as names keep them through every step. Prints the output shape and how it was reached; a mismatch exits
+    1 with a caret under the failing operator or name and the fix.
 
     \b
     Examples:
       explain check "batch seq d_model, d_model d_head -> batch seq d_head" \\
           --dim batch=2 --dim seq=5 --dim d_model=8 --dim d_head=4
-      explain check "x: b s d, W: d h -> b s h" --shape x=2,5,8 --shape W=8,4
       explain check "softmax(Q @ K.T / sqrt(d_k)) @ V" --shape Q=seq,d_k --shape K=seq,d_k \\
           --shape V=seq,d_v --dim seq=10 --dim d_k=64 --dim d_v=32
+      explain check "q.view(B, T, H, Dh).transpose(1, 2)" --shape q=B,T,C \\
+          --dim B=2 --dim T=10 --dim C=768 --dim H=12 --dim Dh=64
+      explain check 'rearrange(x, "b t (h d) -> b h t d", h=H)' --shape x=B,T,C \\
+          --dim B=2 --dim T=10 --dim C=768 --dim H=12
+      explain check model.py::attention --dim batch=2 --dim seq=10 --dim d_model=768
       explain check "x - x.mean(axis=-1, keepdims=True)" --shape x=4,8 --json
     """
     bindings = parse_options(shapes, dims)
     try:
         # Import only the checker for this form: at startup every module costs (see the benchmark).
-        if "->" in expr:
-            from explain.check.einsum import (
-                check_einsum,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-            )
+        if "::" in expr and expr.split("::", 1)[0].endswith(".py"):
+            from explain.check.function import check_function  # lazy: engine not loaded for --help
+
+            run = check_function(expr, bindings, None if lib == "auto" else lib == "torch")
+            doc = render.function_document(run) if as_json else None
+            lines = None if as_json else render.render_function(run)
+        elif "->" in expr and '"' not in expr and "'" not in expr:  # explain.check.einsum.is_einsum, inlined
+            from explain.check.einsum import check_einsum  # lazy: engine not loaded for --help
 
             result = check_einsum(expr, bindings)
             doc = render.einsum_document(result) if as_json else None
             lines = None if as_json else render.render_einsum(result)
         else:
-            from explain.check.expr import (
-                check_expression,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-            )
+            from explain.check.expr import check_expression  # lazy: engine not loaded for --help
 
-            node = check_expression(expr, bindings)
+            node = check_expression(expr, bindings, None if lib == "auto" else lib == "torch")
             doc = render.tree_document(node, bindings) if as_json else None
             lines = None if as_json else render.render_tree(node, bindings)
     except CheckShapeError as err:

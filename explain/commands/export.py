@@ -61,17 +61,13 @@ def export(model: str, step: str | None, first: str | None, last: str | None, fm
     if not to_stdout:
         check_output(output, force, example=f"export.{fmt}")  # before the run, which may be slow
 
-    from explain.api import (
-        run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
-    from explain.export import (  # lazy: numpy loads only when an export is written (test_shapes_imports)
+    from explain.api import run as run_model  # lazy: engine not loaded for --help
+    from explain.export import (  # lazy: numpy off the shape path
         default_filename,
         export_source,
         write_export_files,
     )
-    from explain.export.values import (
-        LITERAL_LIMIT,  # lazy: numpy loads only when an export is written (test_shapes_imports)
-    )
+    from explain.export.values import LITERAL_LIMIT  # lazy: numpy off the shape path
 
     trace = run_model(model, **run_kwargs(model, kwargs))
     steps = _range(trace, step, first, last)

@@ -73,25 +73,19 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     if save is not None and not (plain or as_json):
         return
     if as_json:
-        from explain.render.plain import (
-            write_trace_json,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import write_trace_json  # lazy: rich out of the core
 
         write_trace_json(trace, sys.stdout.write)  # streamed, as 'explain run --json'
         sys.stdout.write("\n")
         return
     if plain or not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+        from rich.console import Console  # lazy: rich out of the core
 
-        from explain.render.plain import (
-            print_trace,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import print_trace  # lazy: rich out of the core
 
         print_trace(Console(), trace, precision)
         return
-    from explain.tui import (
-        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
-    )
+    from explain.tui import open_trace  # lazy: textual only with the TUI
 
     # the re-run form and G keep generating with these settings; open on the first step of the generation
     assert trace.generation is not None

@@ -18,7 +18,7 @@ def first_tutorial() -> Any:
 
     Only the first file is parsed when it can be found alone: parsing every shipped tutorial would add to the
     start-up time of ``explain`` for nothing."""
-    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    from explain.tutorial import (  # lazy: engine not loaded for --help
         list_tutorials,
         load_tutorial,
         shipped_files,
@@ -35,28 +35,20 @@ def open_default() -> None:
     """Run the first tutorial and open it in the TUI, in tutorial mode."""
     tutorial = first_tutorial()
     if tutorial is not None:
-        from explain.tutorial import (
-            run_tutorial,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-        )
+        from explain.tutorial import run_tutorial  # lazy: engine not loaded for --help
 
         trace = run_tutorial(tutorial)
     else:
-        from explain.api import (
-            run,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-        )
+        from explain.api import run  # lazy: engine not loaded for --help
 
         trace = run(DEFAULT_MODEL)
     if not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+        from rich.console import Console  # lazy: rich out of the core
 
-        from explain.render.plain import (
-            print_trace,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import print_trace  # lazy: rich out of the core
 
         print_trace(Console(), trace)
         return
-    from explain.tui import (
-        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
-    )
+    from explain.tui import open_trace  # lazy: textual only with the TUI
 
     open_trace(trace, tutorial)

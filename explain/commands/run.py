@@ -68,26 +68,20 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
     if save is not None and not (plain or as_json):
         return
     if as_json:
-        from explain.render.plain import (
-            write_trace_json,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import write_trace_json  # lazy: rich out of the core
 
         out = sys.stdout
         write_trace_json(trace, out.write)  # streamed: the document is never whole in memory
         out.write("\n")
         return
     if plain or not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+        from rich.console import Console  # lazy: rich out of the core
 
-        from explain.render.plain import (
-            print_trace,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-        )
+        from explain.render.plain import print_trace  # lazy: rich out of the core
 
         print_trace(Console(), trace, precision)
         return
-    from explain.tui import (
-        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup); imports textual only here
-    )
+    from explain.tui import open_trace  # lazy: textual only with the TUI; imports textual only here
 
     open_trace(trace, options=options)  # the re-run form starts from these (and keeps --checkpoint)
 

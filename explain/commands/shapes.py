@@ -70,8 +70,8 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
                    "'explain run … --weights FILE' checks the file against them", err=True)
     if not (show_steps or show_params) and not as_json:
         raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
-    from explain.api import plan  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    from explain.shape_report import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    from explain.api import plan  # lazy: engine not loaded for --help
+    from explain.shape_report import (  # lazy: engine not loaded for --help
         select,
         shapes_doc,
         shapes_text,

@@ -65,10 +65,8 @@ def tutorial(ctx: click.Context) -> None:
 
 def _open_picker() -> None:
     """The TUI on the first tutorial, with the tutorial picker open over it."""
-    from explain.tui import (
-        open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
-    )
-    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    from explain.tui import open_trace  # lazy: textual only with the TUI
+    from explain.tutorial import (  # lazy: engine not loaded for --help
         list_tutorials,
         run_tutorial,
     )
@@ -86,9 +84,7 @@ def list_cmd(as_json: bool) -> None:
     Example:
       explain tutorial list
     """
-    from explain.tutorial import (
-        list_tutorials,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
+    from explain.tutorial import list_tutorials  # lazy: engine not loaded for --help
 
     tuts = list_tutorials()
     if as_json:
@@ -117,7 +113,7 @@ def check_cmd(files: tuple[str, ...], check_all: bool, quiet: bool) -> None:
       explain tutorial check my-lesson.toml
       explain tutorial check --all -q
     """
-    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    from explain.tutorial import (  # lazy: engine not loaded for --help
         check_tutorial,
         list_tutorials,
         load_tutorial,
@@ -154,7 +150,7 @@ def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
       explain tutorial open thinking-machines
       explain tutorial 1 --plain --answers
     """
-    from explain.tutorial import (  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    from explain.tutorial import (  # lazy: engine not loaded for --help
         load_tutorial,
         run_tutorial,
     )
@@ -162,17 +158,13 @@ def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
     tut = load_tutorial(name)
     trace = run_tutorial(tut)
     if not plain and _interactive():
-        from explain.tui import (
-            open_trace,  # lazy: textual loads only when the TUI opens (test_engine_imports, bench_tui_startup)
-        )
+        from explain.tui import open_trace  # lazy: textual only with the TUI
 
         open_trace(trace, tutorial=tut)
         return
-    from rich.console import Console  # lazy: rich stays out of the core and the shape path (test_engine_imports)
+    from rich.console import Console  # lazy: rich out of the core
 
-    from explain.render.walkthrough import (
-        print_walkthrough,  # lazy: rich stays out of the core and the shape path (test_engine_imports)
-    )
+    from explain.render.walkthrough import print_walkthrough  # lazy: rich out of the core
 
     print_walkthrough(Console(), tut, trace, answers=answers, precision=precision)
 

@@ -22,7 +22,7 @@ INSTALL_HINT = "pip install '.[notebook]' (in explain's source folder) or pip in
 def nbformat_module() -> Any:
     """nbformat, or a one-line error saying how to install it."""
     try:
-        import nbformat  # lazy: optional dependency (the notebook extra)
+        import nbformat  # lazy: optional dependency
     except ImportError:
         raise ExplainError(f"writing a notebook needs nbformat: {INSTALL_HINT}") from None
     return nbformat

@@ -9,6 +9,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     elementwise,
     embedding,
     grad,
+    interp,
     linear,
     masks,
     normalize,

@@ -97,8 +97,8 @@ def token(token_id: int, vocab: list[str] | None) -> str:
     return f"id {token_id} ({word})" if word is not None else f"id {token_id}"
 
 
-def idx(index: tuple[int, ...]) -> str:
-    """``[0, 1]`` for an index tuple."""
+def idx(index: tuple[int | str, ...]) -> str:
+    """``[0, 1]`` for an index tuple (``[0, :]`` with a whole axis, as tutorials write it)."""
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
@@ -251,9 +251,9 @@ def _check_expression(tree: ast.AST, expr: str) -> None:
 
 @lru_cache(maxsize=1)
 def _namespace() -> dict[str, Any]:
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
-    from explain import kernels  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    from explain import kernels  # lazy: numpy off the shape path
 
     return {"np": np, **{k: v for k, v in vars(kernels).items() if callable(v) and not k.startswith("_")}}
 

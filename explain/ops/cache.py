@@ -42,7 +42,7 @@ class KVAppend(Op):
 
     def compute(self, cache, new, capacity: int = 0, **attrs):
         # Not the source evaluated (np.concatenate, a copy per token): the same values, written into one buffer.
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         t, n = cache.shape[-2], new.shape[-2]
         buf = cache.base

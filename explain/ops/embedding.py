@@ -97,7 +97,7 @@ class Embed(Op):
         return f"embed_backward({g}, {ins[0]}, {ins[1]}.shape[0])"
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         v, j = index
         where = np.nonzero(np.asarray(inputs[0]) == v)  # the positions that hold token v
@@ -105,7 +105,7 @@ class Embed(Op):
         return [fed, where, None, None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         ids = np.asarray(inputs[0])
         v, j = index

@@ -97,7 +97,7 @@ class Linear(Op):
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, transpose_w: bool = False,
                     **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         x, w = inputs[:2]
         gs, x_sym, w_sym = syms.ins[0], syms.ins[1], syms.ins[2]

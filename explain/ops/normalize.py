@@ -39,7 +39,7 @@ class Softmax(_RowOp):
         return f"softmax({ins[0]})"
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         r, j = _row(index)
         row = np.asarray(inputs[0][self.feeds(index, inputs)[0]], dtype=float)
@@ -159,7 +159,7 @@ class LogSoftmax(_RowOp):
         return f"log_softmax({ins[0]})"
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         r, j = _row(index)
         row = inputs[0][self.feeds(index, inputs)[0]]
@@ -272,7 +272,7 @@ class LayerNorm(Op):
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, eps: float = 1e-5,
                     **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         x, w, _ = inputs
         gs = syms.ins[0]

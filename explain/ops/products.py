@@ -19,6 +19,11 @@ def _dot_explanation(a_row: Any, b_col: Any, a_name: str, b_name: str, k_name: s
     return (k_name, a_name, b_name, term), rows, prods.sum()
 
 
+def products_line(rows: list[tuple], times: str = "×", shown: int = 8) -> str:
+    """``a×b + c×d + …``: the first ``shown`` products of a term table, the rest elided."""
+    return " + ".join(f"{arg(r[1])}{times}{arg(r[2])}" for r in rows[:shown]) + (" + …" if len(rows) > shown else "")
+
+
 @register
 class MatMul(Op):
     """``a @ b`` over the last two axes, optionally with b transposed (``Q·Kᵀ``)."""
@@ -65,13 +70,12 @@ class MatMul(Op):
         b_ref = f"{b_sym}{idx(bi + (j,))}" if transpose_b else f"{b_sym}{idx(bi)}[:, {j}]"
         cols, rows, total = _dot_explanation(row, col, f"{a_sym}{idx(ai)}[k]",
                                              f"{b_sym}{'ᵀ' if transpose_b else ''}[k, {j}]")
-        products = " + ".join(f"{arg(r[1])}×{arg(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else "")
         return CellExplanation(
             index, float(output[index]),
             f"{syms.out}{idx(index)} = {a_sym}{idx(ai)} · {b_ref}  (row {i} of {a_sym}, "
             f"{'row' if transpose_b else 'column'} {j} of {b_sym})",
             cols, rows,
-            [f"{products}", f"sum of {len(rows)} products = {num(total)}"],
+            [products_line(rows), f"sum of {len(rows)} products = {num(total)}"],
         )
 
     # -- backward: S = A·B gives dA = dS·Bᵀ and dB = Aᵀ·dS (with B = Kᵀ: dK = dSᵀ·A) --------------------------
@@ -152,8 +156,7 @@ class WeightedSum(MatMul):
             f"{syms.out}{idx(index)} = Σⱼ {a_sym}[{i}, j]·{v_sym}[j, {c}]  (weights of query {i} times column "
             f"{c} of the values)",
             cols, rows,
-            [" + ".join(f"{arg(r[1])}·{arg(r[2])}" for r in rows[:8]) + (" + …" if len(rows) > 8 else ""),
-             f"= {num(total)}"],
+            [products_line(rows, "·"), f"= {num(total)}"],
         )
 
 

@@ -25,7 +25,7 @@ from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
 
 def _ranks(row: Any) -> Any:
     """1-based rank of every entry of a 1-D row, largest first; ties share the better rank."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     ordered = np.sort(row)[::-1]
     return 1 + np.searchsorted(-ordered, -row, side="left")
@@ -89,7 +89,7 @@ class Temperature(Op):
         return f"{ins[0]} / {float(t)!r}"
 
     def explain(self, index, inputs, output, syms: Syms, t: Any = 1.0, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         tt = float(t[index[0]]) if isinstance(t, (tuple, list)) else float(t)
         x = float(inputs[0][index])
@@ -142,7 +142,7 @@ class TopK(_Filter):
         return f"{syms.out}[v] = {syms.ins[0]}[v] if rank(v) ≤ k else −inf   (k = {k})"
 
     def explain(self, index, inputs, output, syms: Syms, k: int = 1, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         row = np.asarray(inputs[0][tuple(index[:-1])], dtype=float)
         v = index[-1]
@@ -177,7 +177,7 @@ class TopP(_Filter):
                 f"   (p = {num(p)})")
 
     def explain(self, index, inputs, output, syms: Syms, p: float = 1.0, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         row = np.asarray(inputs[0][tuple(index[:-1])], dtype=float)
         v = index[-1]
@@ -272,7 +272,7 @@ class Sample(_Choice):
         return f"sample({ins[0]}, {ins[1]})"
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         probs, u = inputs
         row = np.asarray(probs[tuple(index)], dtype=float)
@@ -307,7 +307,7 @@ class Argmax(_Choice):
         return f"np.argmax({ins[0]}, axis=-1)"
 
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+        import numpy as np  # lazy: numpy off the shape path
 
         row = np.asarray(inputs[0][tuple(index)], dtype=float)
         order = np.argsort(-row, kind="stable")[:5]

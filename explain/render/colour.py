@@ -118,7 +118,7 @@ def scale_for(sample: Any, probability: bool = False) -> Scale:
     diverging around 0 for values of both signs; else the finite sample's min–max."""
     if probability:
         return Scale(0.0, 1.0, False)
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     finite = sample[np.isfinite(sample)] if sample.size else sample
     if finite.size == 0:
@@ -142,7 +142,7 @@ def heat_for(mat: Any, rows: Iterable[int], cols: Iterable[int], probability: bo
     left out of the min–max, so a causal row's real weights get the whole range. A slice of at most
     :data:`WHOLE_SLICE_MAX` cells is read whole (cache the result per step and slice); a bigger one only at the
     cells shown (``windowed``), so the cost stays the window's."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     rows, cols = list(rows), list(cols)
     whole = mat.size <= WHOLE_SLICE_MAX

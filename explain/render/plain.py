@@ -55,7 +55,7 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
 
 def _jsonable(value: Any) -> Any:
     """Nested lists of numbers; ±inf as the strings "-inf"/"inf" (JSON has no infinity), NaN as null."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     arr = np.asarray(value)
     if arr.dtype.kind in "iu":
@@ -78,7 +78,7 @@ def _jsonable(value: Any) -> Any:
 def _write_values(value: Any, write: Callable[[str], Any]) -> None:
     """``_jsonable(value)`` written piece by piece: one row of the last axis at a time, so a (256, 50257)
     logits step costs one row of Python floats, not 12.9 million of them at once."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     arr = np.asarray(value)
     if arr.ndim <= 1:

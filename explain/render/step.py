@@ -14,6 +14,7 @@ from explain import ops
 from explain.ops.base import CellExplanation, num
 from explain.render.grid import TensorWindow
 from explain.render.tensor import fmt, head_tail, number_format
+from explain.slices import as_matrix, slice_label
 from explain.trace import Step, Trace
 
 
@@ -27,14 +28,6 @@ def step_header(step: Step, where: str = "") -> Group:
                  Text(step.note, style="italic"))
 
 
-def slice_names(step: Step, lead: tuple[int, ...]) -> str:
-    """``head 1 of 2, batch 0 of 1``: the slice a 2-D view of a 3- or 4-D tensor shows."""
-    parts = []
-    for axis, i, n in zip(step.axes, lead, step.shape):
-        parts.append(f"{axis} {i} of {n}")
-    return ", ".join(parts)
-
-
 def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ()) -> list[str] | None:
     """Token labels for an axis whose name the trace knows (positions, vocabulary), else None; those of the
     batch item that the slice ``lead`` shows."""
@@ -44,19 +37,6 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
     if labels is not None and len(labels) == step.shape[axis]:
         return labels
     return None
-
-
-def as_matrix(step: Step, value: Any, lead: tuple[int, ...]) -> tuple[Any, int, int]:
-    """The 2-D view of a step's output for the given leading indices; vectors become one row, scalars 1×1."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
-
-    arr = value[lead] if lead else value
-    arr = np.asarray(arr)
-    if arr.ndim == 0:
-        arr = arr.reshape(1, 1)
-    elif arr.ndim == 1:
-        arr = arr.reshape(1, -1)
-    return arr, arr.shape[0], arr.shape[1]
 
 
 def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8, max_cols: int = 8,
@@ -76,7 +56,7 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     parts: list[Any] = []
     if lead:
         more = " (other slices not shown)" if any(n > 1 for n in step.shape[:-2]) else ""
-        parts.append(Text(f"slice: {slice_names(step, lead)}{more}", style="dim"))
+        parts.append(Text(f"slice: {slice_label(step, lead, sep=', ')}{more}", style="dim"))
     parts.append(TensorWindow(mat, max_rows=max_rows, row_labels=row_labels, col_labels=col_labels, precision=nf,
                               values=values, heat=heat, probability=ops.get(step.op).probability,
                               **mask_sources(trace, step, lead)))

@@ -47,7 +47,7 @@ def number_format(mat: Any, precision: int | NumberFormat = 4) -> NumberFormat:
     """The format for a grid of ``mat`` (2-D): scientific only when the whole grid needs it."""
     if isinstance(precision, NumberFormat):
         return precision
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     arr = np.asarray(mat)
     if arr.dtype.kind in "iub":

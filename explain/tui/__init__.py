@@ -12,7 +12,7 @@ def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None 
                start: str | None = None, pick: bool = False) -> None:
     """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration; ``start`` names
     the step to open on (the first by default); ``pick`` opens the tutorial picker over it first."""
-    from explain.tui.app import ExplainApp  # lazy: a screen's module loads on first use (bench_tui_startup)
+    from explain.tui.app import ExplainApp  # lazy: screen loaded on first use
 
     ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick).run()
 

@@ -41,9 +41,7 @@ class ExplainApp(App[None]):
     def get_default_screen(self) -> Screen:
         options = self.options
         if self.tutorial is not None and not options:
-            from explain.tui.tutorial import (
-                tour_options,  # lazy: a screen's module loads on first use (bench_tui_startup)
-            )
+            from explain.tui.tutorial import tour_options  # lazy: screen loaded on first use
 
             options = tour_options(self.tutorial, self.trace)
         screen = StepScreen(self.trace, self.tutorial, no_color=self.no_color, options=options)
@@ -59,10 +57,8 @@ class ExplainApp(App[None]):
 
     def action_pick_tutorial(self) -> None:
         """The tutorial picker over the step screen; the tutorial chosen opens there."""
-        from explain.tui.screens.picker import (
-            TutorialPicker,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
-        from explain.tui.tutorial import shipped  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.screens.picker import TutorialPicker  # lazy: screen loaded on first use
+        from explain.tui.tutorial import shipped  # lazy: screen loaded on first use
 
         screen = self.screen if isinstance(self.screen, StepScreen) else self.get_default_screen()
         current = getattr(screen.tutorial, "name", None) if screen.tutorial_on else None
@@ -82,7 +78,7 @@ class ExplainApp(App[None]):
             if key.action == "quit" or screen.check_action(name, ()) is False:
                 continue
             yield SystemCommand(key.help, f"key: {key.shown_keys}", partial(screen.run_action, key.action))
-        from explain.tui.tutorial import shipped  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.tutorial import shipped  # lazy: screen loaded on first use
 
         yield SystemCommand("Tutorials: choose one", "the list of every tutorial", self.action_pick_tutorial)
         for tut in shipped():  # every shipped tutorial opens from the palette

@@ -55,7 +55,7 @@ def check_name(name: str, directory: Path | None = None, suffix: str = ".py") ->
 def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None, path: Path,
            overwrite: bool = False) -> Path:
     """Write the export to ``path`` (replacing it only with ``overwrite``) and return where it went."""
-    from explain.export import write_export  # lazy: numpy loads only when an export is written (test_shapes_imports)
+    from explain.export import write_export  # lazy: numpy off the shape path
 
     return Path(write_export(trace, path, steps=steps, fmt="py", force=overwrite, narration=narration))
 

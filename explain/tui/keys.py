@@ -92,13 +92,21 @@ KEYS: list[Key] = [
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
     Key("c", "picture", "svg", "Save the screen as an SVG picture, named after the step (in this folder)", "Run"),
     Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt only)", "Run"),
+    Key("y", "lens", "lens", "The logit lens: the top word after each layer and each attention, at every position",
+        "Why"),
+    Key("A", "attribution", "attribution", "Direct logit attribution: which head, MLP or embedding writes the top "
+        "word (against the runner-up)", "Why"),
+    Key("P", "patching", "patching", "Activation patching: the recovered fraction per layer × position (a run "
+        "opened by 'explain patch --sweep')", "Why"),
+    Key("W", "generated", "attention to new", "Each generated token's attention over the text so far (grows with G)",
+        "Why"),
     Key("H", "page(0, -1)", "pan", "Pan left a window", "Cell", group="pan"),
     Key("J,pagedown", "page(1, 0)", "pan", "Pan down a window", "Cell", "J", group="pan"),
     Key("K,pageup", "page(-1, 0)", "pan", "Pan up a window", "Cell", "K", group="pan"),
     Key("L", "page(0, 1)", "pan", "Pan right a window", "Cell", group="pan"),
 ]
 
-SECTIONS = ("Steps", "Cell", "Slice", "View", "Tutorial", "Run", "App")  # the help screen's order
+SECTIONS = ("Steps", "Cell", "Slice", "View", "Tutorial", "Run", "Why", "App")  # the help screen's order
 
 TUTORIAL_ACTIONS = {"wander", "back_to_tutorial", "answer", "scroll_narration"}
 

@@ -7,45 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from explain.slices import full_index, lead_shape, matrix_shape, slice_label, split_index  # noqa: F401 - the view's
 from explain.trace import Step, Trace
 
 SHOW_MODES = ("both", "colours", "values")  # what a matrix cell shows: value on a heat colour, colour, value
 MIN_PRECISION, MAX_PRECISION = 0, 8
-
-
-def lead_shape(step: Step) -> tuple[int, ...]:
-    """The sizes of the axes that select a 2-D slice (batch, head): all but the last two."""
-    return tuple(step.shape[:-2])
-
-
-def matrix_shape(step: Step) -> tuple[int, int]:
-    """Rows and columns of the 2-D view: a vector is one row, a scalar one cell."""
-    shape = step.shape
-    if len(shape) == 0:
-        return 1, 1
-    if len(shape) == 1:
-        return 1, shape[0]
-    return shape[-2], shape[-1]
-
-
-def full_index(step: Step, lead: tuple[int, ...], cell: tuple[int, int]) -> tuple[int, ...]:
-    """The output index of cell (row, col) of slice ``lead``."""
-    nd = len(step.shape)
-    if nd == 0:
-        return ()
-    if nd == 1:
-        return (cell[1],)
-    return tuple(lead) + tuple(cell)
-
-
-def split_index(step: Step, index: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, int]]:
-    """The slice and the 2-D cell of an output index (the inverse of :func:`full_index`)."""
-    nd = len(step.shape)
-    if nd == 0:
-        return (), (0, 0)
-    if nd == 1:
-        return (), (0, index[0])
-    return tuple(index[:-2]), (index[-2], index[-1])
 
 
 def _clamp(i: int, n: int) -> int:
@@ -132,16 +98,6 @@ def changed(old: View | None, new: View | None, fields: tuple[str, ...]) -> bool
     if old is None or new is None:
         return old is not new
     return any(getattr(old, f) is not getattr(new, f) and getattr(old, f) != getattr(new, f) for f in fields)
-
-
-def slice_label(step: Step, lead: tuple[int, ...], trace: Trace | None = None) -> str:
-    """``batch 1 of 2 (The dog is happy) · head 1 of 2``: the slice a 2-D view shows, by axis name; a batch
-    item of several is named by its words when the trace is given."""
-    parts = []
-    for axis, i, n in zip(step.axes, lead, step.shape):
-        words = f" ({trace.item_text(i)})" if trace is not None and axis == "batch" and n > 1 else ""
-        parts.append(f"{axis} {i} of {n}{words}")
-    return " · ".join(parts)
 
 
 def next_of_kind(trace: Trace, index: int, direction: int) -> int | None:

@@ -17,7 +17,7 @@ ARRAY_KEYS = ("shape", "values", "fill")
 
 
 def _nested(v: Any, field: str, src: Source, stop: int | None, step: str | None) -> Any:
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     def bad(what: str) -> Exception:
         return src.error(what, "write numbers in nested lists of equal length, e.g. [[1.0, 2.0], [3.0, 4.0]]",
@@ -43,7 +43,7 @@ def _nested(v: Any, field: str, src: Source, stop: int | None, step: str | None)
 def to_array(v: Any, field: str, src: Source, *, ndim: int | None = None, stop: int | None = None,
              step: str | None = None) -> Any:
     """A float64 numpy array from a tutorial value, or a one-line error naming the field."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     if isinstance(v, dict):
         unknown = [k for k in v if k not in ARRAY_KEYS]

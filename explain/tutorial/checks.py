@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from explain.ops.base import idx
 from explain.ops.base import sig6 as num
 from explain.shape_rules import fmt_shape
 from explain.trace import Step, Trace
@@ -29,18 +30,14 @@ class Check:
     detail: str  # what was checked, for `explain tutorial check`
 
 
-def _fmt_index(index: Index) -> str:
-    return "[" + ", ".join(str(i) for i in index) + "]"
-
-
 def select(output: Any, index: Index, step: Step, field: str, fail: Fail) -> Any:
     """``output[index]`` with ":" as a whole axis, or an error naming the index and the shape."""
     if len(index) > len(step.shape):
-        raise fail(f"{_fmt_index(index)} has {len(index)} indices but {step.name} has {len(step.shape)} axes "
+        raise fail(f"{idx(index)} has {len(index)} indices but {step.name} has {len(step.shape)} axes "
                    f"(shape {fmt_shape(step.shape)})", f"give at most {len(step.shape)} indices", field=field)
     for axis, (i, n) in enumerate(zip(index, step.shape)):
         if i != ":" and i >= n:
-            raise fail(f"{_fmt_index(index)} is outside {step.name}, whose shape is {fmt_shape(step.shape)}",
+            raise fail(f"{idx(index)} is outside {step.name}, whose shape is {fmt_shape(step.shape)}",
                        f"index {axis} must be below {n}", field=field)
     return output[tuple(slice(None) if i == ":" else i for i in index)]
 
@@ -48,7 +45,7 @@ def select(output: Any, index: Index, step: Step, field: str, fail: Fail) -> Any
 def _compare(got: Any, want: Any, tol: float, what: str, field: str, fail: Fail) -> None:
     """Every element of ``got`` within ``tol`` of ``want`` (−inf equals −inf), or an error at the first that is
     not."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     got = np.asarray(got, dtype=float)
     want = np.broadcast_to(np.asarray(want, dtype=float), got.shape)
@@ -57,7 +54,7 @@ def _compare(got: Any, want: Any, tol: float, what: str, field: str, fail: Fail)
         return
     pos = tuple(int(i) for i in np.argwhere(~ok)[0])
     g, w = float(got[pos]), float(want[pos])
-    where = f"{what}{_fmt_index(pos)}" if pos else what
+    where = f"{what}{idx(pos)}" if pos else what
     off = abs(g - w)
     off_s = f"off by {off:.2g}, " if np.isfinite(off) else ""
     fix = f"correct the expected number (the run gives {num(g)})"
@@ -75,16 +72,16 @@ def _suggest_tol(off: float) -> str:
 
 def check_stop(trace: Trace, step: Step, stop: Stop, fail: Fail) -> list[Check]:
     """Check the stop's cell and every expectation it carries; a Check for each that held."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     out: list[Check] = []
     add = lambda kind, detail: out.append(Check(stop.number, step.name, kind, detail))  # noqa: E731
     if stop.cell is not None:
         if len(stop.cell) != len(step.shape) or any(i >= n for i, n in zip(stop.cell, step.shape)):
             example = "[" + ", ".join("0" for _ in step.shape) + "]"
-            raise fail(f"{_fmt_index(stop.cell)} is outside {step.name}, whose shape is {fmt_shape(step.shape)}",
+            raise fail(f"{idx(stop.cell)} is outside {step.name}, whose shape is {fmt_shape(step.shape)}",
                        f"give {len(step.shape)} indices, each below its axis size, e.g. cell = {example}", field="cell")
-        add("cell", f"{_fmt_index(stop.cell)} is inside {fmt_shape(step.shape)}")
+        add("cell", f"{idx(stop.cell)} is inside {fmt_shape(step.shape)}")
     e: Expect | None = stop.expect
     if e is None:
         return out
@@ -97,12 +94,12 @@ def check_stop(trace: Trace, step: Step, stop: Stop, fail: Fail) -> list[Check]:
                        field="expect.shape")
         add("shape", fmt_shape(e.shape))
     if e.value is not None:
-        _compare(x[stop.cell], e.value, tol, f"{step.name}{_fmt_index(stop.cell)}", "expect.value", fail)
-        add("value", f"{step.name}{_fmt_index(stop.cell)} = {num(e.value)} (tol {tol:g})")
+        _compare(x[stop.cell], e.value, tol, f"{step.name}{idx(stop.cell)}", "expect.value", fail)
+        add("value", f"{step.name}{idx(stop.cell)} = {num(e.value)} (tol {tol:g})")
     if e.values is not None:
         index = e.index or ()
         sel = select(x, index, step, "expect.index", fail) if index else x
-        name = f"{step.name}{_fmt_index(index)}" if index else step.name
+        name = f"{step.name}{idx(index)}" if index else step.name
         want = np.asarray(e.values)
         if want.shape != np.shape(sel):
             raise fail(f"the tutorial gives {fmt_shape(want.shape)} numbers but {name} has shape "
@@ -110,7 +107,7 @@ def check_stop(trace: Trace, step: Step, stop: Stop, fail: Fail) -> list[Check]:
                        field="expect.values")
         _compare(sel, want, tol, name, "expect.values", fail)
         plural = "s" if want.size != 1 else ""
-        add("values" + (_fmt_index(index) if index else ""), f"{want.size} number{plural} of {name} (tol {tol:g})")
+        add("values" + (idx(index) if index else ""), f"{want.size} number{plural} of {name} (tol {tol:g})")
     for kind, fn, label in (("row_sums", np.sum, "sums"), ("row_means", np.mean, "means"),
                             ("row_vars", np.var, "variances")):
         want = getattr(e, kind)
@@ -143,7 +140,7 @@ def check_stop(trace: Trace, step: Step, stop: Stop, fail: Fail) -> list[Check]:
 
 def _relations(trace: Trace, step: Step, stop: Stop, e: Expect, x: Any, fail: Fail) -> list[Check]:
     """Expectations about slices of the output, the step's inputs and the parameter counts."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
     out: list[Check] = []
     tol = e.tol
@@ -151,10 +148,10 @@ def _relations(trace: Trace, step: Step, stop: Stop, e: Expect, x: Any, fail: Fa
         parts = [select(x, s, step, "expect.equal_slices", fail) for s in e.equal_slices]
         for s, p in zip(e.equal_slices[1:], parts[1:]):
             if np.shape(p) != np.shape(parts[0]) or not np.allclose(p, parts[0], rtol=0, atol=tol + FLOAT_SLACK):
-                raise fail(f"{step.name}{_fmt_index(e.equal_slices[0])} and {step.name}{_fmt_index(s)} differ",
+                raise fail(f"{step.name}{idx(e.equal_slices[0])} and {step.name}{idx(s)} differ",
                            "list slices that the model makes equal, or move this to unequal_slices",
                            field="expect.equal_slices")
-        names = " = ".join(_fmt_index(s) for s in e.equal_slices)
+        names = " = ".join(idx(s) for s in e.equal_slices)
         out.append(Check(stop.number, step.name, "equal_slices", f"{step.name}{names} (tol {tol:g})"))
     if e.unequal_slices is not None:
         parts = [select(x, s, step, "expect.unequal_slices", fail) for s in e.unequal_slices]
@@ -162,10 +159,10 @@ def _relations(trace: Trace, step: Step, stop: Stop, e: Expect, x: Any, fail: Fa
             for j in range(i + 1, len(parts)):
                 if np.shape(parts[i]) == np.shape(parts[j]) and np.allclose(parts[i], parts[j], rtol=0,
                                                                              atol=tol + FLOAT_SLACK):
-                    a, b = (_fmt_index(e.unequal_slices[k]) for k in (i, j))
+                    a, b = (idx(e.unequal_slices[k]) for k in (i, j))
                     raise fail(f"{step.name}{a} and {step.name}{b} are equal (within tol {tol:g})",
                                "list slices that differ, or move this to equal_slices", field="expect.unequal_slices")
-        names = " ≠ ".join(_fmt_index(s) for s in e.unequal_slices)
+        names = " ≠ ".join(idx(s) for s in e.unequal_slices)
         out.append(Check(stop.number, step.name, "unequal_slices", f"{step.name}{names}"))
     if e.inputs is not None:
         for name in e.inputs:

@@ -60,9 +60,9 @@ def run_options(tutorial: Tutorial) -> dict[str, Any]:
 def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
     """The tutorial's weights checked by name and shape against the model, the rest initialised from the seed
     exactly as ``explain run`` would."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+    import numpy as np  # lazy: numpy off the shape path
 
-    from explain.weights import init_params  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    from explain.weights import init_params  # lazy: numpy off the shape path
 
     src = _src(tutorial)
     planned = plan(tutorial.model, **opts)

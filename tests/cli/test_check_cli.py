@@ -77,7 +77,7 @@ def test_einsum_mismatch_points_at_name() -> None:
     (["Q", "--shape", "Q=seq"], "add --dim seq=N"),
     (["Q", "--dim", "seq=ten"], "not a whole number"),
     (["Q @ K", "--shape", "Q=2,3"], "unknown name 'K'"),
-    (["x[0]", "--shape", "x=3"], "not supported: indexing"),
+    (["x and x", "--shape", "x=3"], "not supported: and/or"),
     (["Q", "@", "K"], "quote EXPR as one argument"),
     (["Q", "--shape"], "requires an argument"),
     (["Q", "--shape", "Q=2", "--shpae", "K=2"], "no such option: --shpae"),
@@ -139,3 +139,27 @@ def test_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "explain check" in result.stdout and "--shape NAME=DIMS" in result.stdout
     assert "--dim NAME=SIZE" in result.stdout and "--json" in result.stdout
+
+
+def test_help_shows_pytorch_einops_and_function_examples() -> None:
+    out = CliRunner().invoke(main, ["check", "--help"]).output
+    assert 'explain check "q.view(B, T, H, Dh).transpose(1, 2)"' in out
+    assert "explain check 'rearrange(x, \"b t (h d) -> b h t d\", h=H)'" in out
+    assert "explain check model.py::attention" in out
+
+
+def test_function_check_cli(tmp_path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text('def f(x: Float[Tensor, "b t c"]):\n    y = x.reshape(b, t, 12, 64)\n    return y.reshape(b, t, c)\n'
+                   'def g(x: Float[Tensor, "b h t d"]):\n    return x.reshape(b, t, h * d)\n')
+    dims = ["--dim", "b=2", "--dim", "t=10", "--dim", "c=768", "--dim", "h=12", "--dim", "d=64"]
+    ok = run(f"{src}::f", *dims)
+    assert ok.exit_code == 0, ok.output
+    assert "line 2" in ok.stdout and "shape: (2, 10, 768)" in ok.stdout and "[b, t, c]" in ok.stdout
+    doc = json.loads(run(f"{src}::f", *dims, "--json").stdout)
+    assert doc["form"] == "function" and doc["shape"] == [2, 10, 768]
+    bad = run(f"{src}::g", *dims)
+    last = assert_clean_error(bad, 1)
+    assert f"{src}:5:" in last and "x.transpose(0, 2, 1, 3).reshape(b, t, h * d)" in last
+    assert f"  {src}:5:" in bad.stderr and "^" in bad.stderr
+    assert_clean_error(run(f"{tmp_path}/missing.py::f"), 2)

@@ -32,3 +32,11 @@ def test_importtime_shows_no_numpy_or_textual() -> None:
     assert "shape: (2, 4)" in proc.stdout
     assert "click" in imported and "explain" in imported  # the measurement did see the imports
     assert not imported & set(HEAVY)
+
+
+def test_function_check_imports_no_heavy_packages(tmp_path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text('import numpy as np\nimport torch\n\ndef f(x: Float[Tensor, "b t c"]):\n    return x.view(b, t, 2, c // 2)\n')
+    heavy, proc = heavy_imports("check", f"{src}::f", "--dim", "b=2", "--dim", "t=3", "--dim", "c=4")
+    assert proc.returncode == 0, proc.stderr
+    assert heavy == [], f"explain check FILE::function imported {heavy}"

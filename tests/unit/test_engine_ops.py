@@ -14,6 +14,7 @@ from explain import ops
 from explain.kernels import softmax
 from explain.ops.base import Syms
 from explain.sampling import make_sampling
+from tests.unit.test_export_sources import interp_run
 
 MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt"]
 
@@ -46,6 +47,7 @@ def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     for sampling in (make_sampling(2, top_k=3, top_p=0.9), make_sampling(2, greedy=True)):
         kinds |= {s.op for s in plan("gpt", sampling=sampling)}
     kinds |= {s.op for s in plan("gpt", text=["the cat sat", "a dog"], backward=True)}  # padding
+    kinds |= {s.op for s in interp_run()}  # recorded after a run: lens, attribution, a patch (explain.interp)
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
 

@@ -28,6 +28,8 @@ RUNS = {
     "synthesizer-backward": {"backward": True}, "encoder-backward": {"backward": True},
     "transformer-backward": {"backward": True}, "gpt-lr": {"text": ["the cat", "a dog"], "lr": 0.1},
     "gpt-padded": {"text": ["the cat sat on the mat", "a dog"]},
+    # the interpretability steps: a patched run, its logit lens and an attribution (explain.interp)
+    "gpt-interp": {},
     "transformer-padded": {"text": ["the cat sat", "a dog"], "target": ["the dog", "a cat is happy"]},
     "multihead-book": {"causal": True, "qkv_bias": False, "d_out": 3},
     "gpt-padded-backward": {"text": ["the cat sat on the mat", "a dog"], "backward": True},
@@ -37,10 +39,23 @@ RUNS = {
 def make_run(key: str):
     model = key.split("-")[0]
     options = dict(RUNS[key])
+    if key == "gpt-interp":
+        return interp_run()
     if key.startswith("simple-embeddings"):
         options["embeddings"] = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [0.0, 1.0, 1.0]])
         options["text"] = "Your journey starts"
     return explain.run(model, **options)
+
+
+def interp_run():
+    """A patched gpt run with its logit lens and an attribution recorded after it: every interp op kind."""
+    from explain.interp import patch
+    from explain.interp.attribution import record_attribution
+    from explain.interp.lens import record_lens
+
+    trace = patch("gpt", "The cat is happy", "The dog is happy", "happy", "dog", "blocks.0.mlp_out", position=1).trace
+    vocab = list(trace.labels["vocab"])
+    return record_attribution(record_lens(trace), vocab.index("happy"), vocab.index("dog"))
 
 
 def helper_namespace(names: tuple[str, ...]) -> dict:

@@ -21,11 +21,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
      "explain.sampling", "explain.tokenizer_guard"),
     ("explain.ops",),
-    ("explain.trace", "explain.recorder"),
+    ("explain.trace", "explain.recorder", "explain.slices"),
     ("explain.models", "explain.weights",
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
      "explain.backward", "explain.save"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
+    ("explain.interp",),  # the logit lens, attribution, patching: recorded after a run made by the api
     ("explain.export",),
     ("explain.tutorial",),
     ("explain.render",),

@@ -31,7 +31,7 @@ class RunActions:
     # -- export ----------------------------------------------------------------------------------------------
     def _export(self, steps: list[str] | None) -> None:
         """A numpy script of the step or the run, named by the user."""
-        from explain.tui.export import default_name  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.export import default_name  # lazy: screen loaded on first use
 
         what = f"step {steps[0]}" if steps else "the whole run"
         self._save(f"Export {what} as a numpy script", default_name(self.trace, steps), ".py",
@@ -57,9 +57,7 @@ class RunActions:
             if not os.path.lexists(path):
                 write(path, False)
                 return
-            from explain.tui.screens.confirm import (
-                ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-            )
+            from explain.tui.screens.confirm import ConfirmScreen  # lazy: screen loaded on first use
 
             def answered(yes: bool | None) -> None:
                 if yes:
@@ -76,7 +74,7 @@ class RunActions:
     def action_picture(self) -> None:
         """The screen as it is now, as an SVG (Textual's screenshot), taken before the file-name dialog opens so
         the dialog is not in the picture."""
-        from explain.tui.export import (  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.export import (  # lazy: screen loaded on first use
             picture_name,
             write_picture,
         )
@@ -177,9 +175,7 @@ class RunActions:
         if not self.tutorial_on:
             self._open_form()
             return
-        from explain.tui.screens.confirm import (
-            ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.confirm import ConfirmScreen  # lazy: screen loaded on first use
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -190,9 +186,7 @@ class RunActions:
             f"`t` brings you back to stop {self.stop_index + 1}. Continue?", yes="Re-run", no="Stay"), answered)
 
     def _open_form(self) -> None:
-        from explain.tui.screens.rerun import (
-            RerunScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.rerun import RerunScreen  # lazy: screen loaded on first use
 
         def finished(result: tuple[Any, dict[str, Any]] | None) -> None:
             if result is None:

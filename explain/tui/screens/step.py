@@ -22,6 +22,7 @@ from textual.widgets import Footer
 from explain.trace import Trace
 from explain.tui import keys, layout
 from explain.tui.messages import CellFocused, StepSelected
+from explain.tui.screens.interp_actions import InterpActions
 from explain.tui.screens.run_actions import RunActions
 from explain.tui.screens.tour_actions import TourActions
 from explain.tui.screens.view_actions import ViewActions
@@ -36,7 +37,7 @@ from explain.tui.widgets.step_tree import StepTree
 from explain.tui.widgets.tensor_view import TensorView
 
 
-class StepScreen(TourActions, ViewActions, RunActions, Screen):
+class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
     """Step tree (or tutorial narration) | step header, operands, result matrix | drill-down."""
 
     BINDINGS = keys.bindings()

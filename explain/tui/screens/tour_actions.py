@@ -55,9 +55,7 @@ class TourActions:
             self.view = self.view.go(self.view.index + delta)
 
     def _offer_next_tutorial(self) -> None:
-        from explain.tui.screens.confirm import (
-            ConfirmScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.confirm import ConfirmScreen  # lazy: screen loaded on first use
 
         nxt = next_tutorial(self.tutorial)
         if nxt is None:

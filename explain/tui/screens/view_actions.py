@@ -93,9 +93,7 @@ class ViewActions:
         self._open_search("goto")
 
     def _open_search(self, mode: str) -> None:
-        from explain.tui.screens.search import (
-            SearchScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.search import SearchScreen  # lazy: screen loaded on first use
 
         def chosen(index: int | None) -> None:
             if index is not None and index != self.view.index:
@@ -105,7 +103,7 @@ class ViewActions:
         self.app.push_screen(SearchScreen(self.trace, mode, current=self.view.index), chosen)
 
     def action_heads(self) -> None:
-        from explain.tui.screens.heads import (  # lazy: a screen's module loads on first use (bench_tui_startup)
+        from explain.tui.screens.heads import (  # lazy: screen loaded on first use
             HeadsScreen,
             pattern_step,
         )
@@ -124,9 +122,7 @@ class ViewActions:
         self.app.push_screen(HeadsScreen(self.view.go(step.index)), opened)
 
     def action_help(self) -> None:
-        from explain.tui.screens.help import (
-            HelpScreen,  # lazy: a screen's module loads on first use (bench_tui_startup)
-        )
+        from explain.tui.screens.help import HelpScreen  # lazy: screen loaded on first use
 
         self.app.push_screen(HelpScreen())
 

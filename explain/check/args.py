@@ -1,0 +1,177 @@
+"""The arguments of a checked call that configure it rather than being arrays: axes, sizes, flags.
+
+They must be known from the text alone: literals, ``--dim`` names, ``x.shape[i]`` / ``x.size(i)`` / ``len(x)``
+of a checked array, and ``+ - * //`` of those, worked out on Python ints (nothing is evaluated). A size
+written with a name also *claims* that name for the axis it makes (:func:`claim`), which is how a reshape
+knows that ``reshape(B, H, T, Dh)`` means to put T third.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from explain.check.names import Ax
+from explain.errors import ShapeError, UsageError
+from explain.shape_rules import normalize_axis
+
+if TYPE_CHECKING:
+    from explain.check.expr import Checker
+
+Signature = tuple[tuple[str, ...], int, tuple[str, ...]]  # positional parameters, how many required, keyword-only
+
+
+def bind(fname: str, call: ast.Call, sig: Signature, args: list[ast.expr],
+         rename: dict[str, str] | None = None) -> dict[str, ast.expr]:
+    """Match a call's arguments to a signature, like Python would, with one-line errors."""
+    params, required, kwonly = sig
+    if len(args) > len(params):
+        raise UsageError(f"{fname}() takes at most {len(params)} positional argument(s) ({', '.join(params)}), "
+                         f"got {len(args)}")
+    bound = dict(zip(params, args))
+    for kw in call.keywords:
+        name = (rename or {}).get(kw.arg or "", kw.arg)
+        if name not in params and name not in kwonly:
+            raise UsageError(f"{fname}() has no argument {kw.arg!r}; it takes {', '.join(params + kwonly)}")
+        if name in bound:
+            raise UsageError(f"{fname}() got {kw.arg!r} twice")
+        bound[name] = kw.value  # type: ignore[index]
+    for p in params[:required]:
+        if p not in bound:
+            raise UsageError(f"{fname}() needs its {p!r} argument")
+    return bound
+
+
+def _axis_of(ck: Checker, node: ast.expr) -> tuple[int, Ax] | None:
+    """``x.shape[i]``, ``x.size(i)``, ``x.size(dim=i)`` or ``len(x)``: the size and name of that axis."""
+    base = index = None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        base, index = node.value.value, node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+            and len(node.args) + len(node.keywords) == 1:
+        base, index = node.func.value, node.args[0] if node.args else node.keywords[0].value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+            and len(node.args) == 1 and not node.keywords:
+        base, index = node.args[0], ast.Constant(0)
+    if base is None or index is None:
+        return None
+    arr = ck.visit(base)
+    i = static_int(ck, index, "an axis number")
+    try:
+        k = normalize_axis(i, len(arr.shape))
+    except ShapeError as err:
+        raise ck.fail(err, *ck.span(node), [arr]) from None
+    return arr.shape[k], arr.names[k]
+
+
+def static_int(ck: Checker, node: ast.expr, what: str) -> int:
+    """A whole number known from the text alone: a literal, a --dim name, an axis size, or + - * // of those."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = static_int(ck, node.operand, what)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Name) and node.id in ck.b.dims:
+        return ck.b.dims[node.id]
+    if _self_attr(ck, node):  # self.n_head in a method: --dim n_head gives it
+        return ck.b.dims[node.attr]  # type: ignore[attr-defined]
+    if isinstance(node, ast.Name) and node.id in ck.unknown:
+        raise ck.unknown_name(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        a, b = static_int(ck, node.left, what), static_int(ck, node.right, what)
+        if isinstance(node.op, ast.FloorDiv):
+            if b == 0:
+                raise UsageError(f"{what}: {ck.text(node)!r} divides by zero")
+            return a // b
+        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" \
+            and len(node.args) == 1 and not node.keywords:
+        return static_int(ck, node.args[0], what)
+    found = _axis_of(ck, node)
+    if found is not None:
+        return found[0]
+    raise UsageError(f"{what} must be a whole number, a --dim name, x.shape[i], or + - * // of those; "
+                     f"got {ck.text(node)!r}")
+
+
+def claim(ck: Checker, node: ast.expr) -> Ax:
+    """The axis name a size expression stands for: ``H`` -> (H,), ``H * Dh`` -> (H, Dh), ``x.shape[1]`` -> the
+    name of x's axis 1; None for a literal, -1 or arithmetic that names nothing."""
+    if isinstance(node, ast.Name) and node.id in ck.b.dims:
+        return ck.aliases.get(node.id, (node.id,))
+    if _self_attr(ck, node):
+        return ck.aliases.get(node.attr, (node.attr,))  # type: ignore[attr-defined]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        a, b = claim(ck, node.left), claim(ck, node.right)
+        return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        # C // n_head: the head width, named after what it divides (d_model/n_head), when it divides evenly
+        a, b = claim(ck, node.left), claim(ck, node.right)
+        num, den = static_int(ck, node.left, "a size"), static_int(ck, node.right, "a size")
+        if a is None or b is None or len(a) != 1 or len(b) != 1 or not den or num % den:
+            return None
+        name = f"{a[0]}/{b[0]}"
+        ck.sizes[name] = num // den
+        return (name,)
+    if isinstance(node, (ast.Subscript, ast.Call)):
+        found = _axis_of(ck, node)
+        return found[1] if found else None
+    return None
+
+
+def _self_attr(ck: Checker, node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+        and node.attr in ck.b.dims
+
+
+def static_ints(ck: Checker, node: ast.expr, what: str) -> tuple[int, ...]:
+    """A tuple of whole numbers (a bare number counts as a 1-tuple, as numpy allows)."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(static_int(ck, e, what) for e in node.elts)
+    return (static_int(ck, node, what),)
+
+
+def size_args(ck: Checker, args: list[ast.expr], what: str) -> tuple[tuple[int, ...], tuple[Ax, ...], list[str]]:
+    """Sizes written as ``f(2, T, -1)``, ``f((2, T, -1))`` or ``f(x.shape)``: the sizes, the names they claim,
+    and each size's source text (to write a fix with)."""
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        args = list(args[0].elts)
+    elif len(args) == 1 and isinstance(args[0], ast.Attribute) and args[0].attr == "shape":
+        arr = ck.visit(args[0].value)
+        return arr.shape, arr.names, [f"{ck.text(args[0])}[{i}]" for i in range(len(arr.shape))]
+    elif len(args) == 1 and isinstance(args[0], ast.Call) and isinstance(args[0].func, ast.Attribute) \
+            and args[0].func.attr == "size" and not args[0].args:
+        arr = ck.visit(args[0].func.value)
+        return arr.shape, arr.names, [f"{ck.text(args[0].func.value)}.shape[{i}]" for i in range(len(arr.shape))]
+    sizes = tuple(static_int(ck, a, what) for a in args)
+    return sizes, tuple(claim(ck, a) for a in args), [ck.text(a) for a in args]
+
+
+def static_axis(ck: Checker, node: ast.expr | None, default: int | None) -> int | tuple[int, ...] | None:
+    """An ``axis``/``dim`` argument: None, a number, or a tuple of numbers."""
+    if node is None:
+        return default
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return static_ints(ck, node, "axis")
+    return static_int(ck, node, "axis")
+
+
+def int_axis(ck: Checker, node: ast.expr | None, default: int, fname: str) -> int:
+    axis = static_axis(ck, node, default)
+    if not isinstance(axis, int):
+        raise UsageError(f"{fname}() needs a single axis number here, got {ck.text(node) if node else 'None'}")
+    return axis
+
+
+def static_bool(ck: Checker, node: ast.expr | None, what: str) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    raise UsageError(f"{what} must be True or False, got {ck.text(node)!r}")
+
+
+def is_none(node: ast.expr | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)

@@ -1,0 +1,319 @@
+"""``explain check FILE.py::function``: check a whole function, statement by statement, from its syntax tree.
+
+The file is parsed with :mod:`ast` and never imported or run (nor is torch or jaxtyping). Argument shapes
+come from jaxtyping-style annotations, ``Float[Tensor, "batch seq d_model"]`` (names, ``*batch``, ``...``,
+literal sizes), or ``--shape``; ``--dim`` gives the names' sizes. Each statement of the body is checked in
+order and the names it assigns carry their shapes and axis names forward; ``B, T, C = x.shape`` binds sizes
+that stand for x's axes. A statement the checker cannot follow (a loop, a call to an unknown function) is
+skipped with one note, and the names it assigns become unknown: a later use says so. The first shape
+mismatch stops the check with the file, the line, a caret and the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+
+from explain.check.args import claim, static_int
+from explain.check.errors import CheckShapeError
+from explain.check.expr import MAX_DEPTH, Checker, _depth
+from explain.check.names import Ax
+from explain.check.node import Node
+from explain.check.parse import Bindings
+from explain.check.shaping import split
+from explain.errors import ExplainError, UsageError
+
+MAX_FILE_BYTES = 1_000_000  # a source file past this is refused before it is read: no model file is this long
+JAXTYPING_DTYPES = ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Integer", "Complex", "Inexact", "UInt",
+                    "Float32", "Float16", "BFloat16", "Float64", "Int64", "Int32", "Key")
+FLOW = {ast.For: "a for loop", ast.While: "a while loop", ast.If: "an if", ast.With: "a with block",
+        ast.Try: "a try block", ast.AsyncFor: "a for loop", ast.FunctionDef: "a nested function",
+        ast.ClassDef: "a class", ast.Match: "a match"}
+
+
+class Row:
+    """One line of the report: where, what, and the node (or a note when the statement was skipped)."""
+
+    __slots__ = ("line", "text", "node", "note")
+
+    def __init__(self, line: int, text: str, node: Node | None = None, note: str = "") -> None:
+        self.line, self.text, self.node, self.note = line, text, node, note
+
+
+def split_target(target: str) -> tuple[Path, str]:
+    path, sep, name = target.rpartition("::")
+    if not sep or not path or not name:
+        raise UsageError(f"{target!r} is not FILE.py::function: write it like model.py::attention")
+    if not all(part.isidentifier() for part in name.split(".")) or name.count(".") > 1:
+        raise UsageError(f"{name!r} is not a function name: write FILE.py::function or FILE.py::Class.method")
+    return Path(path), name
+
+
+def read_source(path: Path) -> str:
+    if not path.exists():
+        raise UsageError(f"no such file: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file: give a Python source file, like model.py::attention")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise UsageError(f"{path} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}: check the function from a "
+                         "smaller file")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text: give a Python source file") from None
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+
+
+def find_function(tree: ast.Module, name: str, path: Path) -> ast.FunctionDef:
+    scope: list[ast.stmt] = tree.body
+    parts = name.split(".")
+    if len(parts) == 2:
+        cls = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
+        if cls is None:
+            raise UsageError(f"{path} has no class {parts[0]} at its top level")
+        scope = cls.body
+    found = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == parts[-1]),
+                 None)
+    if found is None:
+        defs = [n.name for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        near = f"; it has {', '.join(defs[:8])}" if defs else ""
+        raise UsageError(f"{path} has no function {name}{near}")
+    return found  # type: ignore[return-value]
+
+
+def annotation_dims(ann: ast.expr | None, arg: str) -> list[str] | None:
+    """The dims string of ``Float[Tensor, "b t d"]`` split into tokens; None without an annotation."""
+    if ann is None:
+        return None
+    if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) and len(ann.slice.elts) == 2:
+        head = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
+        dims = ann.slice.elts[1]
+        if head in JAXTYPING_DTYPES and isinstance(dims, ast.Constant) and isinstance(dims.value, str):
+            tokens = dims.value.split()
+            for tok in tokens:
+                bare = tok[1:] if tok.startswith("*") else tok
+                if not (bare.isidentifier() or bare.isdigit() or tok == "..."):
+                    raise UsageError(f"argument {arg}: the jaxtyping dim {tok!r} is not supported (names, *name, "
+                                     "..., and sizes are); give its shape with --shape")
+            return tokens
+    return None  # not a shape annotation (int, a config object): the argument is not an array
+
+
+def bind_arguments(fn: ast.FunctionDef, b: Bindings) -> dict[str, tuple[tuple[int, ...], tuple[Ax, ...]]]:
+    """Each array argument's shape and names: --shape first, then its annotation checked against it."""
+    out: dict[str, tuple[tuple[int, ...], tuple[Ax, ...]]] = {}
+    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+    known = {a.arg for a in args}
+    for name in b.arrays:
+        if name not in known:
+            raise UsageError(f"--shape {name}: {fn.name}() has no argument {name}; its arguments are "
+                             f"{', '.join(a.arg for a in args)}")
+    for a in args:
+        tokens = annotation_dims(a.annotation, a.arg)
+        if a.arg in b.arrays:
+            written = b.written.get(a.arg, b.arrays[a.arg])
+            names = tuple((d,) if isinstance(d, str) else None for d in written)
+            out[a.arg] = (b.arrays[a.arg], names)
+            continue
+        if tokens is None:
+            continue
+        if any(t.startswith("*") or t == "..." for t in tokens):
+            raise UsageError(f"argument {a.arg} is annotated {' '.join(tokens)!r}, whose number of axes is open: "
+                             f"give its shape with --shape {a.arg}=DIMS")
+        missing = [t for t in tokens if not t.isdigit() and t not in b.dims]
+        if missing:
+            raise UsageError(f"argument {a.arg} ({' '.join(tokens)}) needs sizes: add "
+                             + " ".join(f"--dim {m}=N" for m in dict.fromkeys(missing)))
+        out[a.arg] = (tuple(int(t) if t.isdigit() else b.dims[t] for t in tokens),
+                      tuple(None if t.isdigit() else (t,) for t in tokens))
+    return out
+
+
+def _targets(stmt: ast.stmt) -> list[str]:
+    return [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+
+
+class FunctionCheck:
+    """The walk over one function's body; ``rows`` is the report, ``result`` the returned node (if reached)."""
+
+    def __init__(self, source: str, path: Path, fn: ast.FunctionDef, bindings: Bindings, torch: bool | None) -> None:
+        self.path, self.fn, self.lines = path, fn, source.splitlines()
+        self.ck = Checker("", bindings, True if torch is None and "torch" in source else torch)
+        self.rows: list[Row] = []
+        self.result: Node | None = None
+        for name, (shape, names) in bind_arguments(fn, bindings).items():
+            self.ck.env[name] = Node(name, "input", shape, names=names)
+            self.rows.append(Row(fn.lineno, name, self.ck.env[name], "argument"))
+        for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+            if a.arg not in self.ck.env and a.arg not in bindings.dims and a.arg != "self":
+                self.ck.unknown[a.arg] = (f"argument {a.arg} has no shape: give it a jaxtyping annotation or "
+                                          f"--shape {a.arg}=DIMS (or --dim {a.arg}=N for a size)")
+
+    def skip(self, stmt: ast.stmt, why: str, root: str | None = None) -> None:
+        names = [n for n in dict.fromkeys(_targets(stmt)) if n not in self.ck.b.dims]
+        for n in names:
+            self.ck.env.pop(n, None)
+            self.ck.unknown[n] = root or f"line {stmt.lineno} was skipped ({why})"
+        tail = f"; now unknown: {', '.join(names)}" if names else ""
+        self.rows.append(Row(stmt.lineno, self.snippet(stmt), note=f"skipped: {why}{tail}"))
+
+    def snippet(self, node: ast.AST) -> str:
+        seg = ast.get_source_segment("\n".join(self.lines), node) or ""
+        return " ".join(seg.split())
+
+    def expr(self, node: ast.expr) -> Node:
+        self.ck.set_source(self.snippet(node))
+        shifted = ast.parse(self.ck.src, mode="eval").body
+        return self.ck.visit(shifted)
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if type(stmt) in FLOW or isinstance(stmt, ast.AsyncFunctionDef):
+            return self.skip(stmt, f"{FLOW.get(type(stmt), 'a nested function')} is not followed")
+        if isinstance(stmt, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom)) or (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            return None  # docstrings, asserts and imports change no shape
+        value = getattr(stmt, "value", None)
+        if value is None or not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)):
+            return self.skip(stmt, f"{type(stmt).__name__.lower()} statements are not followed")
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and self.size(stmt, targets[0].id, value):
+            return None
+        if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and self.unpack(stmt, targets[0], value):
+            return None
+        try:
+            node = self.expr(value) if not isinstance(stmt, ast.AugAssign) else self.aug(stmt)
+        except CheckShapeError:
+            raise
+        except ExplainError as err:
+            return self.skip(stmt, str(err).split(";")[0], getattr(err, "root", None))
+        if isinstance(stmt, ast.Return):
+            self.result = node
+            self.rows.append(Row(stmt.lineno, "return " + self.snippet(value), node))
+            return None
+        for t in targets:
+            if isinstance(t, ast.Name):
+                if node.op == "size":
+                    self.ck.b.dims[t.id] = self.ck.sizes[t.id] = int(node.detail.split("= ")[-1])
+                else:
+                    self.ck.env[t.id] = node
+                self.ck.unknown.pop(t.id, None)
+            elif t is not None:
+                return self.skip(stmt, f"assigning to {self.snippet(t)} is not followed")
+        self.rows.append(Row(stmt.lineno, self.snippet(stmt), node))
+        return None
+
+    def size(self, stmt: ast.stmt, name: str, value: ast.expr) -> bool:
+        """``hd = C // n_head`` or ``H = self.n_head``: a size known from the text, which then names what it
+        sizes (its claim) wherever it is used. False if the value is not a size (an array, say)."""
+        if isinstance(value, ast.Constant) and not isinstance(value.value, int):
+            return False
+        self.ck.set_source(self.snippet(value))
+        tree = ast.parse(self.ck.src, mode="eval").body
+        try:
+            n = static_int(self.ck, tree, "a size")
+            named = claim(self.ck, tree)
+        except ExplainError:
+            return False
+        self.ck.b.dims[name] = self.ck.sizes[name] = n
+        if named is not None and named != (name,):
+            self.ck.aliases[name] = named
+        self.ck.env.pop(name, None)
+        self.ck.unknown.pop(name, None)
+        self.rows.append(Row(stmt.lineno, self.snippet(stmt), note=f"size {n}"))
+        return True
+
+    def aug(self, stmt: ast.AugAssign) -> Node:
+        self.ck.set_source(self.snippet(stmt))
+        tree = ast.parse(self.ck.src).body[0]
+        assert isinstance(tree, ast.AugAssign)
+        left = self.ck.visit(ast.Name(id=tree.target.id, ctx=ast.Load(), col_offset=tree.target.col_offset,  # type: ignore[attr-defined]
+                                      end_col_offset=tree.target.end_col_offset))
+        right = self.ck.visit(tree.value)
+        return self.ck.combine(tree, "matmul" if isinstance(tree.op, ast.MatMult) else "add", left, right,
+                               (left.end, right.start))
+
+    def unpack(self, stmt: ast.stmt, target: ast.Tuple, value: ast.expr) -> bool:
+        """``B, T, C = x.shape`` (or ``x.size()``): sizes that stand for x's axes. False if it is not that."""
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in (
+                "split", "chunk") and all(isinstance(e, ast.Name) for e in target.elts):
+            try:
+                parts = self.pieces(value, len(target.elts))
+            except CheckShapeError:
+                raise
+            except ExplainError as err:
+                self.skip(stmt, str(err).split(";")[0], getattr(err, "root", None))
+                return True
+            for e, part in zip(target.elts, parts):
+                self.ck.env[e.id] = part  # type: ignore[attr-defined]
+                self.ck.unknown.pop(e.id, None)  # type: ignore[attr-defined]
+            self.rows.append(Row(stmt.lineno, self.snippet(stmt), parts[0], note=f"each of {len(parts)}"))
+            return True
+        base = None
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            base = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and not value.args:
+            base = value.func.value
+        if base is None or not all(isinstance(e, ast.Name) for e in target.elts):
+            return False
+        try:
+            arr = self.expr(base)
+        except ExplainError as err:
+            self.skip(stmt, str(err).split(";")[0])
+            return True
+        if len(arr.shape) != len(target.elts):
+            raise CheckShapeError(f"{self.where(stmt)}: unpacking {len(target.elts)} names from a {len(arr.shape)}-D "
+                                  f"shape {arr.shape}", [])
+        for e, size, ax in zip(target.elts, arr.shape, arr.names):
+            name = e.id  # type: ignore[attr-defined]
+            self.ck.b.dims[name] = self.ck.sizes[name] = size
+            if ax is not None:
+                self.ck.aliases[name] = ax
+            self.ck.unknown.pop(name, None)
+        self.rows.append(Row(stmt.lineno, self.snippet(stmt), arr, note="sizes"))
+        return True
+
+    def pieces(self, call: ast.Call, want: int) -> list[Node]:
+        """``t.split(C, dim=2)`` / ``t.chunk(3, dim=-1)`` into ``want`` named pieces."""
+        self.ck.set_source(self.snippet(call))
+        tree = ast.parse(self.ck.src, mode="eval").body
+        assert isinstance(tree, ast.Call) and isinstance(tree.func, ast.Attribute)
+        return split(self.ck, tree, want)
+
+    def where(self, stmt: ast.AST) -> str:
+        return f"{self.path}:{stmt.lineno}"
+
+
+def check_function(target: str, bindings: Bindings, torch: bool | None = None) -> FunctionCheck:
+    """Check ``FILE.py::function``; raises UsageError for a bad path or name, CheckShapeError at a mismatch
+    (its display names the file and line)."""
+    path, name = split_target(target)
+    source = read_source(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=str(path))
+    except SyntaxError as err:
+        raise UsageError(f"{path}:{err.lineno}: cannot parse: {err.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as err:
+        raise UsageError(f"cannot parse {path}: {err}") from None
+    fn = find_function(tree, name, path)
+    if _depth(fn) > MAX_DEPTH + 20:
+        raise UsageError(f"{fn.name}() nests deeper than {MAX_DEPTH + 20} levels: check it in pieces")
+    run = FunctionCheck(source, path, fn, bindings, torch)
+    stmt_line = fn.lineno
+    try:
+        for stmt in fn.body:
+            stmt_line = stmt.lineno
+            if run.result is not None:
+                break
+            run.statement(stmt)
+    except CheckShapeError as err:
+        err.display = [f"  {path}:{stmt_line}:"] + err.display
+        err.args = (f"{path}:{stmt_line}: {err}",)
+        err.report = run.rows  # type: ignore[attr-defined]
+        raise
+    return run

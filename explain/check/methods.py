@@ -1,0 +1,144 @@
+"""Array methods, numpy's and PyTorch's: ``x.reshape(2, -1)``, ``x.view(B, T, H, Dh)``, ``x.transpose(1, 2)``,
+``x.sum(dim=-1, keepdim=True)``, ``x.masked_fill(mask == 0, -inf)``.
+
+The two libraries share most names. Where they disagree, the line's library decides: ``x.transpose(1, 2)``
+swaps two axes in PyTorch and is an error on a 4-D numpy array, so it follows PyTorch when the expression is
+PyTorch (it uses ``torch.``, ``F.``, ``.view``, ``dim=``, …, or ``--lib torch``), numpy otherwise.
+``x.max(dim=d)`` in PyTorch gives a (values, indices) pair, read with ``.values`` or ``[0]``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from explain import shape_rules as rules
+from explain.check import shaping
+from explain.check.args import bind, int_axis, is_none, size_args, static_axis, static_bool, static_int
+from explain.check.supported import ELEMENTWISE, IDENTITY_METHODS, REDUCTIONS
+from explain.check.torchops import bmm, gather, masked_fill
+from explain.errors import ShapeError, UsageError
+
+if TYPE_CHECKING:
+    from explain.check.expr import Checker, Node
+
+Span = tuple[int, int]
+TORCH_KW = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _ints(ck: Checker, args: list[ast.expr], what: str) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        args = list(args[0].elts)
+    return tuple(static_int(ck, a, what) for a in args)
+
+
+def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span) -> Node:
+    a, kws = call.args, {kw.arg: kw.value for kw in call.keywords}
+    if name in ("dim", "keepdim") or "dim" in kws or "keepdim" in kws:
+        ck.torch = True
+    if name in IDENTITY_METHODS:
+        return ck.make(call, name, this.shape, [this], names=this.names)
+    if name in ("reshape", "view"):
+        if name == "view":
+            ck.torch = True
+        if not a:
+            raise UsageError(f".{name}() needs the new shape, like x.{name}(2, -1)")
+        sizes, claims, texts = size_args(ck, list(a), f"{name} sizes")
+        return shaping.reshape(ck, call, this, sizes, claims, texts, span, method=name)
+    if name == "transpose":
+        if call.keywords:
+            raise UsageError(".transpose() takes its axes positionally, like x.transpose(1, 0)")
+        if not a or (len(a) == 1 and is_none(a[0])):
+            return shaping.transpose(ck, call, this, None, span)
+        axes = _ints(ck, list(a), "transpose axes")
+        if len(a) == 2 and ck.torch:
+            return shaping.swapaxes(ck, call, this, axes[0], axes[1], span)
+        if len(axes) == 2 and len(this.shape) != 2:
+            raise ck.fail(ShapeError(f"numpy's transpose of a {len(this.shape)}-D array needs all "
+                                     f"{len(this.shape)} axes, got 2; in PyTorch x.transpose({axes[0]}, {axes[1]}) "
+                                     f"swaps two axes: in numpy write x.swapaxes({axes[0]}, {axes[1]}) (or pass "
+                                     "--lib torch)"), *span, [this])
+        return shaping.transpose(ck, call, this, axes, span)
+    if name == "permute":
+        ck.torch = True
+        return shaping.transpose(ck, call, this, _ints(ck, list(a), "permute dims"), span, op="permute")
+    if name == "swapaxes":
+        args = bind(".swapaxes", call, (("axis0", "axis1"), 2, ()), list(a), {"dim0": "axis0", "dim1": "axis1"})
+        return shaping.swapaxes(ck, call, this, static_int(ck, args["axis0"], "axis"),
+                                static_int(ck, args["axis1"], "axis"), span)
+    if name == "unsqueeze":
+        args = bind(".unsqueeze", call, (("dim",), 1, ()), list(a))
+        return shaping.unsqueeze(ck, call, this, static_int(ck, args["dim"], "dim"), span)
+    if name == "squeeze":
+        args = bind(".squeeze", call, (("dim",), 0, ()), list(a), {"axis": "dim"})
+        dim = static_axis(ck, args.get("dim"), None)
+        dims = None if dim is None else dim if isinstance(dim, tuple) else (dim,)
+        return shaping.squeeze(ck, call, this, dims, span, torch=ck.torch)
+    if name in ("expand", "expand_as"):
+        ck.torch = True
+        if name == "expand_as":
+            other = ck.visit(a[0])
+            return shaping.expand(ck, call, this, other.shape, other.names, span)
+        sizes, claims, _ = size_args(ck, list(a), "expand sizes")
+        return shaping.expand(ck, call, this, sizes, claims, span)
+    if name == "flatten":
+        args = bind(".flatten", call, (("start_dim", "end_dim"), 0, ()), list(a))
+        n = len(this.shape)
+        try:
+            s = rules.normalize_axis(static_int(ck, args["start_dim"], "dim") if "start_dim" in args else 0, max(n, 1))
+            e = rules.normalize_axis(static_int(ck, args["end_dim"], "dim") if "end_dim" in args else -1, max(n, 1))
+        except ShapeError as err:
+            raise ck.fail(err, span[0], span[1], [this]) from None
+        total = 1
+        for d in this.shape[s:e + 1]:
+            total *= d
+        merged = tuple(x for ax in this.names[s:e + 1] for x in (ax or ("?",)))
+        names = this.names[:s] + ((None if "?" in merged else merged),) + this.names[e + 1:]
+        return ck.make(call, "flatten", this.shape[:s] + (total,) + this.shape[e + 1:], [this], names=names)
+    if name == "repeat_interleave":
+        ck.torch = True
+        args = bind(".repeat_interleave", call, (("repeats", "dim"), 1, ("output_size",)), list(a))
+        dim = static_axis(ck, args.get("dim"), None)
+        if isinstance(dim, tuple):
+            raise UsageError("repeat_interleave() takes one dim")
+        return shaping.repeat_interleave(ck, call, this, static_int(ck, args["repeats"], "repeats"), dim, span)
+    if name == "masked_fill":
+        ck.torch = True
+        args = bind(".masked_fill", call, (("mask", "value"), 2, ()), list(a))
+        return masked_fill(ck, call, this, ck.visit(args["mask"]), span)
+    if name in ("softmax", "log_softmax"):
+        args = bind(f".{name}", call, (("dim",), 1, ("dtype",)), list(a), {"axis": "dim"})
+        dim = int_axis(ck, args["dim"], -1, name)
+        shaping.apply(ck, span, [this], rules.reduce, this.shape, dim)
+        return ck.make(call, name, this.shape, [this], f"dim={dim}", names=this.names)
+    if name in ("matmul", "bmm"):
+        other = ck.visit(a[0]) if len(a) == 1 else None
+        if other is None:
+            raise UsageError(f".{name}() takes one tensor, like x.{name}(y)")
+        return bmm(ck, call, this, other, span) if name == "bmm" else ck.combine(call, "matmul", this, other, span)
+    if name == "size":
+        if not a and not call.keywords:
+            raise UsageError(".size() with no axis is a shape, not an array: use .size(i) for one axis")
+        return ck.make(call, "size", (), detail=f"= {static_int(ck, call, 'a size')}")
+    if name == "gather":
+        args = bind(".gather", call, (("dim", "index"), 2, ()), list(a))
+        return gather(ck, call, this, ck.visit(args["index"]), static_int(ck, args["dim"], "dim"), span)
+    if name in ELEMENTWISE or name == "pow":
+        return ck.make(call, name, this.shape, [this], names=this.names)
+    if name in REDUCTIONS:
+        args = bind(f".{name}", call, (("axis",), 0, ("keepdims", "ddof", "unbiased", "correction")), list(a),
+                    TORCH_KW)
+        axis = static_axis(ck, args.get("axis"), None)
+        keepdims = static_bool(ck, args.get("keepdims"), "keepdim" if ck.torch else "keepdims")
+        node = shaping.reduce(ck, call, name, this, axis, keepdims, span,
+                              keep_fix=_keep(ck, call, "keepdim" if ck.torch else "keepdims"))
+        if ck.torch and name in ("max", "min") and axis is not None:
+            node.info["pair"] = True  # torch.max(x, dim) returns (values, indices)
+        return node
+    raise UsageError(f"not supported: the method .{name}()")
+
+
+def _keep(ck: Checker, call: ast.Call, word: str) -> tuple[int, int, str] | None:
+    from explain.check.calls import _keep_fix  # lazy: calls imports this module
+
+    return _keep_fix(ck, call, word)

@@ -1,0 +1,127 @@
+"""Direct logit attribution: the final residual at one position split into the parts that wrote it (the token
+and position embeddings, each head's z·W_O, each attention bias b_O, each MLP output), each part's contribution
+to a logit (or a logit difference with ``vs``) through the final norm with its scale frozen at its value in the
+run (TransformerLens's convention), and their sum, which is the run's logit.
+
+Recorded as steps after the run (``attrib.blocks.L.attn.result``, ``attrib.parts``, ``attrib.normed``,
+``attrib.contributions``, ``attrib.total``): the drill-down of ``attrib.total`` shows the sum beside the logit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from explain.api import run
+from explain.errors import UsageError
+from explain.interp import names
+from explain.interp.stream import Stream, check_model, finish, ref, resume, stream_of, tokenizer_for, word_id
+from explain.trace import Recorder, Ref, Trace
+
+CONVENTION = ("each part goes through the final norm with the scale σ of the whole residual frozen at its value "
+              "in this run (TransformerLens's convention), so the parts add up to the logit exactly")
+
+
+def _parts(rec: Recorder, trace: Trace, stream: Stream) -> tuple[list[Ref], list[str]]:
+    """The refs that sum to the final residual, and one label per row they give the stack."""
+    refs: list[Ref] = []
+    labels: list[str] = []
+    first = trace[stream.first]
+    for n in (first.inputs if first.op == "add" else (first.name,)):  # token + position embeddings
+        refs.append(ref(rec, n))
+        labels.append(n)
+    for i in range(stream.n_layers):
+        attn_out = trace[trace[names.resid_mid(i)].inputs[1]]
+        merged = trace[attn_out.inputs[0]] if attn_out.inputs[0] in trace else None
+        if attn_out.op == "linear" and merged is not None and merged.op == "merge_heads":
+            z = ref(rec, merged.inputs[0])  # (B, h, T, m)
+            refs.append(rec.op("head_result", names.head_result(i), z, ref(rec, attn_out.inputs[1]), sym="r"))
+            labels += [f"blocks.{i} head {h}" for h in range(z.shape[-3])]
+            if len(attn_out.inputs) > 2:
+                refs.append(ref(rec, attn_out.inputs[2]))
+                labels.append(f"blocks.{i} attn bias")
+        else:
+            refs.append(ref(rec, attn_out.name))
+            labels.append(attn_out.name)
+        mlp_out = trace[names.resid_post(i)].inputs[1]
+        refs.append(ref(rec, mlp_out))
+        labels.append(mlp_out)
+    return refs, labels
+
+
+def record_attribution(trace: Trace, word: int, vs: int | None = None, position: int = -1, item: int = 0) -> Trace:
+    """``trace`` with the attribution of logit ``word`` (minus logit ``vs``) at ``position`` recorded after it."""
+    stream = stream_of(trace)
+    T = trace[stream.logits.name].shape[-2]
+    pos = position % T
+    norm, unembed = stream.norm, stream.logits
+    rec = resume(trace)
+    with rec.scope(names.ATTR):
+        parts, labels = _parts(rec, trace, stream)
+        dims = tuple(len(r.shape) for r in parts)
+        stacked = rec.op("stack_parts", "parts", *parts, dims=dims, item=item, pos=pos, labels=tuple(labels),
+                         sym="parts")
+        normed = rec.op("frozen_norm", "normed", stacked, ref(rec, norm.inputs[0]), ref(rec, norm.inputs[1]),
+                        item=item, pos=pos, eps=norm.attrs.get("eps", 1e-5), centre=stream.centre, sym="n")
+        beta = [ref(rec, norm.inputs[2])] if len(norm.inputs) > 2 else []
+        bias = [ref(rec, unembed.inputs[2])] if len(unembed.inputs) > 2 else []
+        labels.append("final norm β" + (" and unembedding bias" if bias else "") if beta else
+                      "unembedding bias" if bias else "(no bias)")
+        contrib = rec.op("part_logits", "contributions", normed, ref(rec, unembed.inputs[1]), *beta, *bias,
+                         word=word, vs=vs, transpose_w=unembed.attrs.get("transpose_w", False), beta=bool(beta),
+                         bias=bool(bias), labels=tuple(labels), sym="c", note=CONVENTION[0].upper() + CONVENTION[1:] + ".")
+        rec.op("total", "total", contrib, ref(rec, unembed.name), item=item, pos=pos, word=word, vs=vs,
+               labels=tuple(labels), sym="Σc")
+    return finish(rec, trace)
+
+
+@dataclass
+class Attribution:
+    """What :func:`attribute` gives: the trace with the attribution recorded, and each part's contribution."""
+
+    trace: Trace
+    word: int
+    vs: int | None
+    word_text: str
+    vs_text: str
+    position: int
+    parts: list[tuple[str, float]] = field(default_factory=list)  # in the stack's order
+    total: float = 0.0
+    logit: float = 0.0  # what the run computed: logit[word] (− logit[vs])
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(self.parts, key=lambda p: -abs(p[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.trace.config.model, "position": self.position, "word": self.word_text,
+                "word_id": self.word, "vs": self.vs_text or None, "vs_id": self.vs, "convention": CONVENTION,
+                "parts": [{"part": p, "contribution": v} for p, v in self.ranked()], "sum": self.total,
+                "logit": self.logit}
+
+
+def summary(trace: Trace, word: int, vs: int | None, position: int, word_text: str = "",
+            vs_text: str = "") -> Attribution:
+    step = trace[names.attr("contributions")]
+    total = trace[names.attr("total")]
+    item, pos = total.attrs["item"], total.attrs["pos"]
+    logits = trace["logits"].output
+    run = float(logits[item, pos, word] - (logits[item, pos, vs] if vs is not None else 0.0))
+    parts = list(zip(step.attrs["labels"], (float(v) for v in step.output)))
+    return Attribution(trace, word, vs, word_text, vs_text, pos, parts, float(total.output), run)
+
+
+def attribute(model: str, word: str, vs: str | None = None, *, position: int = -1, **options: Any) -> Attribution:
+    """Run ``model`` with :func:`explain.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
+    ``position`` (default: the last) to the parts of the final residual."""
+    check_model(model)
+    tok = tokenizer_for(model, options)
+    w = word_id(word, tok)
+    v = word_id(vs, tok, "--vs") if vs is not None else None
+    if v == w:
+        raise UsageError(f"--vs {vs!r} is --word itself: their logit difference is 0; give another word")
+    trace = run(model, **options)
+    T = trace["logits"].shape[-2]
+    if not -T <= position < T:
+        raise UsageError(f"--position {position} is outside the {T} positions of the text; give 0–{T - 1} "
+                         "(or −1, the last)")
+    return summary(record_attribution(trace, w, v, position), w, v, position, word, vs or "")

@@ -1,0 +1,124 @@
+"""The residual stream of a recorded run, as the interpretability tools read it: which steps hold it after each
+block and each attention, the final norm and the unembedding that turn it into logits, and the refusal of a model
+whose stream is not a plain sum (post-LN: it renormalises after every add).
+
+Also what every tool needs around that: one word as one token id (:func:`word_id`), a recorder that goes on after
+a trace keeping its labels (:func:`resume`), a recorded step replayed on other inputs (:func:`replay`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from explain.api import _open
+from explain.config import check_model_name
+from explain.errors import InputError, UsageError
+from explain.inputs import UNK, Tokenizer
+from explain.interp import names
+from explain.registry import MODELS, able, quoted
+from explain.trace import Recorder, Ref, Step, Trace
+
+WHY = "the lens, attribution and patching read the stream as that sum, which needs a pre-norm model"
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Where a pre-norm run keeps its residual stream."""
+
+    n_layers: int
+    first: str  # the residual block 0 reads: blocks.0.resid_pre (token + position embeddings), or embed (llama)
+    norm: Step  # the final norm: its first input is the last residual
+    logits: Step  # the unembedding: its first input is the norm's output
+
+    @property
+    def centre(self) -> bool:
+        """Whether the final norm subtracts the mean (layer norm) or only divides (RMS norm)."""
+        return self.norm.op == "layer_norm"
+
+    def block_inputs(self) -> list[str]:
+        """The residual each block reads: the first, then each earlier block's output (TransformerLens's
+        ``blocks.i.hook_resid_pre``; the run records it once, as ``blocks.{i-1}.resid_post``)."""
+        return [self.first] + [names.resid_post(i) for i in range(self.n_layers - 1)]
+
+    def points(self) -> list[tuple[str, str]]:
+        """(label, step name) of every place the lens reads: ``0`` the embeddings, ``k+attn`` after block k's
+        attention, ``k`` after k blocks; the last is what the final norm reads."""
+        out = [("0", self.first)]
+        for i in range(self.n_layers):
+            out += [(f"{i}+attn", names.resid_mid(i)), (str(i + 1), names.resid_post(i))]
+        return out
+
+
+def check_model(model: str) -> None:
+    """Refuse, in one line that says why, a model whose residual stream is not a sum (the registry's
+    ``pre_norm`` capability)."""
+    entry = MODELS[check_model_name(model)]
+    if entry.can("pre_norm"):
+        return
+    fix = f"{WHY}: use {quoted(able('pre_norm'))}"
+    if entry.can("blocks"):
+        raise UsageError(f"'{model}' is post-LN: it renormalises the residual after every add, so its stream is "
+                         f"not a sum of what each layer wrote; {fix}")
+    raise UsageError(f"'{model}' has no residual stream (blocks and a final norm) to read; {fix}")
+
+
+def stream_of(trace: Trace) -> Stream:
+    """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
+    check_model(trace.config.model)
+    first = trace[names.resid_mid(0)].inputs[0]  # resid_mid = the residual block 0 read + its attention
+    return Stream(trace.config.n_layers, first, trace["ln_final"], trace["logits"])
+
+
+def resume(trace: Trace, shape_only: bool = False) -> Recorder:
+    """A recorder that goes on after ``trace`` (its steps are not run again), keeping every label."""
+    rec = Recorder.resume(trace, shape_only)
+    rec.batch_labels = dict(trace.batch_labels)
+    return rec
+
+
+def finish(rec: Recorder, trace: Trace) -> Trace:
+    out = rec.trace()
+    out.meta = dict(trace.meta)
+    return out
+
+
+def ref(rec: Recorder, name: str) -> Ref:
+    """A step or a parameter of the run being recorded, as a value to compute with."""
+    return rec.ref(name) if name in rec._names else rec.reuse(name)
+
+
+def replay(rec: Recorder, step: Step, name: str, subst: dict[str, Ref]) -> Ref:
+    """Record ``step``'s operation again as ``name`` (in the current scope), with the inputs named in ``subst``
+    replaced: the final norm and the unembedding applied to an earlier residual."""
+    ins = [subst[n] if n in subst else ref(rec, n) for n in step.inputs]
+    return rec.op(step.op, name, *ins, sym=step.syms.out, note=step.note, **step.attrs)
+
+
+def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
+    """The one token id of ``word``: a word the tokenizer splits, or does not know, is refused with its tokens."""
+    if not word:
+        raise UsageError(f"{what} is empty; give one token of the vocabulary, e.g. {what} ' Paris'")
+    ids = tokenizer.encode(word)
+    unknown = not getattr(tokenizer, "fixed", True) and ids == [UNK] and word.strip().lower() != "<unk>"
+    if len(ids) == 1 and not unknown:
+        return int(ids[0])
+    if unknown or not ids:
+        raise InputError(f"{what} {word!r} is not in the vocabulary; give a word of the text or of the built-in "
+                         "words (explain run MODEL --plain shows them)")
+    shown = " + ".join(repr(tokenizer.label(i)) for i in ids)
+    hint = "" if word.startswith(" ") else f", or try {' ' + word!r} (a leading space is part of a byte-level token)"
+    raise InputError(f"{what} {word!r} is {len(ids)} tokens ({shown}); give one token of the vocabulary{hint}")
+
+
+def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
+    """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
+    the run's texts."""
+    if options.get("checkpoint") is not None:
+        options["checkpoint"] = _open(model, options["checkpoint"])
+        return options["checkpoint"]
+    texts = options.get("text") or []
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    if not texts and options.get("tokens") is None:
+        texts = [MODELS[model].text]
+    return Tokenizer(texts)

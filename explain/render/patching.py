@@ -1,0 +1,53 @@
+"""Rich renderables of activation patching (:mod:`explain.interp.patching`): one patched run's logit difference
+against the clean and corrupted runs, and a sweep's recovered fractions as a heatmap (layers down, positions or
+heads across), each cell its number on the diverging palette the matrices use."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from explain.interp.patching import Patched, Runs, Sweep, describe
+from explain.ops.base import num
+
+
+def _what(runs: Runs) -> str:
+    return f"logit[{runs.word_text!r}] − logit[{runs.vs_text!r}]"
+
+
+def runs_line(runs: Runs, digits: int = 4) -> Text:
+    return Text(f"{_what(runs)} at the last position: clean {num(runs.clean_diff, digits)}, corrupted "
+                f"{num(runs.corrupt_diff, digits)}")
+
+
+def patched_view(p: Patched, digits: int = 4) -> Group:
+    step = p.runs.corrupt[p.step]
+    lines = [runs_line(p.runs, digits),
+             Text(f"patched {p.step} ({describe(step, p.where)}; {p.cells_changed} cells differ from the corrupted "
+                  f"run's): {num(p.diff, digits)}, recovered fraction {num(p.recovered, digits)}")]
+    lines += [Text(f"Note: {n}.", style="bold") for n in p.notes]
+    return Group(*lines)
+
+
+def _style(v: float) -> str:
+    """A background from blue (−1) through white (0) to red (+1), fixed scale: the recovered fraction's own."""
+    x = max(-1.0, min(1.0, v))
+    r, g, b = (255, int(255 * (1 - x)), int(255 * (1 - x))) if x >= 0 else \
+        (int(255 * (1 + x)), int(255 * (1 + x)), 255)
+    return f"black on rgb({r},{g},{b})"
+
+
+def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:
+    what = {"resid": "each block's input at one position", "mlp": "each MLP output at one position",
+            "heads": "each head's z at every position"}[s.kind]
+    title = Text(f"recovered fraction, patching {what}", style="italic")
+    table = Table()
+    table.add_column("step", no_wrap=True)
+    for c, label in enumerate(s.columns):
+        table.add_column(label if s.kind == "heads" else f"{c} {label}", justify="right", no_wrap=True)
+    for r, name in enumerate(s.steps):
+        table.add_row(name, *[Text(num(v, digits), style=_style(v)) for v in s.recovered[r]])
+    note = Text("(patched − corrupted) / (clean − corrupted): 1 restores the clean run's difference, 0 changes "
+                f"nothing; {s.executed:,} steps recomputed in all (only those after each patch point)", style="dim")
+    return Group(runs_line(s.runs), title, table, note)

@@ -1,0 +1,109 @@
+"""The base of the interpretability screens (the logit lens, attribution, a patching sweep, attention to generated
+tokens): a title, a table of coloured cells with a cell cursor (Textual's DataTable: it scrolls both ways and
+keeps the row labels in view), a line about the cell under the cursor, and a Footer with the screen's keys.
+Enter on a cell dismisses the screen with what that cell is computed from (a step and its cell), for the step
+screen to show; Esc closes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Static
+
+Cell = tuple[str, tuple[int, ...]]  # a step name and the index of one of its cells
+
+
+def heat(value: float, lo: float = 0.0, hi: float = 1.0, diverging: bool = False) -> str:
+    """A background for ``value`` on [lo, hi]: white to red, or (diverging, around 0) blue, white, red."""
+    if value != value:  # NaN: nothing there
+        return ""
+    if diverging:
+        x = max(-1.0, min(1.0, value / (hi or 1.0)))
+        r, g, b = (255, int(255 * (1 - x)), int(255 * (1 - x))) if x >= 0 else \
+            (int(255 * (1 + x)), int(255 * (1 + x)), 255)
+    else:
+        x = max(0.0, min(1.0, (value - lo) / ((hi - lo) or 1.0)))
+        r, g, b = 255, int(255 * (1 - 0.75 * x)), int(255 * (1 - 0.9 * x))
+    return f"black on rgb({r},{g},{b})"
+
+
+class GridScreen(ModalScreen[Any]):
+    """A table of cells; subclasses say what is in it (:meth:`header`, :meth:`columns`, :meth:`rows`,
+    :meth:`describe`, :meth:`source`)."""
+
+    DEFAULT_CSS = """
+    GridScreen { align: center middle; }
+    GridScreen #dialog { width: 100%; height: 100%; border: round $accent; background: $surface; }
+    GridScreen #grid-title, GridScreen #grid-cell { height: auto; max-height: 6; padding: 0 1; }
+    GridScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape,q", "dismiss(None)", "close"), Binding("enter", "open", "open cell")]
+
+    def header(self) -> Text:
+        raise NotImplementedError
+
+    def columns(self) -> list[str]:
+        raise NotImplementedError
+
+    def rows(self) -> list[tuple[str, list[Text]]]:
+        raise NotImplementedError
+
+    def describe(self, row: int, col: int) -> Text:
+        """A line about the cell under the cursor."""
+        return Text("")
+
+    def source(self, row: int, col: int) -> Any:
+        """What Enter on this cell gives the step screen (None: nothing to open)."""
+        return None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.header(), id="grid-title")
+            yield DataTable(cursor_type="cell", zebra_stripes=False, id="grid")
+            yield Static("", id="grid-cell")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fill()
+        self.query_one(DataTable).focus()
+
+    def fill(self, keep: tuple[int, int] | None = None) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns("", *self.columns())
+        table.fixed_columns = 1
+        for label, cells in self.rows():
+            table.add_row(Text(label, style="bold"), *cells)
+        self.query_one("#grid-title", Static).update(self.header())
+        if keep is not None:
+            table.move_cursor(row=keep[0], column=keep[1])
+        elif table.row_count:
+            table.move_cursor(row=0, column=1)
+
+    def cursor(self) -> tuple[int, int]:
+        """The cursor as (row, column of the data: the label column is −1)."""
+        c = self.query_one(DataTable).cursor_coordinate
+        return c.row, c.column - 1
+
+    @on(DataTable.CellHighlighted)
+    def _highlighted(self, event: DataTable.CellHighlighted) -> None:
+        row, col = event.coordinate.row, event.coordinate.column - 1
+        self.query_one("#grid-cell", Static).update(self.describe(row, col) if col >= 0 else Text(""))
+
+    @on(DataTable.CellSelected)
+    def _selected(self, event: DataTable.CellSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        row, col = self.cursor()
+        if col < 0:
+            return
+        chosen = self.source(row, col)
+        if chosen is not None:
+            self.dismiss(chosen)

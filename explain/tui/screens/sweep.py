@@ -1,0 +1,44 @@
+"""The patching sweep screen (``P``, on a run opened by ``explain patch … --sweep``): layers down, positions
+(or heads) across, each cell the recovered fraction of the logit difference when that cell of the corrupted run
+is taken from the clean run, on a fixed blue–white–red scale (−1, 0, 1). Enter records that cell's patched run
+and opens it, at the patched step, in the step view."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from explain.interp.patching import Sweep, describe
+from explain.ops.base import num
+from explain.tui.screens.interp_grid import GridScreen, heat
+
+
+class SweepScreen(GridScreen):
+    def __init__(self, sweep: Sweep) -> None:
+        super().__init__()
+        self.sweep = sweep
+
+    def header(self) -> Text:
+        r = self.sweep.runs
+        return Text.assemble(("activation patching", "bold cyan"), f": logit[{r.word_text!r}] − logit[{r.vs_text!r}]"
+                             f" is {num(r.clean_diff, 4)} clean and {num(r.corrupt_diff, 4)} corrupted; each cell is "
+                             "the recovered fraction (patched − corrupted) / (clean − corrupted).\n",
+                             ("Enter records and opens that patched run · Esc closes", "dim"))
+
+    def columns(self) -> list[str]:
+        s = self.sweep
+        return s.columns if s.kind == "heads" else [f"{c} {w}" for c, w in enumerate(s.columns)]
+
+    def rows(self) -> list[tuple[str, list[Text]]]:
+        return [(name, [Text(num(v, 2), style=heat(v, hi=1.0, diverging=True)) for v in row])
+                for name, row in zip(self.sweep.steps, self.sweep.recovered)]
+
+    def describe(self, row: int, col: int) -> Text:
+        s = self.sweep
+        if not 0 <= row < len(s.steps) or not 0 <= col < s.recovered.shape[1]:
+            return Text("")
+        name, where = s.where(row, col)
+        return Text.assemble((name, "cyan"), f" ({describe(s.runs.corrupt[name], where)}) from the clean run: "
+                             f"logit difference {num(s.diffs[row, col], 4)}, recovered {num(s.recovered[row, col], 4)}")
+
+    def source(self, row: int, col: int):
+        return self.sweep.open(row, col)

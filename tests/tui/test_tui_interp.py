@@ -1,0 +1,136 @@
+"""The interpretability screens: y (logit lens), A (attribution), P (a patching sweep), W (attention to generated
+tokens) open over the step view at 80×24, 120×40 and 200×50; Enter on a cell shows its recorded step there; a
+model or run they do not apply to says why instead of opening."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable
+
+import explain
+from explain.interp.patching import prepare, sweep_runs
+from explain.tui.app import ExplainApp
+from explain.tui.keys import KEYS
+from explain.tui.state import View
+from tests.conftest import DATA
+from tests.tui.conftest import _until, drive, text_of
+
+SIZES = [(80, 24), (120, 40), (200, 50)]
+
+
+def _on(pilot, name: str):
+    """Wait for the screen ``name``, with its table filled if it has one."""
+    def ready() -> bool:
+        screen = pilot.app.screen
+        if type(screen).__name__ != name:
+            return False
+        tables = screen.query(DataTable)
+        return not tables or tables.first().row_count > 0
+
+    return _until(pilot, ready, tries=3000)  # a hang guard, not a speed target: a loaded machine is slow
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_lens_screen_and_its_cell(size):
+    app = ExplainApp(explain.run("gpt"))
+
+    async def script(pilot):
+        await pilot.press("y")
+        await _on(pilot, "LensScreen")
+        screen = app.screen
+        table = screen.query_one(DataTable)
+        assert table.row_count == 5 and len(table.columns) == 5  # 2 layers: 0, 0+attn, 1, 1+attn, 2; 4 tokens
+        assert table.region.width > 0 and table.region.height >= 3
+        await pilot.press("right", "down")
+        await pilot.pause()
+        line = text_of(screen.query_one("#grid-cell"))
+        assert "lens.blocks.0.resid_mid.logits" in line and "rank" in line
+        await pilot.press("enter")
+        await _on(pilot, "StepScreen")
+        view = app.screen.view
+        assert view.step.name == "lens.blocks.0.resid_mid.probs" and view.index_of_cell[:2] == (0, 1)
+        word = view.index_of_cell[2]
+        assert word == int(view.step.output[0, 1].argmax())  # the top word of that cell
+
+    drive(app, script, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24)])
+def test_attribution_screen_ranks_the_parts(size):
+    app = ExplainApp(explain.run("gpt", checkpoint=str(DATA / "gpt2_tiny"), text="The cat is"))
+
+    async def script(pilot):
+        await pilot.press("A")
+        await _on(pilot, "AttributionScreen")
+        screen = app.screen
+        assert screen.query_one(DataTable).row_count == 11
+        values = [abs(screen.result.parts[i][1]) for i in screen.order]
+        assert values == sorted(values, reverse=True)
+        assert "TransformerLens" in text_of(screen.query_one("#grid-title"))
+        await pilot.press("enter")
+        await _on(pilot, "StepScreen")
+        assert app.screen.view.step.name == "attrib.contributions"
+        assert app.screen.view.index_of_cell == (screen.order[0],)
+
+    drive(app, script, size=size)
+
+
+def test_sweep_screen_opens_a_cells_patched_run():
+    runs = prepare("gpt", "The cat is", "The step is", " happy", " the", checkpoint=str(DATA / "gpt2_tiny"))
+    sweep = sweep_runs(runs, "resid")
+    runs.corrupt.meta["sweep"] = sweep
+    app = ExplainApp(runs.corrupt)
+
+    async def script(pilot):
+        await pilot.press("P")
+        await _on(pilot, "SweepScreen")
+        assert app.screen.query_one(DataTable).row_count == 2
+        await pilot.press("right", "down")  # blocks.0.resid_post, position 1
+        await pilot.press("enter")
+        await _on(pilot, "StepScreen")
+        view = app.screen.view
+        assert view.step.name == "patch.blocks.0.resid_post" and "patch.clean.blocks.0.resid_post" in view.trace
+        assert view.trace["logits"].output[0, -1, runs.word] - view.trace["logits"].output[0, -1, runs.vs] == \
+            pytest.approx(sweep.diffs[1, 1], abs=1e-10)
+
+    drive(app, script)
+
+
+def test_generated_screen_grows_with_the_text():
+    short = explain.generate("gpt", max_new_tokens=3, text="The cat is", seed=1, ignore_eos=True)
+    longer = explain.generate("gpt", max_new_tokens=5, text="The cat is", seed=1, ignore_eos=True)
+    app = ExplainApp(short)
+
+    async def script(pilot):
+        await pilot.press("W")
+        await _on(pilot, "GeneratedScreen")
+        screen = app.screen
+        assert screen.query_one(DataTable).row_count == 3
+        step_screen = app.screen_stack[-2]
+        step_screen.view = View(longer)  # what a G in the step view does: a longer run
+        await _until(pilot, lambda: screen.query_one(DataTable).row_count == 5, tries=3000)
+        assert screen.query_one(DataTable).row_count == 5 and len(screen.query_one(DataTable).columns) == 1 + 3 + 4
+        await pilot.press("n")  # the next layer (wraps to layer 0)
+        await pilot.pause()
+        assert screen.att.layer == 0
+
+    drive(app, script)
+
+
+@pytest.mark.parametrize("key, model, needle", [("y", "encoder", "post-LN"), ("A", "attention", "no residual"),
+                                                ("P", "gpt", "explain patch"), ("W", "gpt", "generated nothing")])
+def test_keys_that_do_not_apply_say_why(key, model, needle):
+    app = ExplainApp(explain.run(model))
+
+    async def script(pilot):
+        await pilot.press(key)
+        await pilot.pause(0.2)
+        assert type(app.screen).__name__ == "StepScreen"
+        assert any(needle in str(n.message) for n in app._notifications)
+
+    drive(app, script)
+
+
+def test_the_keys_are_in_the_key_table():
+    actions = {k.action for k in KEYS}
+    assert {"lens", "attribution", "patching", "generated"} <= actions
