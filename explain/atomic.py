@@ -151,7 +151,7 @@ class _Pending:
         try:
             fd = os.open(self.tmp, flags, 0o666)
         except OSError as exc:
-            raise WriteError(f"cannot write in folder '{target.parent}': {exc.strerror or exc}") from None
+            raise WriteError(f"cannot write '{target}': {exc.strerror or exc}") from None
         self.file: BinaryIO = os.fdopen(fd, "wb")
 
     def finish(self) -> None:

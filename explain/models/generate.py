@@ -17,6 +17,7 @@ from explain.inputs import Inputs
 from explain.models.layers import layer_norm
 from explain.models.zoo import gpt_block
 from explain.names import gen_scope
+from explain.ops.sampling import check_probabilities
 from explain.recorder import Recorder, Ref
 from explain.sampling import Sampling
 from explain.trace import Generation
@@ -44,6 +45,8 @@ def next_token(rec: Recorder, logits: Ref, s: Sampling, n: int) -> Ref:
         if s.top_p is not None:
             z = rec.op("top_p", "top_p", z, p=s.top_p)
     probs = rec.op("softmax", "probs", z)  # (B, 1, V)
+    if not rec.shape_only:
+        check_probabilities(probs.value)  # no NaN ever reaches a draw
     if s.greedy:
         return rec.op("argmax", "next", probs)  # (B, 1)
     u = rec.op("uniform", "u", shape=probs.shape[:-1], axes=probs.axes[:-1], seed=s.seed, n=n)  # (B, 1)

@@ -227,6 +227,18 @@ class Uniform(Op):
                                       f"u = {num(output[index])}"])
 
 
+def check_probabilities(probs: Any) -> None:
+    """Refuse probabilities that are not finite before a draw (argmax would quietly give token 0)."""
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
+
+    bad = ~np.isfinite(np.asarray(probs, dtype=float)).all(axis=-1)
+    if bad.any():
+        where = np.argwhere(bad)[0].tolist()
+        raise InputError(f"the probabilities at {where} hold NaN or ∞ (the logits overflowed: weights too "
+                         "large, or a temperature too small to divide by); nothing was drawn: use --temperature "
+                         "0 for greedy decoding, or a larger temperature")
+
+
 class _Choice(Op):
     """Probabilities (…, V) in, one token id per row (…) out."""
 
@@ -240,18 +252,6 @@ class _Choice(Op):
 
     def axes(self, probs, *rest, **attrs):
         return tuple(probs[:-1])
-
-    def compute(self, probs, *rest, **attrs):
-        """The draw, refused when a row of probabilities is not finite (argmax would quietly pick token 0)."""
-        import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
-
-        bad = ~np.isfinite(np.asarray(probs, dtype=float)).all(axis=-1)
-        if bad.any():
-            where = np.argwhere(bad)[0].tolist()
-            raise InputError(f"the probabilities at {where} hold NaN or ∞ (the logits overflowed: weights too "
-                             "large, or a temperature too small to divide by); nothing was drawn: use --temperature "
-                             "0 for greedy decoding, or a larger temperature")
-        return super().compute(probs, *rest, **attrs)
 
 
 @register

@@ -10,7 +10,7 @@ run, generation, backward pass, export and sampling loop:
     @work(exclusive=True, group="run", exit_on_error=False)
     async def _job(self) -> None:
         try:
-            result = await in_background(lambda: explain.run("gpt"))
+            result = await in_background(lambda: explain.run(model))
         except ExplainError as exc:
             ...  # show it; Cancelled never reaches here when the worker itself was cancelled
 """
