@@ -102,7 +102,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("n_ctx", "--context", "int", default=32, min=MODEL_SIZE_MIN, max=MAX_CONTEXT, summary=True,
            help="Context length (default 32)."),
     Option("seed", "--seed", "int", default=0, min=0, max=SEED_MAX, summary=True, shown=True, affects="weights",
-           help="Seed of the initial weights (default 0)."),
+           help="Seed of the initial weights (default 0): GPT-2's N(0, 0.02²) for the models initialised as GPT-2 "
+                "is, torch's nn.Linear/nn.Embedding defaults for the others."),
     Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), needs="normalize",
            help="{models} only: softmax, or divide by the row sum."),
     Option("backward", "--backward", "flag", group="backward",
