@@ -37,6 +37,8 @@ from explain.readers import read_json
 from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
 from explain.token_labels import _byte_decoder, _visible, token_labels  # noqa: F401 - the Llama readers' too
+from explain.wordlevel import encode as encode_words
+from explain.wordlevel import word_vocab
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
@@ -158,9 +160,9 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
     import numpy as np  # lazy: numpy off the shape path
 
     try:
-        from safetensors import safe_open  # lazy: optional dependency
-    except ImportError:
-        raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
+        from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
+    except ImportError:  # the core install: numpy reads the file (the shipped trained model is one)
+        from explain.tensorfile import SafeFile as safe_open  # type: ignore[assignment]
     try:
         f = safe_open(str(path), framework="numpy")
     except Exception as exc:  # the parser's own errors (bad header, truncated file) have no common base
@@ -223,6 +225,8 @@ class Checkpoint:
         self.tokenizer_path: Path | None = tok if tok.is_file() else None
         self._labels: dict[int, str] | None = None
         self._tokenizer: Any = None
+        self._words: dict[str, int] | None = None  # a word-level vocabulary explain wrote (explain.wordlevel)
+        self.unknown: list[str] = []  # the words of the last text encoded that became <unk>
         self._params: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
@@ -241,6 +245,7 @@ class Checkpoint:
                     raise InputError(f"'{self.tokenizer_path}' has {size} tokens but {CONFIG} has vocab_size {V}; "
                                      "the tokenizer belongs to another model (remove it and give --tokens)")
                 self._labels = labels
+                self._words = word_vocab(data)  # explain's own word tokenizer (explain train): its split encodes
         return self._labels
 
     def label(self, token_id: int) -> str:
@@ -269,6 +274,9 @@ class Checkpoint:
         if self.tokenizer_path is None:
             raise InputError(f"checkpoint '{self.path}' has no {TOKENIZER}; give --tokens (ids, e.g. 464,3797)")
         self._token_labels()  # refuse a tokenizer of another vocabulary before using it
+        if self._words is not None:  # no tokenizers needed: explain.inputs.split_words, as explain train's
+            ids, self.unknown = encode_words(self._words, text)
+            return ids
         if self._tokenizer is None:
             try:
                 from tokenizers import Tokenizer  # lazy: optional dependency
