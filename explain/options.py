@@ -86,6 +86,9 @@ OPTIONS: tuple[Option, ...] = (
            help="Parameters from an .npz (see 'explain params')."),
     Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", needs="checkpoint", tutorial=False,
            help="A Hugging Face GPT-2 folder (config.json, model.safetensors)."),
+    Option("trained", "--trained", "flag", group="weights", needs="checkpoint",
+           help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
+                "sentences and copying); its config sets every size."),
     Option("d_model", "--d-model", "int", default=8, min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, shown=True,
            label="d_model", help="Width of the residual stream / embeddings."),
     Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_HEADS, summary=True, shown=True, affects="heads",

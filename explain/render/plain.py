@@ -35,8 +35,12 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     """Every step of the trace, after a one-line summary of the run."""
     cfg = trace.config
     command = "run" if trace.generation is None else "generate"
-    console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters; "
+    weights = f"; {trace.weights}" if trace.weights else ""
+    console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters{weights}; "
                        f"tokens: {trace.tokens_text()}", style="bold"))
+    if trace.unknown_words:
+        words = ", ".join(f"'{w}'" for w in trace.unknown_words)
+        console.print(Text(f"note: not in the vocabulary, read as <unk>: {words}", style="yellow"))
     console.print()
     for step in trace:
         print_step(console, trace, step, precision)
