@@ -142,7 +142,7 @@ class _View:
 
     def _render(self):
         from rich.console import Group
-        from rich.progress_bar import ProgressBar
+        from rich.text import Text
 
         from explain.render.curve import loss_curve
 
@@ -150,6 +150,10 @@ class _View:
         p = self.last
         if p is None:
             return Group("starting…")
-        curve = loss_curve(self.losses, self.held, self.steps, width, max(5, min(height - 4, 20)))
-        return Group(self._line(p)[: width], ProgressBar(total=p.steps, completed=p.step, width=width), curve,
+        # the progress line, the bar and the footer take three lines; one more stays free for the cursor, or
+        # rich crops the curve's top row (its highest label) at 80×24
+        curve = loss_curve(self.losses, self.held, self.steps, width, max(5, min(height - 4 - 1, 20)))
+        done = width * p.step // p.steps  # drawn as text: rich's ProgressBar ends without a line break in a Group
+        bar = Text("━" * done, style="magenta") + Text("━" * (width - done), style="grey30")
+        return Group(self._line(p)[: width], bar, curve,
                      "Ctrl-C stops after this step and keeps the last whole checkpoint")

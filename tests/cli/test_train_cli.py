@@ -4,6 +4,7 @@ of a step and leaves a whole checkpoint; bad input is one line."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -95,3 +96,31 @@ def test_progress_reports_each_step():
     assert [p.step for p in seen] == [1, 2, 3]
     assert [p.val_loss is not None for p in seen] == [False, True, True]
     assert all(p.tokens_per_s > 0 for p in seen)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_progress_view_fits_the_terminal(size):
+    """What tmux showed: the progress line, the bar, the whole curve with its top and bottom labels, the
+    legend and the Ctrl-C hint, within the terminal's height (the last line free for the cursor)."""
+    import io
+
+    from rich.console import Console
+
+    from explain.commands.train import _View
+    from explain.train.loop import Progress
+
+    view = _View(200)
+    view.console = Console(file=io.StringIO(), width=size[0], height=size[1], color_system=None)
+    for i in range(1, 91):  # what update() keeps, without its line-per-evaluation output off a terminal
+        view.last = Progress(i, 200, 4.3 - 0.01 * i, 4.0 - 0.01 * i if i % 25 == 0 else None, 1e-3, 3000.0, 0.2 * i)
+        view.losses.append(view.last.loss)
+        if view.last.val_loss is not None:
+            view.held.append((i, view.last.val_loss))
+    view.console.print(view._render())
+    lines = view.console.file.getvalue().splitlines()
+    assert len(lines) <= size[1] - 1
+    assert lines[0].startswith("step 90/200  loss 3.4000  lr 1.00e-03")
+    assert re.match(r"  4\.2\d\d┤·", lines[2]), lines[2]  # the top row (its first steps' mean), labelled
+    assert any(ln.lstrip().startswith("3.") and "┤" in ln for ln in lines[3:])
+    assert lines[-1].startswith("Ctrl-C stops after this step")
+    assert "● held-out loss" in lines[-2]
