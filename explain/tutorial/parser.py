@@ -168,9 +168,9 @@ class _Parser:
                 out[key] = list(v)
             elif key == "embeddings":
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)
-            elif key == "backward":
+            elif key in ("backward", "trained"):  # switches: trained = true opens the shipped trained GPT
                 if not isinstance(v, bool):
-                    raise self.fail(f"must be true or false, got {v!r}", "write backward = true", field=f)
+                    raise self.fail(f"must be true or false, got {v!r}", f"write {key} = true", field=f)
                 out[key] = v
             elif key == "lr":
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
