@@ -5,21 +5,19 @@
 transformers' ``GPT2LMHeadModel.from_pretrained`` loads the folder, and ``explain run gpt --checkpoint DIR``
 reopens it (:mod:`explain.checkpoint`, which maps the tensors back; this module is its inverse). Nothing here
 needs an optional package: the safetensors file is written by :mod:`explain.tensorfile`, the JSON by hand.
-A folder is written whole into a temporary sibling and swapped in (:func:`swap_in`), so an interrupted save
+A folder is written whole into a temporary sibling and swapped in (:func:`explain.atomic.new_folder`), so an interrupted save
 leaves the previous checkpoint, never half of one.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from explain.atomic import new_folder
 from explain.checkpoint import _BLOCK_MAP
 from explain.config import Config
 from explain.errors import InputError
@@ -61,32 +59,10 @@ def check_output(path: Path) -> None:
         raise InputError(f"'{path}' is a folder explain train did not write; give -o a new folder name")
 
 
-def swap_in(tmp: Path, dest: Path) -> None:
-    """Make the whole folder ``tmp`` be ``dest``: the old ``dest`` (if any) moves aside, ``tmp`` takes its name,
-    then the old one is removed. Each move is one rename, so ``dest`` is never a half-written folder."""
-    old = None
-    if dest.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
-        os.replace(dest, old / dest.name)
-    os.replace(tmp, dest)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def save_folder(dest: Path, P: dict[str, np.ndarray], cfg: Config, words: list[str], info: dict[str, Any]) -> None:
     """Write the checkpoint folder ``dest`` whole (see the module's docstring)."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.new-", dir=dest.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        tmp.chmod(0o777 & ~umask)  # mkdtemp's folder is private (0700); a saved folder is an ordinary one
+    with new_folder(dest) as tmp:
         (tmp / "config.json").write_text(json.dumps(hf_config(cfg), indent=2) + "\n")
         save_file(hf_tensors(P, cfg), tmp / "model.safetensors", metadata={"format": "pt"})
         (tmp / "tokenizer.json").write_text(json.dumps(tokenizer_json(words), ensure_ascii=False) + "\n")
         (tmp / MARKER).write_text(json.dumps(info, indent=1) + "\n")
-        swap_in(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
