@@ -31,14 +31,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from explain import wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
 from explain.readers import read_json
 from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
 from explain.token_labels import _byte_decoder, _visible, token_labels  # noqa: F401 - the Llama readers' too
-from explain.wordlevel import encode as encode_words
-from explain.wordlevel import word_vocab
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
@@ -245,7 +244,7 @@ class Checkpoint:
                     raise InputError(f"'{self.tokenizer_path}' has {size} tokens but {CONFIG} has vocab_size {V}; "
                                      "the tokenizer belongs to another model (remove it and give --tokens)")
                 self._labels = labels
-                self._words = word_vocab(data)  # explain's own word tokenizer (explain train): its split encodes
+                self._words = wordlevel.word_vocab(data)  # a word tokenizer explain train wrote
         return self._labels
 
     def label(self, token_id: int) -> str:
@@ -275,7 +274,7 @@ class Checkpoint:
             raise InputError(f"checkpoint '{self.path}' has no {TOKENIZER}; give --tokens (ids, e.g. 464,3797)")
         self._token_labels()  # refuse a tokenizer of another vocabulary before using it
         if self._words is not None:  # no tokenizers needed: explain.inputs.split_words, as explain train's
-            ids, self.unknown = encode_words(self._words, text)
+            ids, self.unknown = wordlevel.encode(self._words, text)
             return ids
         if self._tokenizer is None:
             try:

@@ -13,6 +13,7 @@ can predict.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -63,9 +64,10 @@ def vocabulary() -> list[str]:
     return Tokenizer(sentences()).words
 
 
-def span_words() -> list[str]:
+@functools.cache  # asked once per induction line: 10,000 of them in the built-in corpus
+def span_words() -> tuple[str, ...]:
     """The words an induction span is drawn from: every vocabulary word but the specials."""
-    return [w for w in vocabulary() if w not in SPECIALS]
+    return tuple(w for w in vocabulary() if w not in SPECIALS)
 
 
 def induction_line(rng: np.random.Generator) -> str:
