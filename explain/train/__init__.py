@@ -54,6 +54,20 @@ def initial_params(cfg: Config) -> dict[str, np.ndarray]:
     return {k: np.array(v) for k, v in init_params(specs, cfg.seed).items()}
 
 
+def _check_memory(cfg: Config, batch: int) -> None:
+    """Refuse, before allocating, a training run that will not fit: the weights four times (values, gradients,
+    AdamW's m and v) and a batch's activations (a forward trace's bytes per sequence, times the batch; the
+    untraced step keeps fewer), from the closed-form estimate every run uses."""
+    from explain.api import estimate
+    from explain.memory import check_memory
+    from explain.request import prepare_run
+
+    sizes = {k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps", "seed")}
+    run_cfg, inp = prepare_run(cfg.model, tokens=",".join(["0"] * cfg.n_ctx), **sizes)
+    n_params, per_sequence = estimate(run_cfg, inp)
+    check_memory((4 * n_params, batch * per_sequence), gradients=True)
+
+
 def train_model(model: str = "gpt", corpus: str | Path | None = None, output: str | Path | None = None,
                 settings: Settings | None = None, on_progress: Callable[[Progress], None] = lambda p: None,
                 should_stop: Callable[[], bool] = lambda: False, **sizes: Any) -> tuple[Config, Result]:
@@ -71,6 +85,7 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
     tok = Tokenizer(data.train + data.held_out)
     given = {k: v for k, v in sizes.items() if v is not None}
     cfg = make_config(model, **{**SIZES, **given, "d_vocab": len(tok), "seed": settings.seed})
+    _check_memory(cfg, settings.batch_size)
     params = initial_params(cfg)
     save = None
     if out is not None:

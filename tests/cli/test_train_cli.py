@@ -124,3 +124,9 @@ def test_progress_view_fits_the_terminal(size):
     assert any(ln.lstrip().startswith("3.") and "┤" in ln for ln in lines[3:])
     assert lines[-1].startswith("Ctrl-C stops after this step")
     assert "● held-out loss" in lines[-2]
+
+
+def test_a_run_that_will_not_fit_is_refused_before_allocating(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLAIN_MAX_BYTES", str(10**6))  # 1 MB: the shipped sizes need more
+    one_line_error(invoke("train", "gpt", "--steps", "1", "-o", str(tmp_path / "x")), 1, "needs about", "at most")
+    assert not (tmp_path / "x").exists()
