@@ -161,7 +161,7 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
     try:
         from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
     except ImportError:  # the core install: numpy reads the file (the shipped trained model is one)
-        from explain.tensorfile import SafeFile as safe_open  # type: ignore[assignment]
+        from explain.tensorfile import SafeFile as safe_open  # type: ignore[assignment]  # lazy: as above
     try:
         f = safe_open(str(path), framework="numpy")
     except Exception as exc:  # the parser's own errors (bad header, truncated file) have no common base

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 
 import click
 
@@ -63,10 +64,8 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     if "numpy" not in sys.modules:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ.setdefault(var, "1")
-    from dataclasses import replace
-
-    from explain.train import Settings, train_model
-    from explain.train.loop import default_output
+    from explain.train import Settings, train_model  # lazy: numpy loads after the BLAS thread count is set
+    from explain.train.loop import default_output  # lazy: as above
 
     settings = Settings(seed=seed)
     given = {k: v for k, v in dict(steps=steps, lr=lr, batch_size=batch_size).items() if v is not None}
@@ -96,7 +95,7 @@ class _View:
     output is not one."""
 
     def __init__(self, steps: int) -> None:
-        from rich.console import Console
+        from rich.console import Console  # lazy: rich loads when training starts, not for --help
 
         self.console = Console(stderr=True)
         self.steps = steps
@@ -108,7 +107,7 @@ class _View:
 
     def __enter__(self) -> _View:
         if self.console.is_terminal:
-            from rich.live import Live
+            from rich.live import Live  # lazy: only on a terminal
 
             self.live = Live(console=self.console, auto_refresh=False, transient=False)
             self.live.__enter__()
@@ -141,10 +140,10 @@ class _View:
                 f"{p.elapsed:.0f} s, ~{eta:.0f} s left{saved}")
 
     def _render(self):
-        from rich.console import Group
-        from rich.text import Text
+        from rich.console import Group  # lazy: rich loads when training starts, not for --help
+        from rich.text import Text  # lazy: as above
 
-        from explain.render.curve import loss_curve
+        from explain.render.curve import loss_curve  # lazy: as above
 
         width, height = self.console.size
         p = self.last

@@ -16,12 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from explain.api import estimate, plan
 from explain.config import Config, make_config
 from explain.errors import InputError, UsageError
 from explain.inputs import Tokenizer
+from explain.memory import check_memory
+from explain.readers import regular_file
 from explain.registry import MODELS
+from explain.request import prepare_run
 from explain.train.corpus import Corpus, builtin_corpus, corpus_from_text
+from explain.train.hf import check_output, save_folder
 from explain.train.loop import Progress, Result, Settings, train
+from explain.weights import init_params
 
 # The shipped model's sizes (explain/trained/): small enough to train in minutes on two cores, two layers so
 # that an induction head can form (it composes with a previous-token head of the layer before).
@@ -32,8 +38,6 @@ def load_corpus(path: str | Path | None) -> Corpus:
     """The built-in corpus, or a text file's lines."""
     if path is None:
         return builtin_corpus()
-    from explain.readers import regular_file
-
     p = regular_file(path, "corpus", "give a UTF-8 text file, one sequence per line", InputError)
     try:
         text = p.read_text(encoding="utf-8")
@@ -47,9 +51,6 @@ def load_corpus(path: str | Path | None) -> Corpus:
 
 def initial_params(cfg: Config) -> dict[str, np.ndarray]:
     """GPT-2's initialisation from the config's seed, as ``explain run`` makes it (writable copies)."""
-    from explain.api import plan
-    from explain.weights import init_params
-
     specs = plan(cfg.model, tokens=[0], **{k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps")}).specs
     return {k: np.array(v) for k, v in init_params(specs, cfg.seed).items()}
 
@@ -58,10 +59,6 @@ def _check_memory(cfg: Config, batch: int) -> None:
     """Refuse, before allocating, a training run that will not fit: the weights four times (values, gradients,
     AdamW's m and v) and a batch's activations (a forward trace's bytes per sequence, times the batch; the
     untraced step keeps fewer), from the closed-form estimate every run uses."""
-    from explain.api import estimate
-    from explain.memory import check_memory
-    from explain.request import prepare_run
-
     sizes = {k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps", "seed")}
     run_cfg, inp = prepare_run(cfg.model, tokens=",".join(["0"] * cfg.n_ctx), **sizes)
     n_params, per_sequence = estimate(run_cfg, inp)
@@ -78,8 +75,6 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
         raise UsageError(f"explain train trains a model it can save as a GPT-2 folder: use {able}, not '{model}'")
     out = Path(output) if output is not None else None
     if out is not None:
-        from explain.train.hf import check_output
-
         check_output(out)
     data = load_corpus(corpus)
     tok = Tokenizer(data.train + data.held_out)
@@ -89,8 +84,6 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
     params = initial_params(cfg)
     save = None
     if out is not None:
-        from explain.train.hf import save_folder
-
         def save(res: Result, step: int) -> None:
             info = {"settings": asdict(settings), "step": step, "corpus": str(corpus) if corpus else "built-in",
                     "losses": res.losses, "val_losses": res.val_losses}
