@@ -18,13 +18,20 @@ import click
 
 from explain.commands.options import click_option
 from explain.options import OPTION
+from explain.trained import SIZES as TRAINED_SIZES  # the shipped model's: explain train's defaults
 
 SIZES = ("d_model", "n_heads", "n_layers", "d_ff", "n_ctx", "qkv_bias")
 
 
 def _size_options(f):
     for name in reversed(SIZES):
-        f = click_option(OPTION[name])(f)
+        o = OPTION[name]
+        if name in TRAINED_SIZES:
+            what = o.help.split(" (default")[0].rstrip(".")
+            f = click.option(o.flag, o.name, type=click.IntRange(min=o.min),
+                             help=f"{what} (default {TRAINED_SIZES[name]}, the shipped model's).")(f)
+        else:
+            f = click_option(o)(f)
     return f
 
 

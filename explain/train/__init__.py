@@ -27,11 +27,8 @@ from explain.request import prepare_run
 from explain.train.corpus import Corpus, builtin_corpus, corpus_from_text
 from explain.train.hf import check_output, save_folder
 from explain.train.loop import Progress, Result, Settings, train
+from explain.trained import SIZES
 from explain.weights import init_params
-
-# The shipped model's sizes (explain/trained/): small enough to train in minutes on two cores, two layers so
-# that an induction head can form (it composes with a previous-token head of the layer before).
-SIZES: dict[str, Any] = dict(d_model=64, n_heads=4, n_layers=2, d_ff=256, n_ctx=48)
 
 
 def load_corpus(path: str | Path | None) -> Corpus:

@@ -17,6 +17,9 @@ from typing import Any
 from explain.errors import UsageError
 
 SHIPPED = Path(__file__).resolve().parent / "gpt-tiny"
+# Its sizes, explain train's defaults: small enough to train in minutes on two cores, two layers so that an
+# induction head can form (it composes with a previous-token head of the layer before).
+SIZES: dict[str, Any] = dict(d_model=64, n_heads=4, n_layers=2, d_ff=256, n_ctx=48)
 
 
 def use_trained(options: dict[str, Any], weights: Any = None) -> None:
