@@ -123,12 +123,41 @@ def _last_is_result(ex: CellExplanation, precision: int) -> bool:
     return bool(ex.lines) and ex.lines[-1].endswith(f"= {num(ex.value, precision)}")
 
 
-def explanation_result(ex: CellExplanation, precision: int = 4) -> Text:
-    """The one result line of a cell explanation: its last arithmetic line when that ends in the value
-    (``sum of 4 products = 0.2879``), else ``= 0.2879``."""
-    if _last_is_result(ex, precision):
-        return Text(ex.lines[-1], style="bold green")
-    return Text(f"= {num(ex.value, precision)}", style="bold green")
+def explanation_result(ex: CellExplanation, precision: int = 4, width: int | None = None) -> Text:
+    """The result of a cell explanation: its last arithmetic line when that ends in the value (``sum of 4
+    products = 0.2879``), else ``= 0.2879``. Given the ``width`` it is drawn in, a line too long for it breaks
+    before its ``=`` signs (``exp(…) / 1.6386`` ⏎ ``= 0.6386 / 1.6386 = 0.3897``), so the value ends a line
+    whole: never cut to ``= 0.…`` (the pane shows every line this returns)."""
+    line = ex.lines[-1] if _last_is_result(ex, precision) else f"= {num(ex.value, precision)}"
+    return Text("\n".join(result_lines(line, width)), style="bold green")
+
+
+def result_lines(line: str, width: int | None) -> list[str]:
+    """``line`` broken before its `` = `` signs into lines of at most ``width`` cells (each part whole where it
+    fits; a part wider than ``width`` is folded at its spaces, the value last and whole on its own line)."""
+    if width is None or cell_len(line) <= width:
+        return [line]
+    parts = line.split(" = ")
+    parts = [parts[0]] + [f"= {p}" for p in parts[1:]]
+    lines: list[str] = []
+    for part in parts:
+        if lines and cell_len(lines[-1]) + 1 + cell_len(part) <= width:
+            lines[-1] += " " + part
+        elif cell_len(part) <= width:
+            lines.append(part)
+        else:  # one part wider than the pane: fold it at its spaces
+            lines.extend(_fold(part, width))
+    return lines
+
+
+def _fold(text: str, width: int) -> list[str]:
+    out: list[str] = []
+    for word in text.split(" "):
+        if out and cell_len(out[-1]) + 1 + cell_len(word) <= width:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
 
 
 def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
