@@ -97,6 +97,12 @@ def token(token_id: int, vocab: list[str] | None) -> str:
     return f"id {token_id} ({word})" if word is not None else f"id {token_id}"
 
 
+def id_word(token_id: int, vocab: Any) -> str:
+    """``20 starts``: a token id and its word (a table cell), the id alone when the vocabulary is unknown."""
+    word = vocab[token_id] if vocab is not None and 0 <= token_id < len(vocab) else None
+    return f"{token_id} {word}" if word is not None else str(token_id)
+
+
 def idx(index: tuple[int | str, ...]) -> str:
     """``[0, 1]`` for an index tuple (``[0, :]`` with a whole axis, as tutorials write it)."""
     return "[" + ", ".join(str(i) for i in index) + "]"
@@ -115,6 +121,9 @@ class CellExplanation:
     columns: tuple[str, ...] = ()
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    shown: str | None = None  # how the value is written when not as a number: a token id with its word
+    focus: tuple[int, ...] = ()  # the rows of the table that matter most, first first (the cell's own term,
+    # the survivors of a mask): a table cut to fit shows these, not its first and last rows
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     mat, n_rows, n_cols = as_matrix(step, step.output, lead)
     if not step.shape:  # a scalar (the loss): a number with its formula, not a 1×1 grid
         return Group(Text.assemble((f"{step.syms.out} = ", "bold"), (num(float(mat[0, 0]), precision), "bold")))
-    nf = number_format(mat, precision)
+    nf = number_format(mat, precision, id_words(trace, step))
     nd = len(step.shape)
     row_labels = axis_labels(trace, step, nd - 2, lead) if nd >= 2 else None
     col_labels = axis_labels(trace, step, nd - 1, lead) if nd >= 1 else None
@@ -61,6 +61,15 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
                               values=values, heat=heat, probability=ops.get(step.op).probability,
                               **mask_sources(trace, step, lead)))
     return Group(*parts)
+
+
+def id_words(trace: Trace, step: Step) -> Any:
+    """The vocabulary when ``step``'s output is token ids (tokens, targets, the next token), so each id is
+    drawn with its word; None for any other step (bool flags and floats included)."""
+    out = step.output
+    if out is None or getattr(out, "dtype", None) is None or out.dtype.kind not in "iu":
+        return None
+    return trace.labels.get("vocab")
 
 
 def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, Any]:
@@ -119,8 +128,13 @@ def widest_row(ex: CellExplanation, precision: int = 4, sample: int = 64) -> tup
     return tuple(widest)
 
 
+def value_text(ex: CellExplanation, precision: int = 4) -> str:
+    """The explained cell's value as the result writes it: a token id with its word, else the number."""
+    return ex.shown if ex.shown is not None else num(ex.value, precision)
+
+
 def _last_is_result(ex: CellExplanation, precision: int) -> bool:
-    return bool(ex.lines) and ex.lines[-1].endswith(f"= {num(ex.value, precision)}")
+    return bool(ex.lines) and ex.lines[-1].endswith(f"= {value_text(ex, precision)}")
 
 
 def explanation_result(ex: CellExplanation, precision: int = 4, width: int | None = None) -> Text:
@@ -128,7 +142,7 @@ def explanation_result(ex: CellExplanation, precision: int = 4, width: int | Non
     products = 0.2879``), else ``= 0.2879``. Given the ``width`` it is drawn in, a line too long for it breaks
     before its ``=`` signs (``exp(…) / 1.6386`` ⏎ ``= 0.6386 / 1.6386 = 0.3897``), so the value ends a line
     whole: never cut to ``= 0.…`` (the pane shows every line this returns)."""
-    line = ex.lines[-1] if _last_is_result(ex, precision) else f"= {num(ex.value, precision)}"
+    line = ex.lines[-1] if _last_is_result(ex, precision) else f"= {value_text(ex, precision)}"
     return Text("\n".join(result_lines(line, width)), style="bold green")
 
 

@@ -175,7 +175,7 @@ def test_sample_explains_where_u_falls() -> None:
     probs, u = np.array([[0.2, 0.5, 0.3]]), np.array([0.6])
     ex, out = explain_cell("sample", (0,), [probs, u])
     assert out[0] == 1 and ex.value == 1.0
-    assert "cumulative before token 1 = 0.2000 ≤ u = 0.6000 < 0.7000 = cumulative through token 1" in ex.lines
+    assert "cumulative before id 1 = 0.2000 ≤ u = 0.6000 < 0.7000 = cumulative through it" in ex.lines
 
 
 def test_kv_append_fills_one_buffer_and_never_changes_an_earlier_view() -> None:

@@ -76,6 +76,11 @@ def _operand(view: View, name: str, feed: tuple | None) -> tuple[tuple[int, ...]
     return shape, lead, marks, mat
 
 
+def _words(view: View, mat: Any) -> Any:
+    """The vocabulary for an operand of token ids (each drawn with its word), else None."""
+    return view.trace.labels.get("vocab") if mat.dtype.kind in "iu" else None
+
+
 def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | None = None) -> int:
     """Columns the operand needs to show whole, at most ``width`` (what it is offered): its window's width or
     its title's, whichever is wider. Costs what the columns that fit cost, never the operand's size."""
@@ -83,7 +88,7 @@ def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | Non
     title = len(sym) + len(name) + len(fmt_shape(shape)) + 2  # "Q blocks.0.attn.q (4, 8)"
     if mat is None:
         return min(width, title)
-    nf = number_format(mat, view.precision)
+    nf = number_format(mat, view.precision, _words(view, mat))
     anchor = marks.anchor if marks is not None else (0, 0)
     win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, precision=nf, values=view.values)
     return min(width, max(title, win.label_width + sum(win.widths)))
@@ -124,7 +129,7 @@ def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None
         title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
     if mat is None:
         return title
-    nf = number_format(mat, view.precision)  # the same decimals as the result and the drill-down
+    nf = number_format(mat, view.precision, _words(view, mat))  # the result's and the drill-down's decimals
     if nf.exponent:
         title.append(f"  {nf.legend()}", "bold")
     anchor = marks.anchor if marks is not None else (0, 0)
