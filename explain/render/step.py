@@ -100,7 +100,7 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
         for c in ex.columns:
             table.add_column(c, justify="right", no_wrap=True)
         n = len(ex.rows)
-        for i in head_tail(n, n if max_rows >= n - 1 else max(2, max_rows)):  # a ⋮ for one row saves nothing
+        for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus):  # a ⋮ for one row saves nothing
             if i is None:
                 table.add_row(*["⋮"] * len(ex.columns))
                 continue
@@ -109,6 +109,40 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
     lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
     parts.extend(Text(line) for line in lines)
     return Group(*parts)
+
+
+def table_rows(n: int, count: int, focus: tuple[int, ...] = ()) -> list[int | None]:
+    """The rows of a table of ``n`` terms shown in about ``count`` lines, ``None`` for a ``⋮``: the first and the
+    last (numpy-style), or, given the rows that matter (``focus``, most important first), those and their
+    neighbours, in order, with a ``⋮`` for each gap (a softmax over 45 tokens shows its 2 survivors, not the
+    −inf rows 0 and 44)."""
+    focus = tuple(f for f in focus if 0 <= f < n)
+    if n <= count or not focus:
+        return head_tail(n, count)
+    chosen: list[int] = list(dict.fromkeys(focus[:2]))  # the first two always (a line more, at worst)
+    for f in focus[2:]:
+        if len(_with_gaps(sorted({*chosen, f}), n)) > count + 1:
+            break
+        chosen.append(f)
+    near = sorted(range(n), key=lambda i: abs(i - focus[0]))  # fill with the first focus's neighbours
+    for i in near:
+        if i in chosen:
+            continue
+        if len(_with_gaps(sorted({*chosen, i}), n)) > count + 1:
+            continue
+        chosen.append(i)
+        if len(chosen) >= count:
+            break
+    return _with_gaps(sorted(chosen), n)
+
+
+def _with_gaps(rows: list[int], n: int) -> list[int | None]:
+    out: list[int | None] = [None] if rows and rows[0] > 0 else []
+    for a, b in zip(rows, rows[1:] + [n]):
+        out.append(a)
+        if b > a + 1:
+            out.append(None)
+    return out
 
 
 def _term_text(v: Any, precision: int) -> str:
