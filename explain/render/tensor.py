@@ -19,7 +19,8 @@ __all__ = ["NumberFormat", "Scale", "cell_text", "fmt", "head_tail", "number_for
 class NumberFormat:
     """How one grid prints its numbers: every value with ``precision`` decimals (exact integers too, so ``2``
     never stands beside ``2.0000``); an integer tensor (token ids, targets) bare; a grid whose values the
-    decimals would show as 0 (or are too large to read) as mantissas × 10^``exponent``, said in the legend.
+    decimals would show as 0 (or are too large to read) as mantissas × 10^``exponent``, said in the legend;
+    one value that would round to 0 among larger ones as ``1.1e-07`` (never ``0.0000``), and −0 as 0.
     ``words``: the vocabulary of an integer tensor of token ids, each id then written with its word (``20
     starts``), so nobody matches ids to words by hand."""
 
@@ -37,6 +38,10 @@ class NumberFormat:
             return f"{i} {self.words[i]}" if self.words is not None and 0 <= i < len(self.words) else str(i)
         if self.exponent:
             v = v / 10.0 ** self.exponent
+        if v == 0:
+            return f"{0.0:.{self.precision}f}"  # -0.0 (an ignored target's gradient) is 0, not "-0.0000"
+        if abs(v) < 0.5 * 10.0 ** -self.precision:  # it would round to 0: written so it never looks like 0
+            return f"{v:.1e}"
         return f"{v:.{self.precision}f}"
 
     def legend(self) -> str:

@@ -68,3 +68,29 @@ def test_table_rows_keep_the_focus_and_mark_every_gap():
     assert table_rows(45, 5, (29, 26)) == [None, 26, 27, 28, 29, None]
     assert table_rows(10, 4) == [0, 1, None, 8, 9]  # no focus: numpy's first and last
     assert table_rows(5, 12, (3,)) == [0, 1, 2, 3, 4]  # room for all: all
+
+
+def test_a_value_that_rounds_to_zero_never_looks_like_zero():
+    # defect 5: tutorial 14 quotes 1.1·10⁻⁷ where the grid showed 0.0000; defect 9: −0 read '-0.0000'
+    from explain.render.tensor import NumberFormat
+
+    nf = NumberFormat(4)
+    assert nf.text(1.1253516206e-07) == "1.1e-07" and nf.text(-1.4e-08) == "-1.4e-08"
+    assert nf.text(0.0) == nf.text(-0.0) == "0.0000"  # an exact zero (an ignored target's gradient) is 0
+    assert nf.text(0.00012) == "0.0001"  # large enough for the decimals: unchanged
+    assert NumberFormat(8).text(1.1253516206e-07) == "0.00000011"
+
+
+def test_a_stop_sets_its_precision():
+    from explain.tutorial.errors import TutorialError
+    from explain.tutorial.loader import load_tutorial, parse_text
+
+    tut = load_tutorial("14-backpropagation-through-attention")
+    quoted = [s for s in tut.stops if "1.1·10⁻⁷" in s.narration]
+    assert quoted and all(s.precision == 8 for s in quoted)
+    base = 'title = "t"\nsummary = "s"\nmodel = "attention"\n[[stops]]\nstep = "attn.q"\ntitle = "a"\nnarration = "b"\n'
+    assert parse_text(base + "precision = 6\n", "t", None, "t.toml").stops[0].precision == 6
+    with pytest.raises(TutorialError, match="precision"):
+        parse_text(base + "precision = 12\n", "t", None, "t.toml")
+    with pytest.raises(TutorialError, match="precision"):
+        parse_text(base + 'precision = "6"\n', "t", None, "t.toml")

@@ -1,0 +1,40 @@
+"""Pilot tests of what issue 26 found the step screen hiding, each seen first on a real terminal: a backward
+step's unread operands crowding out the ones it reads, and a tutorial stop's own precision (defect 5)."""
+
+from __future__ import annotations
+
+from conftest import drive, goto, text_of
+
+import explain
+from explain.tui.app import ExplainApp
+from explain.tui.widgets.operands import Operands
+from explain.tui.widgets.tensor_view import TensorView
+from explain.tutorial import load_tutorial, run_tutorial
+
+
+def test_unread_operands_leave_the_width_to_the_read_one():
+    app = ExplainApp(explain.run("attention", text="Thinking Machines", backward=True))
+
+    async def script(pilot):
+        await goto(pilot, "attn.scores.grad")
+        text = text_of(app.screen.query_one(Operands))
+        assert "∂L/∂S' attn.scaled.grad (2, 2)" in text  # the one it reads, its name whole
+        assert text.count("not read here") == 2  # Q and K: a symbol, a shape, three words
+        assert "(not read by this" not in text
+
+    drive(app, script, size=(100, 30))
+
+
+def test_a_stop_shows_its_own_precision():
+    tut = load_tutorial("14-backpropagation-through-attention")
+    stop = next(i for i, s in enumerate(tut.stops) if s.step == "attn.pattern")
+    app = ExplainApp(run_tutorial(tut), tutorial=tut)
+
+    async def script(pilot):
+        for _ in range(stop):
+            await pilot.press("n")
+        await pilot.pause()
+        assert app.screen.view.precision == 8
+        assert "0.00000011" in text_of(app.screen.query_one(TensorView))  # the narration's 1.1·10⁻⁷, visible
+
+    drive(app, script, size=(120, 40))
