@@ -38,3 +38,34 @@ def test_a_stop_shows_its_own_precision():
         assert "0.00000011" in text_of(app.screen.query_one(TensorView))  # the narration's 1.1·10⁻⁷, visible
 
     drive(app, script, size=(120, 40))
+
+
+def test_labels_are_whole_where_there_is_room():
+    # defect 6: tutorial 13's stop 1 at 120×40 read 'the/<pa…', the transformer's decoder '2 Maschin…'
+    tut = load_tutorial("13-padding-and-masks")
+    app = ExplainApp(run_tutorial(tut), tutorial=tut)
+
+    async def script(pilot):
+        text = text_of(app.screen.query_one(TensorView))
+        assert "the/<pad>" in text and "mat/<pad>" in text and "…" not in text.split("\n")[2]
+
+    drive(app, script, size=(120, 40))
+    app = ExplainApp(explain.run("transformer"), start="decoder.embed")
+
+    async def decoder(pilot):
+        assert "2 Maschinen" in text_of(app.screen.query_one(TensorView))
+
+    drive(app, decoder, size=(120, 40))
+
+
+def test_labels_are_cut_only_when_the_columns_would_not_fit():
+    import numpy as np
+
+    from explain.render.grid import fit_window
+
+    mat = np.zeros((2, 30))
+    labels = [f"Maschinen{i}" for i in range(30)]
+    whole = fit_window(mat[:, :3], (0, 0), (0, 0), 80, 10, col_labels=labels[:3], row_labels=labels[:2])
+    assert whole.label_max > len(labels[0]) and None not in whole.cols
+    cut = fit_window(mat, (0, 0), (0, 0), 80, 10, col_labels=labels, row_labels=labels[:2])
+    assert cut.label_max == 8 and None in cut.cols  # 30 whole labels do not fit 80 columns: cut to show more
