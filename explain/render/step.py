@@ -33,10 +33,39 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
     batch item that the slice ``lead`` shows."""
     if not step.axes or axis >= len(step.axes):
         return None
-    labels = trace.axis_labels(step.axes[axis], trace.item_of(step, tuple(lead)))
-    if labels is not None and len(labels) == step.shape[axis]:
-        return labels
-    return None
+    item = trace.item_of(step, tuple(lead))
+    labels = trace.axis_labels(step.axes[axis], item)
+    n = step.shape[axis]
+    if labels is not None and len(labels) < n and step.axes[axis] == "pos":
+        labels = list(labels) + drawn_words(trace, item or 0)  # a generation's later positions: its tokens
+    if labels is not None and len(labels) >= n and (len(labels) == n or step.axes[axis] == "pos"):
+        labels = list(labels[:n]) if len(labels) != n else labels
+    else:
+        labels = None
+    appended = appended_rows(trace, step)
+    if appended and axis == len(step.shape) - 2:  # the key/value cache's appended rows say so
+        labels = [(labels[i] if labels else "") + (" +new" if i in appended else "") for i in range(n)]
+    return labels
+
+
+def drawn_words(trace: Trace, item: int = 0) -> list[str]:
+    """The words a generation drew, in order, for batch item ``item`` (empty without a generation)."""
+    gen = trace.meta.get("generation") or {}
+    vocab = trace.labels.get("vocab") or []
+    out = []
+    for name in gen.get("steps", ()):
+        ids = trace[name].output
+        i = int(ids[item if item < ids.shape[0] else 0, 0])
+        out.append(vocab[i] if 0 <= i < len(vocab) else f"#{i}")
+    return out
+
+
+def appended_rows(trace: Trace, step: Step) -> range | None:
+    """The rows an appending op (the key/value cache) added to its first input's, or None for other ops."""
+    if not getattr(ops.get(step.op), "appends", False) or not step.inputs or len(step.shape) < 2:
+        return None
+    kept = trace[step.inputs[0]].shape[-2] if step.inputs[0] in trace else None
+    return range(kept, step.shape[-2]) if kept is not None else None
 
 
 def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8, max_cols: int = 8,

@@ -69,3 +69,29 @@ def test_labels_are_cut_only_when_the_columns_would_not_fit():
     assert whole.label_max > len(labels[0]) and None not in whole.cols
     cut = fit_window(mat, (0, 0), (0, 0), 80, 10, col_labels=labels, row_labels=labels[:2])
     assert cut.label_max == 8 and None in cut.cols  # 30 whole labels do not fit 80 columns: cut to show more
+
+
+def test_the_cache_tells_its_two_keys_apart_and_marks_the_appended_row():
+    # defect 8: both operands titled K, the appended row unmarked, rows numbered not named, and at 80×24 the
+    # operands hidden, so "earlier keys kept, one appended" was nowhere on screen
+    trace = explain.generate("gpt", text="the cat is", max_new_tokens=2, greedy=True)
+    drawn = trace.labels["vocab"][int(trace["gen.0.next"].output[0, 0])]
+    app = ExplainApp(trace, start="gen.1.blocks.0.attn.k_cache")
+
+    async def script(pilot):
+        matrix = text_of(app.screen.query_one(TensorView))
+        assert "0 the" in matrix and "2 is" in matrix and f"3 {drawn} +new" in matrix  # words, the new row said
+        assert "+new" not in matrix.split(f"3 {drawn}")[0]  # the kept rows are not marked
+        assert "K_cache = [K kept; K new]" in text_of(app.screen.query_one("#info"))
+        assert "= K kept[0, 0, 0, 0]" in app.screen.query_one("#cell").plain()  # row 0: from the cache
+        await pilot.press("j", "j", "j")
+        assert "= K new[0, 0, 0, 0]" in app.screen.query_one("#cell").plain()  # row 3: the new one
+
+    drive(app, script, size=(80, 24))
+    app = ExplainApp(trace, start="gen.1.blocks.0.attn.k_cache")
+
+    async def wide(pilot):
+        operands = text_of(app.screen.query_one(Operands))
+        assert "K kept blocks.0.attn.k" in operands and "K new gen.1.blocks.0.attn.k" in operands
+
+    drive(app, wide, size=(120, 40))

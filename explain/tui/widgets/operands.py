@@ -180,6 +180,8 @@ class Operands(ViewWidget):
             return Text("operands: none (the value is given)", style="dim")
         names = list(step.inputs)
         syms = list(step.syms.ins) + [""] * len(names)
+        if getattr(ops.get(step.op), "appends", False) and len(names) >= 2:  # the cache: two K's, told apart
+            syms[0], syms[1] = f"{syms[0] or names[0]} kept", f"{syms[1] or names[1]} new"
         feeds = self.feeds(view)
         feed = [feeds[i] if i < len(feeds) else None for i in range(len(names))]
         total, height = self.content_size.width, self.content_size.height
