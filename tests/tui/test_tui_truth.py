@@ -95,3 +95,21 @@ def test_the_cache_tells_its_two_keys_apart_and_marks_the_appended_row():
         assert "K kept blocks.0.attn.k" in operands and "K new gen.1.blocks.0.attn.k" in operands
 
     drive(app, wide, size=(120, 40))
+
+
+def test_palette_has_one_keys_entry_and_the_header_fits_80_columns():
+    import io
+
+    from rich.console import Console
+
+    from explain.tui.widgets.step_info import header
+
+    trace = explain.generate("gpt", text="the cat is", max_new_tokens=2)
+    app = ExplainApp(trace)
+    titles = [c.title for c in app.get_system_commands(app.get_default_screen())]
+    assert sum(t.startswith("Keys") for t in titles) == 1, titles
+    view = app.get_default_screen().view.go(trace["gen.1.blocks.0.attn.k_cache"].index)
+    console = Console(file=io.StringIO(), width=48, color_system=None)
+    console.print(header(view, 48))
+    first = console.file.getvalue().splitlines()[1]  # after the text so far
+    assert first.startswith("gen.1.blocks.0.attn.k_cache") and first.rstrip().endswith(f"{view.index + 1}/{len(trace)}")

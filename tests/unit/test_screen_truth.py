@@ -94,3 +94,30 @@ def test_a_stop_sets_its_precision():
         parse_text(base + "precision = 12\n", "t", None, "t.toml")
     with pytest.raises(TutorialError, match="precision"):
         parse_text(base + 'precision = "6"\n', "t", None, "t.toml")
+
+
+def test_small_things_of_defect_9():
+    from explain.render.plain import print_trace, ran_config
+    from explain.render.step import one_minus
+
+    # the README's `explain run gpt --lr 0.5 --plain | tail -8` ends with the loss before and after the step
+    trace = explain.run("gpt", lr=0.5)
+    out = io.StringIO()
+    print_trace(Console(file=out, width=100, color_system=None), trace)
+    last = out.getvalue().rstrip().splitlines()[-1]
+    before, after = float(trace["loss"].output), float(trace["loss_after"].output)
+    assert last == f"loss {before:.4f} → loss_after {after:.4f} after one SGD step (falls)" and after < before
+    # the JSON's config says what ran: 'causal' is always causal, 'attention' is not unless asked
+    assert ran_config(explain.run("causal"))["causal"] is True
+    assert ran_config(explain.run("attention"))["causal"] is False
+    assert ran_config(explain.run("attention", causal=True))["causal"] is True
+    # one minus sign per line of arithmetic
+    assert one_minus("-0.1045 − (−0.0493) = -0.0552") == "−0.1045 − (−0.0493) = −0.0552"
+    assert one_minus("x[-1] = -3") == "x[-1] = -3"  # no parenthesised negative: the line is left as it was
+    # z⁽²⁾, as the tutorials write it elsewhere
+    from explain.tutorial.loader import load_tutorial
+
+    for name in ("01-attention-without-weights", "02-softmax-and-context-vectors"):
+        tut = load_tutorial(name)
+        texts = [tut.summary] + [f"{s.title} {s.narration} {s.question or ''}" for s in tut.stops]
+        assert not any("z(2)" in t for t in texts)

@@ -24,17 +24,21 @@ class StepInfo(ViewWidget):
         view = self.view
         if view is None:
             return ""
-        return header(view)
+        return header(view, self.content_size.width or 200)
 
     def height_at(self, view: View, width: int) -> int:
         """Lines the header takes at ``width`` columns (the note wraps)."""
         console = Console(file=io.StringIO(), width=max(10, width), color_system=None, legacy_windows=False)
-        return len(console.render_lines(header(view), pad=False))
+        return len(console.render_lines(header(view, max(10, width)), pad=False))
 
 
-def header(view: View) -> Any:
-    """The step's header; on a generation's steps the text so far comes first (what the student reads)."""
-    head = step_header(view.step, f"step {view.index + 1} of {len(view.trace)}")
+def header(view: View, width: int = 200) -> Any:
+    """The step's header; on a generation's steps the text so far comes first (what the student reads). The
+    first line says 'step 45 of 95', or '45/95' where that keeps it on one line (a generation's long names)."""
+    where = f"step {view.index + 1} of {len(view.trace)}"
+    if len(view.step.name) + len(view.step.op) + len(where) + 6 > width:
+        where = f"{view.index + 1}/{len(view.trace)}"
+    head = step_header(view.step, where)
     batch = view.lead[0] if view.lead and view.step.axes[:1] == ("batch",) else 0
     text = text_so_far(view.trace, view.index, batch)
     return head if text is None else Group(text, head)
