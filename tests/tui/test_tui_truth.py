@@ -113,3 +113,30 @@ def test_palette_has_one_keys_entry_and_the_header_fits_80_columns():
     console.print(header(view, 48))
     first = console.file.getvalue().splitlines()[1]  # after the text so far
     assert first.startswith("gen.1.blocks.0.attn.k_cache") and first.rstrip().endswith(f"{view.index + 1}/{len(trace)}")
+
+
+def test_rerun_form_at_80x24_keeps_the_refused_field_its_message_and_the_buttons_on_screen():
+    # defect 7: a two-line refusal took ten rows (a grid row spanning both columns is measured at the first's
+    # width) and pushed the fields and Run/Cancel off the 80×24 screen; a message stayed after its field changed
+    from explain.tui.screens.rerun import RerunScreen
+
+    app = ExplainApp(explain.run("transformer"))
+
+    async def script(pilot):
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, RerunScreen)
+        form.query_one("#d_model").value = "1" + "0" * 15
+        form.action_submit()
+        await pilot.pause()
+        screen = app.screen.region
+        message = form.query_one("#error-d_model")
+        assert "maximum" in str(message.render()) and message.region.height <= 3
+        for widget in (form.query_one("#d_model"), message, form.query_one("#run"), form.query_one("#cancel")):
+            assert widget.region.height and screen.contains_region(widget.region), widget
+        form.query_one("#d_model").value = "8"  # being fixed: its message goes
+        await pilot.pause()
+        assert not message.display or message.region.height == 0
+
+    drive(app, script, size=(80, 24))
