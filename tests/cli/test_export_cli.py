@@ -26,7 +26,7 @@ def test_one_step_to_a_file(tmp_path: Path) -> None:
     r = invoke("export", "gpt", "--step", "blocks.0.attn.scores", "-o", str(out))
     assert r.exit_code == 0, r.output
     assert r.stdout == ""  # the report is a diagnostic, on stderr
-    assert f"wrote {out}" in r.stderr and "1 checked" in r.stderr
+    assert f"wrote {out}" in r.stderr and "1 step computed and checked" in r.stderr
     proc = run_python(out)
     assert proc.returncode == 0 and "ok: blocks.0.attn.scores matches" in proc.stdout, proc.stderr
 
