@@ -85,10 +85,11 @@ def sig6(x: Any) -> str:
 
 
 def arg(x: Any, digits: int | None = None) -> str:
-    """:func:`num` for an operand inside arithmetic: a negative in parentheses, with a real minus sign
-    (``(−0.4362)``), so ``a − (−b)`` never reads as ``a − -b``."""
+    """:func:`num` for an operand inside arithmetic: a negative in parentheses (``(-0.4362)``), so ``a − (-b)``
+    never reads as ``a − -b``; its minus is the one every other number has (issue 26: ``-0.1045 − (−0.0493)``
+    mixed two)."""
     text = num(x, digits)
-    return f"(−{text[1:]})" if text.startswith("-") else text
+    return f"({text})" if text.startswith("-") else text
 
 
 def token(token_id: int, vocab: list[str] | None) -> str:

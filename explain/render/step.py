@@ -3,7 +3,6 @@ cell explanation (the drill-down). Used by the plain printer and the TUI."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.cells import cell_len
@@ -38,10 +37,9 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
     labels = trace.axis_labels(step.axes[axis], item)
     n = step.shape[axis]
     if labels is not None and len(labels) < n and step.axes[axis] == "pos":
-        labels = list(labels) + drawn_words(trace, item or 0)  # a generation's later positions: its tokens
-    if labels is not None and len(labels) >= n and (len(labels) == n or step.axes[axis] == "pos"):
-        labels = list(labels[:n]) if len(labels) != n else labels
-    else:
+        more = list(labels) + drawn_words(trace, item or 0)  # a generation's later positions: its tokens
+        labels = more[:n] if len(more) >= n else None
+    elif labels is not None and len(labels) != n:
         labels = None
     appended = appended_rows(trace, step)
     if appended and axis == len(step.shape) - 2:  # the key/value cache's appended rows say so
@@ -137,18 +135,8 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
             table.add_row(*[_term_text(v, precision) for v in ex.rows[i]])
         parts.append(table)
     lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
-    parts.extend(Text(one_minus(line)) for line in lines)
+    parts.extend(Text(line) for line in lines)
     return Group(*parts)
-
-
-_HYPHEN = re.compile(r"(?<![\w.)\]])-(?=\d)")
-
-
-def one_minus(line: str) -> str:
-    """A line of arithmetic with one minus sign: where it writes a negative operand as ``(−0.0493)`` (the real
-    minus, so ``a − (−b)`` never reads ``a − -b``), its other negatives are written with it too, never
-    ``-0.1045 − (−0.0493)``."""
-    return _HYPHEN.sub("−", line) if "(−" in line else line
 
 
 def table_rows(n: int, count: int, focus: tuple[int, ...] = ()) -> list[int | None]:
@@ -216,7 +204,7 @@ def explanation_result(ex: CellExplanation, precision: int = 4, width: int | Non
     products = 0.2879``), else ``= 0.2879``. Given the ``width`` it is drawn in, a line too long for it breaks
     before its ``=`` signs (``exp(…) / 1.6386`` ⏎ ``= 0.6386 / 1.6386 = 0.3897``), so the value ends a line
     whole: never cut to ``= 0.…`` (the pane shows every line this returns)."""
-    line = one_minus(ex.lines[-1] if _last_is_result(ex, precision) else f"= {value_text(ex, precision)}")
+    line = ex.lines[-1] if _last_is_result(ex, precision) else f"= {value_text(ex, precision)}"
     return Text("\n".join(result_lines(line, width)), style="bold green")
 
 
