@@ -113,9 +113,9 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
         drill_h -= extra
         matrix_h += extra
     lack = needs.matrix_h - matrix_h
-    if 0 < lack <= MATRIX_TOPUP and drill_h - lack >= DRILL_SCROLL_MIN:
-        # a few rows short of whole (a (3, 1) result showing one row and a ⋮): the matrix takes them, and the
-        # drill-down's body scrolls above its pinned result
+    if 0 < lack <= MATRIX_TOPUP and drill_h - lack >= max(needs.drill_min_h, DRILL_SCROLL_MIN):
+        # a few rows short of whole: the matrix takes them from the drill-down's table of terms, never below the
+        # drill-down's minimum (a body that had to scroll would draw its scrollbar a frame late)
         drill_h -= lack
         matrix_h += lack
     return Layout(sidebar_w, info_h, ops_h, False, matrix_h, centre, drill_h, tuple(hidden), pred_h)

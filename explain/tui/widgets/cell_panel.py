@@ -156,7 +156,8 @@ class CellPanel(Vertical):
         # follows the arithmetic, and is pinned at the bottom when the body has to scroll
         self._drawn_at = self._drill_size()
         result_h = len(result.plain.split("\n")) if isinstance(result, Text) else 1
-        result_w.styles.height = result_h
+        if result_w.styles.height is None or result_w.styles.height.value != result_h:
+            result_w.styles.height = result_h  # a style set is a layout: only when it changes
         scroll.styles.max_height = max(1, self._drawn_at[1] - 1 - result_h)
         scroll.scroll_home(animate=False)
 
