@@ -95,11 +95,11 @@ def predictions(trace: Trace, step: Step | None = None, position: int = -1, batc
 def _used(trace: Trace, n: int, batch: int, token: int | None) -> tuple[float | None, str]:
     """The probability drawn token n had in the distribution its draw used (``gen.n.probs``: after the
     temperature and the filters), and what was done to the model's distribution to make it."""
-    probs = trace[f"gen.{n}.probs"] if f"gen.{n}.probs" in trace else None
+    name = gen_step(n, "probs")
+    probs = trace[name] if name in trace else None
     if token is None or probs is None or probs.output is None:
         return None, ""
-    gen = trace.meta.get("generation") or {}
-    how = getattr(gen.get("sampling"), "describe", lambda: "")()
+    how = trace.generation.sampling.describe() if trace.generation is not None else ""
     return float(probs.output[batch, 0, token]), how
 
 

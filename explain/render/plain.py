@@ -101,7 +101,7 @@ def _write_values(value: Any, write: Callable[[str], Any]) -> None:
 
 def ran_config(trace: Trace) -> dict[str, Any]:
     """The config as it ran: a model that is always causal says ``"causal": true`` though its switch was off."""
-    from explain.registry import MODELS
+    from explain.registry import MODELS  # lazy: only --json reads the registry
 
     cfg = trace.config.to_dict()
     model = MODELS.get(trace.config.model)

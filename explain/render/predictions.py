@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from explain.api import generated_ids
-from explain.names import gen_step
+from explain.names import gen_number, gen_step
 from explain.predict import Predictions
 from explain.trace import Trace
 
@@ -54,21 +54,21 @@ def text_so_far(trace: Trace, index: int, batch: int = 0) -> Text | None:
     """On a generation's steps (those of a new token, from the first one on), the text as it stands at step
     ``index``: the prompt, ``▸``, then the tokens drawn at or before that step (``the cat is ▸ machines man``).
     Byte-level tokens keep their visible whitespace (``␣``, ``⏎``); None on any other step."""
-    gen = trace.meta.get("generation")
-    if not gen or not gen.get("steps") or index >= len(trace):
+    gen = trace.generation
+    if gen is None or not gen.steps or index >= len(trace):
         return None
-    first = next((s.index for s in trace.steps if s.name.startswith("gen.")), None)
+    first = next((s.index for s in trace.steps if gen_number(s.name) is not None), None)
     if first is None or index < first:
         return None
     vocab = trace.labels.get("vocab") or []
-    batch = batch if 0 <= batch < len(gen["prompt"]) else 0
+    batch = batch if 0 <= batch < len(gen.prompt) else 0
 
     def label(i: int) -> str:
         return vocab[i] if 0 <= i < len(vocab) else f"#{i}"
 
     sep = "" if any("␣" in t for t in vocab[:2000]) else " "
-    drawn = [int(trace[n].output[batch, 0]) for n in gen["steps"] if trace[n].index <= index]
-    text = Text.assemble(("text so far: ", "dim"), sep.join(label(i) for i in gen["prompt"][batch]), " ▸ ",
+    drawn = [int(trace[n].output[batch, 0]) for n in gen.steps if trace[n].index <= index]
+    text = Text.assemble(("text so far: ", "dim"), sep.join(label(i) for i in gen.prompt[batch]), " ▸ ",
                          (sep.join(label(i) for i in drawn), "bold green"))
     if not drawn:
         text.append("(nothing drawn yet)", "dim")

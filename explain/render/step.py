@@ -49,10 +49,9 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
 
 def drawn_words(trace: Trace, item: int = 0) -> list[str]:
     """The words a generation drew, in order, for batch item ``item`` (empty without a generation)."""
-    gen = trace.meta.get("generation") or {}
     vocab = trace.labels.get("vocab") or []
     out = []
-    for name in gen.get("steps", ()):
+    for name in trace.generation.steps if trace.generation is not None else ():
         ids = trace[name].output
         i = int(ids[item if item < ids.shape[0] else 0, 0])
         out.append(vocab[i] if 0 <= i < len(vocab) else f"#{i}")

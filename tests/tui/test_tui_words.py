@@ -91,7 +91,7 @@ def test_drill_downs_name_every_id(runs):
 
 def test_predictions_name_every_id(runs):
     trace = runs["sampled"]
-    for name in trace.meta["generation"]["steps"]:
+    for name in trace.generation.steps:
         probs = trace[name.replace(".next", ".probs")]
         text = plain(predictions_view(predictions(trace, probs, 0, 0, 5)))
         assert not BARE.search(text), text
@@ -100,11 +100,11 @@ def test_predictions_name_every_id(runs):
 def test_text_so_far_grows_one_token_per_draw(runs):
     trace = runs["sampled"]
     vocab = trace.labels["vocab"]
-    gen = trace.meta["generation"]
+    gen = trace.generation
     assert text_so_far(trace, trace["blocks.0.attn.q"].index) is None  # the prompt's own forward pass
     before = text_so_far(trace, trace["gen.0.probs"].index).plain
     assert before == "text so far: the cat is ▸ (nothing drawn yet)"
-    drawn = [vocab[int(trace[n].output[0, 0])] for n in gen["steps"]]
+    drawn = [vocab[int(trace[n].output[0, 0])] for n in gen.steps]
     assert text_so_far(trace, trace["gen.1.embed"].index).plain == f"text so far: the cat is ▸ {drawn[0]}"
     last = text_so_far(trace, len(trace) - 1).plain
     assert last == "text so far: the cat is ▸ " + " ".join(drawn)
@@ -113,7 +113,7 @@ def test_text_so_far_grows_one_token_per_draw(runs):
 def test_byte_level_text_keeps_visible_whitespace_and_ids(runs):
     trace = runs["byte-level"]
     vocab = trace.labels["vocab"]
-    drawn = [vocab[int(trace[n].output[0, 0])] for n in trace.meta["generation"]["steps"]]
+    drawn = [vocab[int(trace[n].output[0, 0])] for n in trace.generation.steps]
     assert all(word.startswith("␣") for word in drawn)  # GPT-2's words carry their leading space
     assert text_so_far(trace, len(trace) - 1).plain == "text so far: The␣cat ▸ " + "".join(drawn)
     first = int(trace["gen.0.next"].output[0, 0])
@@ -128,7 +128,7 @@ def test_tui_shows_the_text_so_far_and_the_words():
 
     async def script(pilot):
         screen = app.screen
-        first, second = (int(trace[n].output[0, 0]) for n in trace.meta["generation"]["steps"])
+        first, second = (int(trace[n].output[0, 0]) for n in trace.generation.steps)
         info = text_of(screen.query_one(StepInfo))
         assert f"text so far: the cat is ▸ {vocab[first]} {vocab[second]}" in info
         assert f"{second} {vocab[second]}" in text_of(screen.query_one(TensorView))
