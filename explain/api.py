@@ -30,6 +30,7 @@ from explain.request import check_generation, eos_of, open_for, prepare_run, tra
 from explain.sampling import make_sampling
 from explain.text import RowLabels
 from explain.trace import Trace
+from explain.trained import use_trained, weights_label
 
 # The request's checks under the private names they had before they moved to explain.request (issue 23), for
 # code written before; new code imports them from there.
@@ -83,6 +84,7 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
     numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
     :class:`~explain.sampling.Sampling`), the generation's steps too."""
+    use_trained(options, options.get("weights"))
     options = {k: v for k, v in options.items() if k not in ("weights",)}
     training = training_of(options)
     cfg, inp = prepare_run(model, **options)
@@ -144,6 +146,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
         load_params,
     )
 
+    use_trained(options, weights)
     if options.get("checkpoint") is not None:
         options["checkpoint"] = open_for(model, options["checkpoint"])  # open once: the tokenizer, then the weights
     training = training_of(options)
@@ -175,6 +178,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training)
+    trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"))
+    trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
     return trace
 
 

@@ -9,8 +9,7 @@ SIGTERM, SIGKILL, a full disk) the target is the old file or the new one, whole,
 * after SIGKILL (which nothing can catch) the temporary sibling is left behind; the next write to that folder
   removes every such leftover whose process has ended.
 
-Only regular files or new paths are written: a folder, a FIFO, a device or a socket at the path is refused by
-:func:`explain.paths.check_output` before anything is opened (a FIFO would block the open forever).
+A folder, FIFO, device or socket at the path is refused before anything is opened (:mod:`explain.paths`).
 
 | function | use |
 | --- | --- |
@@ -19,6 +18,7 @@ Only regular files or new paths are written: a folder, a FIFO, a device or a soc
 | :func:`write_together` | several files that belong together (a script and its ``.npz``): all or none |
 | :func:`atomic_folder` | a checkpoint folder: fill a temporary folder, swapped in whole |
 | :func:`sweep` | remove dead processes' leftovers from a folder (every write calls it) |
+| :func:`new_folder` | ``explain train -o DIR``'s: :func:`atomic_folder` replacing DIR, its parents made |
 
 Without ``force`` nothing existing is replaced, even a file that appeared after the checks (an exclusive link).
 """
@@ -42,24 +42,21 @@ from explain.errors import ExplainError, UsageError
 from explain.paths import check_output, check_output_folder
 
 PREFIX = ".explain-tmp-"
-_LEFTOVER = re.compile(r"^\.explain-tmp-(\d+)-[0-9a-f]{8}")
-_CAUGHT = (signal.SIGTERM, signal.SIGHUP)
+_LEFTOVER, _CAUGHT = re.compile(r"^\.explain-tmp-(\d+)-[0-9a-f]{8}"), (signal.SIGTERM, signal.SIGHUP)
 
 
 class WriteError(ExplainError):
-    """The write itself failed (a full disk, an I/O error, a signal); the target was left as it was."""
+    """The write itself failed (a full disk, an I/O error, a signal); the target is as it was."""
 
 
 class _Signalled(BaseException):
     """SIGTERM or SIGHUP during a write, raised so the temporary file is removed like on Ctrl-C."""
-
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
 
 
-def _temp_name(name: str) -> str:
-    # the target's name is kept (cut to 60 bytes) so a user who sees a leftover knows what it was
+def _temp_name(name: str) -> str:  # the target's name kept (60 bytes): a leftover says what it was
     short = name.encode()[:60].decode(errors="ignore")
     return f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{short}"
 
@@ -75,8 +72,7 @@ def _alive(pid: int) -> bool:
 
 
 def sweep(folder: str | Path) -> int:
-    """Remove the temporary siblings (files or folders) that processes which have ended left in ``folder``
-    (a write killed by SIGKILL); a live process's are kept. Returns how many were removed."""
+    """Remove the temporary siblings that ended processes left in ``folder`` (SIGKILL); returns how many."""
     try:
         names = os.listdir(folder)
     except OSError:
@@ -140,8 +136,7 @@ def _fsync_folder(folder: Path) -> None:
 
 
 class _Pending:
-    """One file being written: its temporary sibling, open for writing, until :meth:`commit` or
-    :meth:`discard`."""
+    """One file being written: its temporary sibling, open for writing, until committed or discarded."""
 
     def __init__(self, target: Path) -> None:
         self.target = target
@@ -293,6 +288,13 @@ def atomic_folder(path: str | Path, *, force: bool = False) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     _fsync_folder(target.parent)
+
+
+@contextlib.contextmanager
+def new_folder(dest: str | Path) -> Iterator[Path]:
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_folder(dest, force=True) as tmp:
+        yield tmp
 
 
 def _swap_in(tmp: Path, target: Path, force: bool) -> None:

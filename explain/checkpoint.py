@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from explain import tokenizer_guard
+from explain import tokenizer_guard, wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
 from explain.readers import read_json, regular_file
@@ -160,9 +160,9 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
     import numpy as np  # lazy: numpy off the shape path
 
     try:
-        from safetensors import safe_open  # lazy: optional dependency
-    except ImportError:
-        raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
+        from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
+    except ImportError:  # the core install: numpy reads the file (the shipped trained model is one)
+        from explain.tensorfile import SafeFile as safe_open  # type: ignore[assignment]  # lazy: as above
     try:
         f = safe_open(str(path), framework="numpy")
     except Exception as exc:  # the parser's own errors (bad header, truncated file) have no common base
@@ -225,6 +225,8 @@ class Checkpoint:
         self.tokenizer_path: Path | None = tok if tok.is_file() else None
         self._labels: dict[int, str] | None = None
         self._tokenizer: Any = None
+        self._words: dict[str, int] | None = None  # a word-level vocabulary explain wrote (explain.wordlevel)
+        self.unknown: list[str] = []  # the words of the last text encoded that became <unk>
         self._params: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
@@ -243,6 +245,7 @@ class Checkpoint:
                     raise InputError(f"'{self.tokenizer_path}' has {size} tokens but {CONFIG} has vocab_size {V}; "
                                      "the tokenizer belongs to another model (remove it and give --tokens)")
                 self._labels = labels
+                self._words = wordlevel.word_vocab(data)  # a word tokenizer explain train wrote
         return self._labels
 
     def label(self, token_id: int) -> str:
@@ -271,13 +274,15 @@ class Checkpoint:
         if self.tokenizer_path is None:
             raise InputError(f"checkpoint '{self.path}' has no {TOKENIZER}; give --tokens (ids, e.g. 464,3797)")
         self._token_labels()  # refuse a tokenizer of another vocabulary before using it
+        if self._words is not None:  # no tokenizers needed: explain.inputs.split_words, as explain train's
+            ids, self.unknown = wordlevel.encode(self._words, text)
+            return ids
         if self._tokenizer is None:
             try:
                 import tokenizers  # noqa: F401  # lazy: optional dependency (the checkpoint extra)
             except ImportError:
                 raise DependencyError(f"reading text with {TOKENIZER} needs the 'tokenizers' package: {INSTALL} "
                                       "(or give --tokens)") from None
-            # an unknown pre-tokenizer regex runs in a subprocess with limits; a panic is a one-line error
             data = _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
             self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data)
         return self._tokenizer.encode(text)
@@ -296,9 +301,8 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         what = "is a file" if p.exists() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes)")
-    for name in (CONFIG, WEIGHTS, TOKENIZER):  # there but not a readable file: say what it is, not "has no"
-        if os.path.lexists(p / name):
-            regular_file(p / name, "checkpoint file", f"{name} must be a readable file", InputError)
+    for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if os.path.lexists(p / n)]:  # there: what is it?
+        regular_file(p / name, "checkpoint file", f"{name} must be a readable file", InputError)
     if not (p / CONFIG).is_file():
         raise InputError(f"checkpoint folder '{path}' has no {CONFIG}; it needs {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes)")

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "lens": "explain.commands.interp:lens",
     "attribute": "explain.commands.interp:attribute",
     "patch": "explain.commands.interp:patch",
+    "train": "explain.commands.train:train",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

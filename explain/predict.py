@@ -42,6 +42,9 @@ class Predictions:
     actual: Candidate | None
     actual_is: str
     after: str = ""  # the token at ``position``, the one the prediction follows
+    used: float | None = None  # a drawn token's probability in the distribution the draw used (after T and
+    # the filters), beside ``actual.prob``, the model's own (softmax of the logits, before them)
+    used_by: str = ""  # how that distribution was made: "temperature 0.5, top-k 3"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,8 +87,20 @@ def predictions(trace: Trace, step: Step | None = None, position: int = -1, batc
     order = np.argsort(-lp, kind="stable")[:k]
     actual, how = _actual(trace, n, batch, pos)
     absolute = _position_of(trace, n) if n else pos
+    used, used_by = _used(trace, n or 0, batch, actual) if how == "drawn" else (None, "")
     return Predictions(name, batch, absolute, [cand(i) for i in order], None if actual is None else cand(actual),
-                       how, _token_at(trace, n, batch, pos, vocab))
+                       how, _token_at(trace, n, batch, pos, vocab), used, used_by)
+
+
+def _used(trace: Trace, n: int, batch: int, token: int | None) -> tuple[float | None, str]:
+    """The probability drawn token n had in the distribution its draw used (``gen.n.probs``: after the
+    temperature and the filters), and what was done to the model's distribution to make it."""
+    name = gen_step(n, "probs")
+    probs = trace[name] if name in trace else None
+    if token is None or probs is None or probs.output is None:
+        return None, ""
+    how = trace.generation.sampling.describe() if trace.generation is not None else ""
+    return float(probs.output[batch, 0, token]), how
 
 
 def _token_at(trace: Trace, n: int | None, batch: int, pos: int, vocab: list[str]) -> str:

@@ -75,12 +75,12 @@ class Recorder:
             self._prefix = outer
 
     def param(self, name: str, shape: Shape, axes: tuple[str, ...], init: str = "uniform", fan_in: int = 1,
-              sym: str | None = None) -> Ref:
+              sym: str | None = None, std: float = 1.0) -> Ref:
         """Declare a parameter; in a numeric run its array comes from ``params`` (loaded or initialised)."""
         name = param_name(self._prefix + name)
         shape = tuple(shape)
         sym = sym or name.rsplit(".", 1)[-1]
-        self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym)
+        self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym, std)
         value = shape if self.shape_only else self.params[name]
         return Ref(name, sym, value, tuple(axes), shape)
 

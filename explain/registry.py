@@ -56,6 +56,8 @@ CAPABILITIES: dict[str, str] = {
     "causal_switch": "takes the causal mask as an option (--causal)",
     "d_out": "an output projection of free width, as a stand-alone attention layer (--d-out)",
     "tie_switch": "its embeddings may be tied or untied (--tie-embeddings/--untie-embeddings)",
+    "gpt2_init": "initialised as GPT-2 (weights and embeddings N(0, 0.02²), projections into the residual stream "
+                 "÷√(2·n_layers), biases 0) instead of torch's nn.Linear/nn.Embedding defaults",
 }
 
 
@@ -133,10 +135,10 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           masking="is unmasked by design (each token sees the whole input); use 'transformer', whose decoder is "
                   "causal"),
     Model("transformer", "the full encoder-decoder of Attention Is All You Need", _DEEP, "Thinking Machines",
-          "weights qkv heads blocks embeddings tie_switch", loss=NEXT_TOKEN, target="Denkende Maschinen",
+          "weights qkv heads blocks embeddings tie_switch gpt2_init", loss=NEXT_TOKEN, target="Denkende Maschinen",
           masking="masks its decoder already and never its encoder"),
     Model("gpt", "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss", _DEEP, "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm", loss=NEXT_TOKEN, masking=_ALWAYS),
+          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init", loss=NEXT_TOKEN, masking=_ALWAYS),
 )}
 
 

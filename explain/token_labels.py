@@ -22,7 +22,7 @@ def _byte_decoder() -> dict[str, int]:
     return {chr(c): b for b, c in zip(bs, cs)}
 
 
-_VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "▁": "␣"}
+_VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥", "▁": "␣"}
 
 
 def _visible(text: str) -> str:

@@ -37,9 +37,10 @@ class ParamSpec:
     name: str
     shape: Shape
     axes: tuple[str, ...]
-    init: str  # "normal" (embeddings), "uniform" (nn.Linear: ±1/√fan_in), "ones", "zeros"
+    init: str  # "normal" (N(0, std²)), "uniform" (nn.Linear: ±1/√fan_in), "ones", "zeros"
     fan_in: int = 1
     sym: str = ""
+    std: float = 1.0  # "normal" only: 1 as nn.Embedding, 0.02 (or less) as GPT-2
 
     @property
     def size(self) -> int:
@@ -110,6 +111,8 @@ class Trace(Sequence[Step]):
         self._by_name = {s.name: s for s in steps}
         self.generation: Generation | None = None  # set by a generation (explain.models.generate)
         self.backward: BackwardPass | None = None  # set by a recorded backward pass (explain.backward)
+        self.weights = ""  # which weights the run shows: "trained: gpt-tiny", "random, seed 0", … (explain.trained)
+        self.unknown_words: list[str] = []  # words of the input the checkpoint's vocabulary lacks, read as <unk>
         self.meta: dict[str, Any] = {}  # what a caller notes on the trace (a tutorial's name and checks)
 
     def __len__(self) -> int:

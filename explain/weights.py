@@ -2,7 +2,8 @@
 
 Initialisation follows PyTorch's defaults so the numbers look like a freshly built model: embeddings
 N(0, 1) (nn.Embedding), linear weights and biases U(−1/√fan_in, 1/√fan_in) (nn.Linear), layer-norm γ = 1 and
-β = 0. Each parameter has its own generator seeded by (seed, crc32(name)), so a parameter's values do not
+β = 0; models the registry marks ``init="gpt2"`` declare GPT-2's instead (:func:`explain.models.layers.linear_params`):
+weights N(0, std²) with the std on the spec, biases 0. Each parameter has its own generator seeded by (seed, crc32(name)), so a parameter's values do not
 change when another parameter is added or the config changes elsewhere.
 """
 
@@ -51,7 +52,8 @@ def init_param(spec: ParamSpec, seed: int) -> np.ndarray:
         return _mark_finite(np.zeros(spec.shape))
     rng = np.random.default_rng([seed, zlib.crc32(spec.name.encode())])
     if spec.init == "normal":
-        return _mark_finite(rng.standard_normal(spec.shape))
+        return _mark_finite(rng.standard_normal(spec.shape) * spec.std if spec.std != 1.0
+                            else rng.standard_normal(spec.shape))
     bound = 1.0 / np.sqrt(spec.fan_in)
     return _mark_finite(rng.uniform(-bound, bound, spec.shape))
 

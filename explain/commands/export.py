@@ -83,5 +83,8 @@ def export(model: str, step: str | None, first: str | None, last: str | None, fm
     written, exp = write_export_files(trace, path, steps=steps, fmt=fmt, force=force)
     side = f" and {written.with_suffix('.npz')}" if exp.sidecar else ""
     run_it = f"python {written}" if fmt == "py" else f"jupyter notebook {written}"
-    click.echo(f"wrote {written}{side}: {len(exp.steps)} steps, {len(exp.checked)} checked; run it: {run_it}",
-               err=True)
+    computed = len(exp.checked)  # the steps with an op; the inputs (token ids, given arrays) are data
+    given = len(exp.steps) - computed
+    inputs = f" (and {given} input{'' if given == 1 else 's'}, given, not counted)" if given else ""
+    click.echo(f"wrote {written}{side}: {computed} step{'' if computed == 1 else 's'} computed and checked"
+               f"{inputs}; run it: {run_it}", err=True)

@@ -12,12 +12,14 @@ applies them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from explain.config import Config
+from explain.errors import InputError
 from explain.inputs import Inputs
 from explain.models.layers import layer_norm
 from explain.models.zoo import gpt_block
 from explain.names import gen_scope
-from explain.ops.sampling import check_probabilities
 from explain.recorder import Recorder, Ref
 from explain.sampling import Sampling
 from explain.trace import Generation
@@ -33,6 +35,18 @@ def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict
             x = gpt_block(rec, cfg, x, cache)  # (B, 1, d)
     x = layer_norm(rec, cfg, "ln_final", x)
     return rec.op("linear", "logits", x, W_E, transpose_w=True)  # (B, 1, d_vocab)
+
+
+def check_probabilities(probs: Any) -> None:
+    """Refuse probabilities that are not finite before a draw (argmax would quietly give token 0)."""
+    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports)
+
+    bad = ~np.isfinite(np.asarray(probs, dtype=float)).all(axis=-1)
+    if bad.any():
+        where = np.argwhere(bad)[0].tolist()
+        raise InputError(f"the probabilities at {where} hold NaN or ∞ (the logits overflowed: weights too "
+                         "large, or a temperature too small to divide by); nothing was drawn: use --temperature "
+                         "0 for greedy decoding, or a larger temperature")
 
 
 def next_token(rec: Recorder, logits: Ref, s: Sampling, n: int) -> Ref:

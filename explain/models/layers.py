@@ -8,24 +8,48 @@ Shapes at line end are for one sequence of T tokens; a batch adds a leading axis
 
 from __future__ import annotations
 
+import math
+
 from explain.config import Config
 from explain.inputs import Inputs
 from explain.padding import IGNORE_INDEX, key_padding_mask
 from explain.recorder import Recorder, Ref
+from explain.registry import MODELS
+
+GPT2_STD = 0.02  # GPT-2's (and nanoGPT's) std of every weight and embedding at initialisation
+
+
+def gpt2_init(cfg: Config) -> bool:
+    """Whether the model initialises as GPT-2 does (its registry entry says so) rather than as torch's layers."""
+    return MODELS[cfg.model].can("gpt2_init")
+
+
+def weight_std(cfg: Config, resid: bool = False) -> float:
+    """GPT-2's std: 0.02, and 0.02/√(2·n_layers) for a projection into the residual stream (W_O, W_out), so
+    the stream's variance does not grow with depth (the GPT-2 paper, §2.3; nanoGPT's ``c_proj`` init)."""
+    return GPT2_STD / math.sqrt(2 * cfg.n_layers) if resid else GPT2_STD
 
 
 def linear_params(rec: Recorder, d_in: int, d_out: int, w: str = "W", b: str = "b",
-                  axes: tuple[str, str] = ("d_in", "d_out"), bias: bool = True) -> tuple[Ref, ...]:
-    """A weight (d_in, d_out) and bias (d_out,), initialised like nn.Linear (uniform ±1/√d_in); no bias when
-    ``bias`` is False (the book's ``qkv_bias=False``)."""
+                  axes: tuple[str, str] = ("d_in", "d_out"), bias: bool = True, resid: bool = False) -> tuple[Ref, ...]:
+    """A weight (d_in, d_out) and bias (d_out,), initialised like nn.Linear (uniform ±1/√d_in), or as GPT-2
+    (N(0, 0.02²), biases 0; ``resid``: a projection into the residual stream); no bias when ``bias`` is False
+    (the book's ``qkv_bias=False``)."""
+    if gpt2_init(rec.config):
+        W = rec.param(w, (d_in, d_out), axes, "normal", d_in, std=weight_std(rec.config, resid))
+        return (W, rec.param(b, (d_out,), axes[1:], "zeros", d_in)) if bias else (W,)
     W = rec.param(w, (d_in, d_out), axes, "uniform", d_in)
     return (W, rec.param(b, (d_out,), axes[1:], "uniform", d_in)) if bias else (W,)
 
 
 def head_params(rec: Recorder, cfg: Config, w: str, b: str, d_out: int | None = None,
                 bias: bool = True) -> tuple[Ref, ...]:
-    """Per-head weights (h, d_model, d_head) and biases (h, d_head), uniform ±1/√d_model."""
+    """Per-head weights (h, d_model, d_head) and biases (h, d_head), uniform ±1/√d_model (GPT-2: N(0, 0.02²)
+    and 0)."""
     h, d, m = cfg.n_heads, cfg.d_model, d_out or cfg.head_dim
+    if gpt2_init(cfg):
+        W = rec.param(w, (h, d, m), ("head", "d_model", "d_head"), "normal", d, std=GPT2_STD)
+        return (W, rec.param(b, (h, m), ("head", "d_head"), "zeros", d)) if bias else (W,)
     W = rec.param(w, (h, d, m), ("head", "d_model", "d_head"), "uniform", d)
     return (W, rec.param(b, (h, m), ("head", "d_head"), "uniform", d)) if bias else (W,)
 
@@ -39,8 +63,9 @@ def layer_norm(rec: Recorder, cfg: Config, name: str, x: Ref) -> Ref:
 
 
 def embedding_matrix(rec: Recorder, cfg: Config) -> Ref:
-    """W_E (d_vocab, d_model), one row per token, initialised N(0, 1) like nn.Embedding."""
-    return rec.param("W_E", (cfg.d_vocab, cfg.d_model), ("vocab", "d_model"), "normal", sym="W_E")
+    """W_E (d_vocab, d_model), one row per token, initialised N(0, 1) like nn.Embedding (GPT-2: N(0, 0.02²))."""
+    std = GPT2_STD if gpt2_init(cfg) else 1.0
+    return rec.param("W_E", (cfg.d_vocab, cfg.d_model), ("vocab", "d_model"), "normal", sym="W_E", std=std)
 
 
 def embed(rec: Recorder, cfg: Config, inp: Inputs, axis: str = "pos", batched: bool = False,
@@ -97,7 +122,7 @@ def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None 
             causal = False
         z = sdpa(rec, q, k, v, m, causal, pad)  # (h, T, m)
         z = rec.op("merge_heads", "concat", z)  # (T, h·m)
-        W_O, b_O = linear_params(rec, h * m, d_out or cfg.d_model, "W_O", "b_O", ("concat", "d_model"))
+        W_O, b_O = linear_params(rec, h * m, d_out or cfg.d_model, "W_O", "b_O", ("concat", "d_model"), resid=True)
     return rec.op("linear", f"{name}_out", z, W_O, b_O)  # (T, d)
 
 
@@ -107,7 +132,7 @@ def mlp(rec: Recorder, cfg: Config, x: Ref, act: str) -> Ref:
         x = rec.op("linear", "pre", x, *linear_params(rec, cfg.d_model, cfg.ff_dim, "W_in", "b_in",
                                                       ("d_model", "d_ff")))  # (T, d_ff)
         x = rec.op(act, "post", x)  # (T, d_ff)
-        W_out, b_out = linear_params(rec, cfg.ff_dim, cfg.d_model, "W_out", "b_out", ("d_ff", "d_model"))
+        W_out, b_out = linear_params(rec, cfg.ff_dim, cfg.d_model, "W_out", "b_out", ("d_ff", "d_model"), resid=True)
     return rec.op("linear", "mlp_out", x, W_out, b_out)  # (T, d)
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from explain.config import Config
 from explain.inputs import Inputs
-from explain.models.layers import attention as mha
 from explain.models.layers import (
+    GPT2_STD,
     embed,
     embedding_matrix,
     head_params,
@@ -21,6 +21,7 @@ from explain.models.layers import (
     sdpa,
     unembed,
 )
+from explain.models.layers import attention as mha
 from explain.padding import ignore_padding
 from explain.recorder import Recorder, Ref
 
@@ -160,7 +161,7 @@ def gpt(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     matrix, and the next-token cross-entropy."""
     B, T = inp.batch, inp.seq_len
     tok, pad = embed(rec, cfg, inp, batched=True), key_padding(rec, inp)  # (B, T, d); pad None unless padded
-    W_pos = rec.param("W_pos", (cfg.n_ctx, cfg.d_model), ("pos", "d_model"), "normal")
+    W_pos = rec.param("W_pos", (cfg.n_ctx, cfg.d_model), ("pos", "d_model"), "normal", std=GPT2_STD)
     x = rec.op("add", "blocks.0.resid_pre", tok, rec.op("pos_embed", "pos_embed", W_pos, n=T))  # (B, T, d)
     for i in range(cfg.n_layers):
         with rec.scope(f"blocks.{i}"):

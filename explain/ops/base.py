@@ -85,16 +85,23 @@ def sig6(x: Any) -> str:
 
 
 def arg(x: Any, digits: int | None = None) -> str:
-    """:func:`num` for an operand inside arithmetic: a negative in parentheses, with a real minus sign
-    (``(−0.4362)``), so ``a − (−b)`` never reads as ``a − -b``."""
+    """:func:`num` for an operand inside arithmetic: a negative in parentheses (``(-0.4362)``), so ``a − (-b)``
+    never reads as ``a − -b``; its minus is the one every other number has (issue 26: ``-0.1045 − (−0.0493)``
+    mixed two)."""
     text = num(x, digits)
-    return f"(−{text[1:]})" if text.startswith("-") else text
+    return f"({text})" if text.startswith("-") else text
 
 
 def token(token_id: int, vocab: list[str] | None) -> str:
     """``id 26 (dog)``: a token id with its word when the vocabulary is known."""
     word = vocab[token_id] if vocab is not None and 0 <= token_id < len(vocab) else None
     return f"id {token_id} ({word})" if word is not None else f"id {token_id}"
+
+
+def id_word(token_id: int, vocab: Any) -> str:
+    """``20 starts``: a token id and its word (a table cell), the id alone when the vocabulary is unknown."""
+    word = vocab[token_id] if vocab is not None and 0 <= token_id < len(vocab) else None
+    return f"{token_id} {word}" if word is not None else str(token_id)
 
 
 def idx(index: tuple[int | str, ...]) -> str:
@@ -115,6 +122,9 @@ class CellExplanation:
     columns: tuple[str, ...] = ()
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    shown: str | None = None  # how the value is written when not as a number: a token id with its word
+    focus: tuple[int, ...] = ()  # the rows of the table that matter most, first first (the cell's own term,
+    # the survivors of a mask): a table cut to fit shows these, not its first and last rows
 
 
 @dataclass(frozen=True)

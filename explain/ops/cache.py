@@ -25,6 +25,7 @@ class KVAppend(Op):
     """The key/value cache: the rows of earlier positions, kept, with the new position's row appended."""
 
     kind = "kv_append"
+    appends = True  # its last rows are its second input's: the views mark them (render.step.appended_rows)
     join = " ++ "
     default_note = ("The cache: earlier positions' keys (values) were computed by earlier steps and are kept; "
                     "only the new position's row is computed now and appended. Nothing before it is recomputed.")
@@ -59,7 +60,7 @@ class KVAppend(Op):
         return buf[..., :t + n, :]
 
     def formula(self, syms: Syms, **attrs) -> str:
-        return f"{syms.out} = [{syms.ins[0]}; {syms.ins[1]}]   (append the new position's row)"
+        return f"{syms.out} = [{syms.ins[0]} kept; {syms.ins[1]} new]   (append the new position's row)"
 
     def source(self, out, ins, **attrs) -> str:
         return f"np.concatenate([{ins[0]}, {ins[1]}], axis=-2)"
@@ -69,10 +70,10 @@ class KVAppend(Op):
         *lead, t, c = index
         n_old = cache.shape[-2]
         if t < n_old:
-            src, lines = f"{syms.ins[0]}{idx(index)}", [f"position {t} < {n_old}: from the cache, computed when "
+            src, lines = f"{syms.ins[0]} kept{idx(index)}", [f"position {t} < {n_old}: from the cache, computed when "
                                                           f"position {t} was new; not recomputed"]
         else:
-            src, lines = (f"{syms.ins[1]}{idx(tuple(lead) + (t - n_old, c))}",
+            src, lines = (f"{syms.ins[1]} new{idx(tuple(lead) + (t - n_old, c))}",
                           [f"position {t} is the new token's: computed in this step"])
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {src}",
                                lines=[*lines, f"= {num(output[index])}"])

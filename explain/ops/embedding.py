@@ -43,7 +43,8 @@ class Input(Op):
         # integer inputs are token ids (the tokens, the targets): name each by its word
         shown = token(int(value), vocab) if output.dtype.kind in "iu" else num(value)
         return CellExplanation(index, float(value), f"{syms.out}{idx(index)} is given as input",
-                               lines=[f"{syms.out}{idx(index)} = {shown}"])
+                               lines=[f"{syms.out}{idx(index)} = {shown}"],
+                               shown=shown if output.dtype.kind in "iu" else None)
 
 
 @register

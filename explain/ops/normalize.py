@@ -58,8 +58,10 @@ class Softmax(_RowOp):
                  f"exp({num(row[j])} − {arg(m)}) / {num(s)} = {num(e[j])} / {num(s)} = {num(output[index])}"]
         if np.isneginf(row[j]):
             lines.append("this position was masked (−inf): exp(−inf) = 0, so its weight is 0")
+        # the rows that matter: this cell's own, then the positions a mask left, largest weight first
+        live = [int(k) for k in np.argsort(-e, kind="stable") if np.isfinite(row[k]) and k != j]
         return CellExplanation(index, float(output[index]), title,
-                               ("k", "score", "score − max", "exp", "weight"), rows, lines)
+                               ("k", "score", "score − max", "exp", "weight"), rows, lines, focus=(j, *live))
 
     # -- backward: the softmax Jacobian ∂Aₖ/∂Sⱼ = Aₖ(δₖⱼ − Aⱼ), applied to one row at a time ------------------
     vjp_helpers = ("softmax_backward",)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from explain import shape_rules as sr
-from explain.errors import InputError, ShapeError
-from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
+from explain.errors import ShapeError
+from explain.ops.base import CellExplanation, Op, Syms, id_word, idx, num, register, token
 
 
 def _ranks(row: Any) -> Any:
@@ -131,6 +131,7 @@ class TopK(_Filter):
     """Top-k: only the k highest-scoring tokens stay candidates."""
 
     kind = "top_k"
+    reads_vocab = True
     helpers = ("top_k_filter",)
     default_note = ("Top-k filter (a masking step, not the causal mask): only the k tokens with the largest "
                     "logits can be drawn; every other token becomes −inf.")
@@ -141,7 +142,8 @@ class TopK(_Filter):
     def formula(self, syms: Syms, k: int = 1, **attrs) -> str:
         return f"{syms.out}[v] = {syms.ins[0]}[v] if rank(v) ≤ k else −inf   (k = {k})"
 
-    def explain(self, index, inputs, output, syms: Syms, k: int = 1, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, k: int = 1, vocab: Any = None,
+                **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path
 
         row = np.asarray(inputs[0][tuple(index[:-1])], dtype=float)
@@ -152,8 +154,9 @@ class TopK(_Filter):
                f"rank {rank} > k = {k}, but it ties with the k-th largest ({num(kth)}), so it stays"
                if row[v] >= kth else f"rank {rank} > k = {k}")
         order = np.argsort(-row, kind="stable")[:min(k + 2, row.size)]
-        rows = [(r + 1, int(i), float(row[i]), "kept" if row[i] >= kth else "cut") for r, i in enumerate(order)]
-        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: token {v}, rank {rank} of "
+        rows = [(r + 1, id_word(int(i), vocab), float(row[i]), "kept" if row[i] >= kth else "cut")
+                for r, i in enumerate(order)]
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: {token(v, vocab)}, rank {rank} of "
                                f"{row.size} (1 = largest logit)", ("rank", "token", "logit", ""), rows,
                                [f"k = {k} is at least the vocabulary's {row.size} tokens: every token is kept"
                                 if k >= row.size else f"the k-th largest logit (k = {k}) is {num(kth)}", why,
@@ -165,6 +168,7 @@ class TopP(_Filter):
     """Top-p (nucleus): the smallest set of most probable tokens whose probability reaches p."""
 
     kind = "top_p"
+    reads_vocab = True
     helpers = ("top_p_filter",)
     default_note = ("Top-p (nucleus) filter, a masking step: rank the tokens by probability and keep them until "
                     "the ones kept hold at least p of the probability; the rest become −inf.")
@@ -176,7 +180,8 @@ class TopP(_Filter):
         return (f"{syms.out}[v] = {syms.ins[0]}[v] if (probability of the tokens ranked above v) < p else −inf"
                 f"   (p = {num(p)})")
 
-    def explain(self, index, inputs, output, syms: Syms, p: float = 1.0, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, p: float = 1.0, vocab: Any = None,
+                **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path
 
         row = np.asarray(inputs[0][tuple(index[:-1])], dtype=float)
@@ -188,11 +193,11 @@ class TopP(_Filter):
         rank = int(np.flatnonzero(order == v)[0]) + 1
         mass = float(before[rank - 1])
         shown = list(range(min(rank, 8))) + ([rank - 1] if rank > 8 else [])
-        rows = [(r + 1, int(order[r]), float(probs[r]), float(before[r])) for r in shown]
+        rows = [(r + 1, id_word(int(order[r]), vocab), float(probs[r]), float(before[r])) for r in shown]
         why = (f"cumulative {num(mass)} ≥ p = {num(p)} before it" if mass >= p else
                f"cumulative {num(mass)} < p = {num(p)} before it" + (" (the top token is always kept)"
                                                                       if rank == 1 else ""))
-        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: token {v}, rank {rank}, "
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: {token(v, vocab)}, rank {rank}, "
                                f"probability {num(probs[rank - 1])}", ("rank", "token", "p", "cumulative before"),
                                rows, ["probabilities: softmax of this row, ranked largest first", why,
                                       *self._cut(float(row[v]), float(output[index]))])
@@ -227,18 +232,6 @@ class Uniform(Op):
                                       f"u = {num(output[index])}"])
 
 
-def check_probabilities(probs: Any) -> None:
-    """Refuse probabilities that are not finite before a draw (argmax would quietly give token 0)."""
-    import numpy as np  # lazy: numpy loads only when values are computed (test_shapes_imports, bench_check_startup)
-
-    bad = ~np.isfinite(np.asarray(probs, dtype=float)).all(axis=-1)
-    if bad.any():
-        where = np.argwhere(bad)[0].tolist()
-        raise InputError(f"the probabilities at {where} hold NaN or ∞ (the logits overflowed: weights too "
-                         "large, or a temperature too small to divide by); nothing was drawn: use --temperature "
-                         "0 for greedy decoding, or a larger temperature")
-
-
 class _Choice(Op):
     """Probabilities (…, V) in, one token id per row (…) out."""
 
@@ -259,6 +252,7 @@ class Sample(_Choice):
     """Inverse-CDF sampling: walk the cumulative probabilities in token order until they pass u."""
 
     kind = "sample"
+    reads_vocab = True
     join = ", u "
     helpers = ("sample",)
     default_note = ("The draw: add up the probabilities token by token; the token where the running sum first "
@@ -271,7 +265,7 @@ class Sample(_Choice):
     def source(self, out, ins, **attrs) -> str:
         return f"sample({ins[0]}, {ins[1]})"
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, vocab: Any = None, **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path
 
         probs, u = inputs
@@ -284,13 +278,14 @@ class Sample(_Choice):
         live = np.flatnonzero(row > 0)
         at = int(np.searchsorted(live, t))
         near = live[max(0, at - 2): at + 3]
-        rows = [(int(i), float(row[i]), float(c[i])) for i in near]
+        rows = [(id_word(int(i), vocab), float(row[i]), float(c[i])) for i in near]
         scaled = f"u × total {num(c[-1])} = {num(target)}" if abs(c[-1] - 1) > 1e-12 else f"u = {num(uu)}"
-        lines = [f"cumulative before token {t} = {num(lo)} ≤ {scaled} < {num(c[t])} = cumulative through token {t}",
-                 f"so u falls in token {t}'s stretch, {num(row[t])} long (its probability): next = {t}",
+        drawn = token(t, vocab)
+        lines = [f"cumulative before {drawn} = {num(lo)} ≤ {scaled} < {num(c[t])} = cumulative through it",
+                 f"so u falls in its stretch, {num(row[t])} long (its P, after the filters): next = {drawn}",
                  f"u = {num(uu)}; {live.size} token(s) have probability > 0, the others are never drawn"]
         return CellExplanation(index, float(t), f"{syms.out}{idx(index)}: where u falls among the cumulative sums",
-                               ("token", "p", "cumulative"), rows, lines)
+                               ("token", "P (used)", "cumulative"), rows, lines, shown=drawn)
 
 
 @register
@@ -298,6 +293,7 @@ class Argmax(_Choice):
     """Greedy decoding: the most probable token, always."""
 
     kind = "argmax"
+    reads_vocab = True
     default_note = "Greedy decoding: take the most probable token. No randomness: the same input, the same text."
 
     def formula(self, syms: Syms, **attrs) -> str:
@@ -306,15 +302,16 @@ class Argmax(_Choice):
     def source(self, out, ins, **attrs) -> str:
         return f"np.argmax({ins[0]}, axis=-1)"
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, vocab: Any = None, **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path
 
         row = np.asarray(inputs[0][tuple(index)], dtype=float)
         order = np.argsort(-row, kind="stable")[:5]
         t = int(output[tuple(index)])
-        rows = [(r + 1, int(i), float(row[i])) for r, i in enumerate(order)]
-        lines = [f"the largest value is token {t}'s: {num(row[t])}"]
+        rows = [(r + 1, id_word(int(i), vocab), float(row[i])) for r, i in enumerate(order)]
+        lines = [f"the largest value is {token(t, vocab)}'s: {num(row[t])}"]
         if row.size > 1:
-            lines.append(f"runner-up: token {int(order[1])} with {num(row[order[1]])}")
+            lines.append(f"runner-up: {token(int(order[1]), vocab)} with {num(row[order[1]])}")
         return CellExplanation(index, float(t), f"{syms.out}{idx(index)} = the token with the largest "
-                               f"{syms.ins[0]}", ("rank", "token", syms.ins[0]), rows, lines)
+                               f"{syms.ins[0]}", ("rank", "token", syms.ins[0]), rows, lines,
+                               shown=token(t, vocab))

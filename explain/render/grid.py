@@ -24,7 +24,8 @@ from explain.render.tensor import NumberFormat, cell_text, head_tail, number_for
 
 ROW_GAP = 1  # a "⋮" line stands for elided rows
 COL_GAP = 2  # a "…" column (and its space) stands for elided columns
-LABEL_MAX = 8  # token labels are cut to this many characters
+LABEL_MAX = 8  # token labels are cut to this many characters when the window would not fit whole otherwise
+LABEL_WHOLE = 24  # up to this many when it does (no 'the/<pa…' beside free space)
 CURSOR_STYLE = "reverse bold"
 MARK_STYLE = "bold underline"  # the input cells that fed the cell under the cursor (readable without colour)
 MARK_RULER = "bold underline yellow"
@@ -58,6 +59,7 @@ class Window:
     widths: list[int]  # one per entry of cols, including the separating space
     label_width: int
     header_lines: int
+    label_max: int = LABEL_MAX  # the token labels' length
 
     @property
     def row_start(self) -> int:
@@ -136,18 +138,30 @@ def fit_axis(n: int, origin: int, cursor: int, capacity: int, size: Callable[[in
     return out
 
 
-def _label(labels: list[str] | None, i: int) -> str:
+def _label(labels: list[str] | None, i: int, limit: int = LABEL_MAX) -> str:
     if not labels:
         return ""
     s = labels[i]
-    return s if len(s) <= LABEL_MAX else s[: LABEL_MAX - 1] + "…"
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width: int, height: int, *,
                row_labels: list[str] | None = None, col_labels: list[str] | None = None,
                precision: int | NumberFormat = 4, values: bool = True) -> Window:
     """The window of ``mat`` (2-D) that fits ``width`` × ``height`` characters, rulers and labels included.
-    ``precision`` is a :class:`NumberFormat` (the caller computes it once per slice) or a number of decimals."""
+    ``precision`` is a :class:`NumberFormat` (the caller computes it once per slice) or a number of decimals.
+    Token labels are whole (up to LABEL_WHOLE) when every column still fits, else cut to LABEL_MAX."""
+    args = (mat, origin, cursor, width, height, row_labels, col_labels, precision, values)
+    if row_labels or col_labels:
+        whole = _fit(*args, LABEL_WHOLE)
+        if None not in whole.cols:
+            return whole
+    return _fit(*args, LABEL_MAX)
+
+
+def _fit(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width: int, height: int,
+         row_labels: list[str] | None, col_labels: list[str] | None, precision: int | NumberFormat, values: bool,
+         limit: int) -> Window:
     precision = _plain_format(mat, precision)
     n_rows, n_cols = mat.shape
     header = 2 if col_labels else 1
@@ -157,7 +171,7 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
         rows.remove(None)
     shown_rows = [r for r in rows if r is not None]
     idx_w = len(str(shown_rows[-1])) if shown_rows else 1
-    lab_w = max((len(_label(row_labels, r)) for r in shown_rows), default=0) if row_labels else 0
+    lab_w = max((len(_label(row_labels, r, limit)) for r in shown_rows), default=0) if row_labels else 0
     label_width = idx_w + (lab_w + 1 if lab_w else 0) + 1
 
     cache: dict[int, int] = {}
@@ -165,12 +179,12 @@ def fit_window(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width
     def col_width(c: int) -> int:
         if c not in cache:
             cells = max((len(cell_text(float(mat[r, c]), precision, values, "  ")) for r in shown_rows), default=1)
-            cache[c] = max(len(str(c)), len(_label(col_labels, c)), cells) + 1
+            cache[c] = max(len(str(c)), len(_label(col_labels, c, limit)), cells) + 1
         return cache[c]
 
     cols = fit_axis(n_cols, origin[1], cursor[1], max(1, width - label_width), col_width, COL_GAP)
     widths = [COL_GAP if c is None else col_width(c) for c in cols]
-    return Window(rows, cols, widths, label_width, header)
+    return Window(rows, cols, widths, label_width, header, limit)
 
 
 def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
@@ -195,7 +209,7 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
     if col_labels:
         out.append("\n" + " " * lw)
         for c, w in zip(win.cols, win.widths):
-            out.append(("" if c is None else _label(col_labels, c)).rjust(w - 1) + " ",
+            out.append(("" if c is None else _label(col_labels, c, win.label_max)).rjust(w - 1) + " ",
                        "bold" if c == cur_c else "dim italic")
     shown = [r for r in win.rows if r is not None]
     idx_w = len(str(shown[-1])) if shown else 1
@@ -206,7 +220,7 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
             out.append("".join(("⋱" if c is None else "⋮").rjust(w - 1) + " " for c, w in zip(win.cols, win.widths)),
                        "dim")
             continue
-        label = str(r).rjust(idx_w) + (" " + _label(row_labels, r) if row_labels else "")
+        label = str(r).rjust(idx_w) + (" " + _label(row_labels, r, win.label_max) if row_labels else "")
         ruler = MARK_RULER if marks is not None and marks.row(r) else "dim"
         out.append(label.ljust(lw), "bold" if r == cur_r else ruler)
         for c, w in zip(win.cols, win.widths):

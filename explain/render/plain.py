@@ -36,8 +36,12 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     """Every step of the trace, after a one-line summary of the run."""
     cfg = trace.config
     command = "run" if trace.generation is None else "generate"
-    console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters; "
+    weights = f"; {trace.weights}" if trace.weights else ""
+    console.print(Text(f"explain {command} {cfg.model}: {len(trace)} steps, {trace.n_params:,} parameters{weights}; "
                        f"tokens: {trace.tokens_text()}", style="bold"))
+    if trace.unknown_words:
+        words = ", ".join(f"'{w}'" for w in trace.unknown_words)
+        console.print(Text(f"note: not in the vocabulary, read as <unk>: {words}", style="yellow"))
     console.print()
     for step in trace:
         print_step(console, trace, step, precision)
@@ -51,6 +55,10 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
     if trace.generation is not None:
         console.print(Rule(Text("generation", style="bold"), align="left"))
         console.print(generation_view(trace))
+    if "loss_after" in trace and "loss" in trace:  # the SGD step's outcome last, where `| tail` finds it
+        before, after = float(trace["loss"].output), float(trace["loss_after"].output)
+        console.print(Text(f"loss {before:.4f} → loss_after {after:.4f} after one SGD step "
+                           f"({'falls' if after < before else 'does not fall'})", style="bold"))
 
 
 def _jsonable(value: Any) -> Any:
@@ -116,11 +124,22 @@ def _stats(value: Any) -> dict[str, Any]:
     return out
 
 
+def ran_config(trace: Trace) -> dict[str, Any]:
+    """The config as it ran: a model that is always causal says ``"causal": true`` though its switch was off."""
+    from explain.registry import MODELS  # lazy: only --json reads the registry
+
+    cfg = trace.config.to_dict()
+    model = MODELS.get(trace.config.model)
+    if not cfg.get("causal") and model is not None and "always causal" in model.masking:
+        cfg["causal"] = True
+    return cfg
+
+
 def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
     """The whole run as one JSON document, written step by step through ``write`` (the same text
     :func:`trace_json` returns): its memory is one row at a time on top of the trace's, however big the run."""
     head = {
-        "config": trace.config.to_dict(),
+        "config": ran_config(trace),
         "tokens": list(trace.labels.get("pos", [])),
         "labels": {k: list(v) for k, v in trace.labels.items() if k != "vocab"},
         "n_params": trace.n_params,

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from explain.api import generated_ids
-from explain.names import gen_step
+from explain.names import gen_number, gen_step
 from explain.predict import Predictions
 from explain.trace import Trace
 
@@ -23,7 +23,9 @@ def predictions_view(p: Predictions, title: bool = True) -> Group:
         parts.append(Text(f"next token after position {p.position}" + (f" {repr_token(p.after)}" if p.after else "")
                           + (f", sequence {p.batch}" if p.batch else ""), style="bold"))
     table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
-    for name, justify in (("rank", "right"), ("token", "left"), ("p", "right"), ("log p", "right"), ("", "left")):
+    model = p.used is not None  # a draw: say which of two probabilities each is
+    for name, justify in (("rank", "right"), ("token", "left"), ("p model" if model else "p", "right"),
+                          ("log p", "right"), ("", "left")):
         table.add_column(name, justify=justify, no_wrap=True)
     shown = list(p.top)
     if p.actual is not None and all(c.id != p.actual.id for c in shown):
@@ -35,14 +37,42 @@ def predictions_view(p: Predictions, title: bool = True) -> Group:
                       Text(f"← {mark}" if mark else "", style="green"))
     parts.append(table)
     if p.actual is not None:
+        where = " (the model's, before sampling)" if model else ""
         parts.append(Text(f"{p.actual_is}: {repr_token(p.actual.token)} (id {p.actual.id}), rank {p.actual.rank}, "
-                          f"p = {p.actual.prob:.4g}", style="dim"))
+                          f"p = {p.actual.prob:.4g}{where}", style="dim"))
+    if model:
+        parts.append(Text(f"the draw used p = {p.used:.4g}: {p.used_by or 'after the filters'}", style="dim"))
     return Group(*parts)
 
 
 def repr_token(token: str) -> str:
     """A token as shown in a table: quoted, so a leading space (␣) or an empty label is visible."""
     return f"'{token}'"
+
+
+def text_so_far(trace: Trace, index: int, batch: int = 0) -> Text | None:
+    """On a generation's steps (those of a new token, from the first one on), the text as it stands at step
+    ``index``: the prompt, ``▸``, then the tokens drawn at or before that step (``the cat is ▸ machines man``).
+    Byte-level tokens keep their visible whitespace (``␣``, ``⏎``); None on any other step."""
+    gen = trace.generation
+    if gen is None or not gen.steps or index >= len(trace):
+        return None
+    first = next((s.index for s in trace.steps if gen_number(s.name) is not None), None)
+    if first is None or index < first:
+        return None
+    vocab = trace.labels.get("vocab") or []
+    batch = batch if 0 <= batch < len(gen.prompt) else 0
+
+    def label(i: int) -> str:
+        return vocab[i] if 0 <= i < len(vocab) else f"#{i}"
+
+    sep = "" if any("␣" in t for t in vocab[:2000]) else " "
+    drawn = [int(trace[n].output[batch, 0]) for n in gen.steps if trace[n].index <= index]
+    text = Text.assemble(("text so far: ", "dim"), sep.join(label(i) for i in gen.prompt[batch]), " ▸ ",
+                         (sep.join(label(i) for i in drawn), "bold green"))
+    if not drawn:
+        text.append("(nothing drawn yet)", "dim")
+    return text
 
 
 def generation_view(trace: Trace) -> Group:

@@ -33,10 +33,37 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
     batch item that the slice ``lead`` shows."""
     if not step.axes or axis >= len(step.axes):
         return None
-    labels = trace.axis_labels(step.axes[axis], trace.item_of(step, tuple(lead)))
-    if labels is not None and len(labels) == step.shape[axis]:
-        return labels
-    return None
+    item = trace.item_of(step, tuple(lead))
+    labels = trace.axis_labels(step.axes[axis], item)
+    n = step.shape[axis]
+    if labels is not None and len(labels) < n and step.axes[axis] == "pos":
+        more = list(labels) + drawn_words(trace, item or 0)  # a generation's later positions: its tokens
+        labels = more[:n] if len(more) >= n else None
+    elif labels is not None and len(labels) != n:
+        labels = None
+    appended = appended_rows(trace, step)
+    if appended and axis == len(step.shape) - 2:  # the key/value cache's appended rows say so
+        labels = [(labels[i] if labels else "") + (" +new" if i in appended else "") for i in range(n)]
+    return labels
+
+
+def drawn_words(trace: Trace, item: int = 0) -> list[str]:
+    """The words a generation drew, in order, for batch item ``item`` (empty without a generation)."""
+    vocab = trace.labels.get("vocab") or []
+    out = []
+    for name in trace.generation.steps if trace.generation is not None else ():
+        ids = trace[name].output
+        i = int(ids[item if item < ids.shape[0] else 0, 0])
+        out.append(vocab[i] if 0 <= i < len(vocab) else f"#{i}")
+    return out
+
+
+def appended_rows(trace: Trace, step: Step) -> range | None:
+    """The rows an appending op (the key/value cache) added to its first input's, or None for other ops."""
+    if not getattr(ops.get(step.op), "appends", False) or not step.inputs or len(step.shape) < 2:
+        return None
+    kept = trace[step.inputs[0]].shape[-2] if step.inputs[0] in trace else None
+    return range(kept, step.shape[-2]) if kept is not None else None
 
 
 def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8, max_cols: int = 8,
@@ -49,7 +76,7 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
     mat, n_rows, n_cols = as_matrix(step, step.output, lead)
     if not step.shape:  # a scalar (the loss): a number with its formula, not a 1×1 grid
         return Group(Text.assemble((f"{step.syms.out} = ", "bold"), (num(float(mat[0, 0]), precision), "bold")))
-    nf = number_format(mat, precision)
+    nf = number_format(mat, precision, id_words(trace, step))
     nd = len(step.shape)
     row_labels = axis_labels(trace, step, nd - 2, lead) if nd >= 2 else None
     col_labels = axis_labels(trace, step, nd - 1, lead) if nd >= 1 else None
@@ -61,6 +88,15 @@ def step_output(trace: Trace, step: Step, precision: int = 4, max_rows: int = 8,
                               values=values, heat=heat, probability=ops.get(step.op).probability,
                               **mask_sources(trace, step, lead)))
     return Group(*parts)
+
+
+def id_words(trace: Trace, step: Step) -> Any:
+    """The vocabulary when ``step``'s output is token ids (tokens, targets, the next token), so each id is
+    drawn with its word; None for any other step (bool flags and floats included)."""
+    out = step.output
+    if out is None or getattr(out, "dtype", None) is None or out.dtype.kind not in "iu":
+        return None
+    return trace.labels.get("vocab")
 
 
 def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, Any]:
@@ -91,7 +127,7 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
         for c in ex.columns:
             table.add_column(c, justify="right", no_wrap=True)
         n = len(ex.rows)
-        for i in head_tail(n, n if max_rows >= n - 1 else max(2, max_rows)):  # a ⋮ for one row saves nothing
+        for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus):  # a ⋮ for one row saves nothing
             if i is None:
                 table.add_row(*["⋮"] * len(ex.columns))
                 continue
@@ -100,6 +136,40 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
     lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
     parts.extend(Text(line) for line in lines)
     return Group(*parts)
+
+
+def table_rows(n: int, count: int, focus: tuple[int, ...] = ()) -> list[int | None]:
+    """The rows of a table of ``n`` terms shown in about ``count`` lines, ``None`` for a ``⋮``: the first and the
+    last (numpy-style), or, given the rows that matter (``focus``, most important first), those and their
+    neighbours, in order, with a ``⋮`` for each gap (a softmax over 45 tokens shows its 2 survivors, not the
+    −inf rows 0 and 44)."""
+    focus = tuple(f for f in focus if 0 <= f < n)
+    if n <= count or not focus:
+        return head_tail(n, count)
+    chosen: list[int] = list(dict.fromkeys(focus[:2]))  # the first two always (a line more, at worst)
+    for f in focus[2:]:
+        if len(_with_gaps(sorted({*chosen, f}), n)) > count + 1:
+            break
+        chosen.append(f)
+    near = sorted(range(n), key=lambda i: abs(i - focus[0]))  # fill with the first focus's neighbours
+    for i in near:
+        if i in chosen:
+            continue
+        if len(_with_gaps(sorted({*chosen, i}), n)) > count + 1:
+            continue
+        chosen.append(i)
+        if len(chosen) >= count:
+            break
+    return _with_gaps(sorted(chosen), n)
+
+
+def _with_gaps(rows: list[int], n: int) -> list[int | None]:
+    out: list[int | None] = [None] if rows and rows[0] > 0 else []
+    for a, b in zip(rows, rows[1:] + [n]):
+        out.append(a)
+        if b > a + 1:
+            out.append(None)
+    return out
 
 
 def _term_text(v: Any, precision: int) -> str:
@@ -119,16 +189,50 @@ def widest_row(ex: CellExplanation, precision: int = 4, sample: int = 64) -> tup
     return tuple(widest)
 
 
+def value_text(ex: CellExplanation, precision: int = 4) -> str:
+    """The explained cell's value as the result writes it: a token id with its word, else the number."""
+    return ex.shown if ex.shown is not None else num(ex.value, precision)
+
+
 def _last_is_result(ex: CellExplanation, precision: int) -> bool:
-    return bool(ex.lines) and ex.lines[-1].endswith(f"= {num(ex.value, precision)}")
+    return bool(ex.lines) and ex.lines[-1].endswith(f"= {value_text(ex, precision)}")
 
 
-def explanation_result(ex: CellExplanation, precision: int = 4) -> Text:
-    """The one result line of a cell explanation: its last arithmetic line when that ends in the value
-    (``sum of 4 products = 0.2879``), else ``= 0.2879``."""
-    if _last_is_result(ex, precision):
-        return Text(ex.lines[-1], style="bold green")
-    return Text(f"= {num(ex.value, precision)}", style="bold green")
+def explanation_result(ex: CellExplanation, precision: int = 4, width: int | None = None) -> Text:
+    """The result of a cell explanation: its last arithmetic line when that ends in the value (``sum of 4
+    products = 0.2879``), else ``= 0.2879``. Given the ``width`` it is drawn in, a line too long for it breaks
+    before its ``=`` signs (``exp(…) / 1.6386`` ⏎ ``= 0.6386 / 1.6386 = 0.3897``), so the value ends a line
+    whole: never cut to ``= 0.…`` (the pane shows every line this returns)."""
+    line = ex.lines[-1] if _last_is_result(ex, precision) else f"= {value_text(ex, precision)}"
+    return Text("\n".join(result_lines(line, width)), style="bold green")
+
+
+def result_lines(line: str, width: int | None) -> list[str]:
+    """``line`` broken before its `` = `` signs into lines of at most ``width`` cells (each part whole where it
+    fits; a part wider than ``width`` is folded at its spaces, the value last and whole on its own line)."""
+    if width is None or cell_len(line) <= width:
+        return [line]
+    parts = line.split(" = ")
+    parts = [parts[0]] + [f"= {p}" for p in parts[1:]]
+    lines: list[str] = []
+    for part in parts:
+        if lines and cell_len(lines[-1]) + 1 + cell_len(part) <= width:
+            lines[-1] += " " + part
+        elif cell_len(part) <= width:
+            lines.append(part)
+        else:  # one part wider than the pane: fold it at its spaces
+            lines.extend(_fold(part, width))
+    return lines
+
+
+def _fold(text: str, width: int) -> list[str]:
+    out: list[str] = []
+    for word in text.split(" "):
+        if out and cell_len(out[-1]) + 1 + cell_len(word) <= width:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
 
 
 def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:

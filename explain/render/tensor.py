@@ -6,7 +6,7 @@ The one tensor renderable is :class:`explain.render.grid.TensorWindow`; its colo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from explain.ops.base import exact_text
@@ -19,20 +19,29 @@ __all__ = ["NumberFormat", "Scale", "cell_text", "fmt", "head_tail", "number_for
 class NumberFormat:
     """How one grid prints its numbers: every value with ``precision`` decimals (exact integers too, so ``2``
     never stands beside ``2.0000``); an integer tensor (token ids, targets) bare; a grid whose values the
-    decimals would show as 0 (or are too large to read) as mantissas × 10^``exponent``, said in the legend."""
+    decimals would show as 0 (or are too large to read) as mantissas × 10^``exponent``, said in the legend;
+    one value that would round to 0 among larger ones as ``1.1e-07`` (never ``0.0000``), and −0 as 0.
+    ``words``: the vocabulary of an integer tensor of token ids, each id then written with its word (``20
+    starts``), so nobody matches ids to words by hand."""
 
     precision: int = 4
     integer: bool = False
     exponent: int = 0
+    words: Any = field(default=None, compare=False)
 
     def text(self, v: float) -> str:
         v = float(v)
         if math.isinf(v) or math.isnan(v):
             return exact_text(v) or ""
         if self.integer:
-            return str(int(v))
+            i = int(v)
+            return f"{i} {self.words[i]}" if self.words is not None and 0 <= i < len(self.words) else str(i)
         if self.exponent:
             v = v / 10.0 ** self.exponent
+        if v == 0:
+            return f"{0.0:.{self.precision}f}"  # -0.0 (an ignored target's gradient) is 0, not "-0.0000"
+        if abs(v) < 0.5 * 10.0 ** -self.precision:  # it would round to 0: written so it never looks like 0
+            return f"{v:.1e}"
         return f"{v:.{self.precision}f}"
 
     def legend(self) -> str:
@@ -43,15 +52,16 @@ class NumberFormat:
 SAMPLE_MAX = 1 << 16  # a bigger slice decides its number format from an evenly strided sample of its cells
 
 
-def number_format(mat: Any, precision: int | NumberFormat = 4) -> NumberFormat:
-    """The format for a grid of ``mat`` (2-D): scientific only when the whole grid needs it."""
+def number_format(mat: Any, precision: int | NumberFormat = 4, words: Any = None) -> NumberFormat:
+    """The format for a grid of ``mat`` (2-D): scientific only when the whole grid needs it; ``words`` (the
+    vocabulary) for a tensor of token ids."""
     if isinstance(precision, NumberFormat):
         return precision
     import numpy as np  # lazy: numpy off the shape path
 
     arr = np.asarray(mat)
     if arr.dtype.kind in "iub":
-        return NumberFormat(precision, integer=True)
+        return NumberFormat(precision, integer=True, words=words if arr.dtype.kind in "iu" else None)
     if arr.size > SAMPLE_MAX:
         arr = arr.reshape(-1)[:: arr.size // SAMPLE_MAX + 1]
     mags = np.abs(arr[np.isfinite(arr)]) if arr.size else arr

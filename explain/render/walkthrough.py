@@ -34,10 +34,11 @@ def print_walkthrough(console: Console, tut: Tutorial, trace: Trace, answers: bo
         console.print()
         # show the slice (head, batch) that holds the focused cell
         lead = tuple(stop.cell[:-2]) if stop.cell is not None and len(stop.cell) > 2 else None
-        print_step(console, trace, step, precision, lead=lead)
+        digits = stop.precision if stop.precision is not None else precision  # a stop may set its own
+        print_step(console, trace, step, digits, lead=lead)
         if stop.cell is not None:
-            with num_precision(precision):  # the explanation's arithmetic at --precision, as its table
-                console.print(explanation_view(trace.explain(step, stop.cell), precision))
+            with num_precision(digits):  # the explanation's arithmetic at --precision, as its table
+                console.print(explanation_view(trace.explain(step, stop.cell), digits))
             console.print()
         if stop.question:
             console.print(Text.assemble(("Question: ", "bold"), stop.question.strip()))

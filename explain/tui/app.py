@@ -70,7 +70,10 @@ class ExplainApp(App[None]):
         self.push_screen(TutorialPicker(shipped(), current), chosen)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Keys" (its key panel) beside our help ("Keys and what the panes show") made two "Keys"
+        for command in super().get_system_commands(screen):
+            if command.title != "Keys" or not isinstance(screen, StepScreen):
+                yield command
         if not isinstance(screen, StepScreen):
             return
         for key in KEYS:

@@ -21,6 +21,8 @@ MATRIX_MIN_H = 4  # title, ruler, one row, legend: the matrix never gets less
 OPERANDS_MIN_H = 4  # title, ruler, one row and its margin: less than this and the operands are hidden
 CENTRE_PAD = 2  # the centre column's padding (left and right)
 PREDICTIONS_MIN_H = 4  # title, header, the top token, the actual token's line
+MATRIX_TOPUP = 3  # rows a matrix this close to whole takes from the drill-down below it
+DRILL_SCROLL_MIN = 6  # rule, head, title, two lines of the body, result: the least a scrolling drill-down keeps
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,12 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
         extra = drill_h - needs.drill_h - 1
         drill_h -= extra
         matrix_h += extra
+    lack = needs.matrix_h - matrix_h
+    if 0 < lack <= MATRIX_TOPUP and drill_h - lack >= max(needs.drill_min_h, DRILL_SCROLL_MIN):
+        # a few rows short of whole: the matrix takes them from the drill-down's table of terms, never below the
+        # drill-down's minimum (a body that had to scroll would draw its scrollbar a frame late)
+        drill_h -= lack
+        matrix_h += lack
     return Layout(sidebar_w, info_h, ops_h, False, matrix_h, centre, drill_h, tuple(hidden), pred_h)
 
 

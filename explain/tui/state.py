@@ -155,5 +155,8 @@ class Tour:
     def stop_view(self, view: View) -> View:
         """``view`` moved to the current stop: the tutorial's run, the stop's step and its cell."""
         moved = replace(view, trace=self.trace).go(self.stops[self.stop])
+        digits = getattr(self.current, "precision", None)
+        if digits is not None:  # the stop's own decimals (its narration quotes 1.1·10⁻⁷)
+            moved = replace(moved, precision=digits)
         cell = getattr(self.current, "cell", None)
         return moved.at(tuple(cell)) if cell is not None else moved

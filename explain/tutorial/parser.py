@@ -168,9 +168,9 @@ class _Parser:
                 out[key] = list(v)
             elif key == "embeddings":
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)
-            elif key == "backward":
+            elif key in ("backward", "trained"):  # switches: trained = true opens the shipped trained GPT
                 if not isinstance(v, bool):
-                    raise self.fail(f"must be true or false, got {v!r}", "write backward = true", field=f)
+                    raise self.fail(f"must be true or false, got {v!r}", f"write {key} = true", field=f)
                 out[key] = v
             elif key == "lr":
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
@@ -209,7 +209,10 @@ class _Parser:
         cell = self.index(d["cell"], "cell", cell=True, **kw) if "cell" in d else None
         expect = self.expect(d["expect"], tol, cell, **kw) if "expect" in d else None
         line = self.src.stop_lines[i] if i < len(self.src.stop_lines) else None
-        return Stop(step, title, narration, cell, question, answer, expect, i + 1, line)
+        digits = self.count(d["precision"], "precision", minimum=0, **kw) if "precision" in d else None
+        if digits is not None and digits > 8:
+            raise self.fail(f"must be at most 8 decimals, got {digits}", "write precision = 8", field="precision", **kw)
+        return Stop(step, title, narration, cell, question, answer, expect, i + 1, line, digits)
 
     def expect(self, d: Any, tol: float, cell: tuple | None, *, stop: int, step: str) -> Expect:
         kw = dict(stop=stop, step=step)

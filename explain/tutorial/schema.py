@@ -7,7 +7,7 @@ The format is data, never code; ``tutorials/README.md`` describes it for teacher
     tol = 5e-5             # optional: the default tolerance of this tutorial's expectations
     [options]              # explain.run options: text, tokens, target, embeddings, seed, d_model, n_heads, …
     [weights]              # optional: parameters by dotted name (the rest come from the seed)
-    [[stops]]              # step, title, narration, cell, question, answer, and a [stops.expect] table
+    [[stops]]              # step, title, narration, cell, precision, question, answer, a [stops.expect] table
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ DEFAULT_TOL = 1e-6  # absolute; book numbers printed to 4 decimals need tol = 5e
 
 TOP_KEYS = ("title", "summary", "model", "tol", "options", "generate", "weights", "stops")
 GENERATE_KEYS = tuple(o.name for o in GENERATION if o.tutorial)  # explain.generate's settings
-STOP_KEYS = ("step", "title", "narration", "cell", "question", "answer", "expect")
+STOP_KEYS = ("step", "title", "narration", "cell", "precision", "question", "answer", "expect")
 OPTION_KEYS = tuple(o.name for o in OPTIONS if o.tutorial)
 NUMBER_EXPECTS = ("value", "row_sums", "row_means", "row_vars", "min", "max", "above_diagonal")
 EXPECT_KEYS = ("shape", "values", "index", "tol", *NUMBER_EXPECTS, "equal_slices", "unequal_slices", "inputs",
@@ -73,6 +73,7 @@ class Stop:
     expect: Expect | None = None
     number: int = 0  # 1-based position in the tutorial
     line: int | None = None  # line of its [[stops]] header
+    precision: int | None = None  # decimals the stop is shown with (a narration quoting 1.1·10⁻⁷ sets 8)
 
 
 @dataclass

@@ -26,7 +26,7 @@ def test_one_step_to_a_file(tmp_path: Path) -> None:
     r = invoke("export", "gpt", "--step", "blocks.0.attn.scores", "-o", str(out))
     assert r.exit_code == 0, r.output
     assert r.stdout == ""  # the report is a diagnostic, on stderr
-    assert f"wrote {out}" in r.stderr and "1 checked" in r.stderr
+    assert f"wrote {out}" in r.stderr and "1 step computed and checked" in r.stderr
     proc = run_python(out)
     assert proc.returncode == 0 and "ok: blocks.0.attn.scores matches" in proc.stdout, proc.stderr
 
@@ -44,9 +44,9 @@ def test_range_from_to(tmp_path: Path) -> None:
 
 def test_open_ended_ranges(tmp_path: Path) -> None:
     r = invoke("export", "attention", "--to", "attn.k", "-o", str(tmp_path / "a.py"))
-    assert r.exit_code == 0 and "4 steps, 3 checked" in r.stderr
+    assert r.exit_code == 0 and "3 steps computed and checked (and 1 input, given, not counted)" in r.stderr
     r = invoke("export", "attention", "--from", "attn.pattern", "-o", str(tmp_path / "b.py"))
-    assert r.exit_code == 0 and "2 steps, 2 checked" in r.stderr
+    assert r.exit_code == 0 and "2 steps computed and checked;" in r.stderr
     for name in ("a.py", "b.py"):
         assert run_python(tmp_path / name).returncode == 0
 

@@ -68,8 +68,8 @@ def test_gradient_cells_are_explained():
         text = panel(app)
         assert "rowsum" in text and "δ" in text  # the softmax Jacobian's row terms
         operands = text_of(app.screen.query_one(Operands))
-        assert "Sₘ (not read by this cell)" in operands  # softmax's backward reads A, not the scores
-        assert "∂L/∂A blocks.0.attn.pattern" in operands
+        assert "Sₘ (1, 2, 4, 4)" in operands and "not read here" in operands  # its backward reads A, not S
+        assert "∂L/∂A (1, 2, 4, 4)" in operands and " A (1, 2, 4, 4)" in operands  # no room for names: none cut
         await goto(pilot, "blocks.0.attn.scaled.grad", "l", "k")
         await pilot.pause()
         assert "no gradient flows to it" in panel(app)  # (0, 1): a masked score

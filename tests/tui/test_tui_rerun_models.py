@@ -3,7 +3,7 @@ d_out start from the run shown, appear only for the models that have them, and r
 
 from __future__ import annotations
 
-from conftest import drive
+from conftest import _until, drive
 from textual.widgets import Input, Select
 
 import explain
@@ -42,7 +42,9 @@ def test_another_models_form_shows_its_own_switches_at_their_defaults():
         await pilot.pause()
         form = app.screen
         form.query_one("#model", Select).value = "transformer"
-        await pilot.pause()
+        # the fields are rebuilt by an awaited remove-and-mount: wait for the new model's (one pause was not
+        # always enough on a loaded machine, on main too)
+        await _until(pilot, lambda: bool(form.query("#tie_embeddings")) and not form.query("#causal"))
         assert not form.query("#causal") and not form.query("#d_out")
         assert form.query_one("#qkv_bias", Select).value == "on"
         assert form.query_one("#tie_embeddings", Select).value == "on"

@@ -156,9 +156,10 @@ def test_inputs_that_do_not_fit_the_checkpoint() -> None:
 
 
 def test_without_safetensors(monkeypatch: pytest.MonkeyPatch) -> None:
+    with_lib = explain.run("gpt", checkpoint=TINY, tokens="262,285")["logits"].output
     monkeypatch.setitem(sys.modules, "safetensors", None)  # import safetensors now raises ImportError
-    msg = _error(DependencyError, "'safetensors' package", INSTALL, checkpoint=TINY)
-    assert msg.startswith("reading model.safetensors needs")
+    # numpy reads the file (explain.tensorfile): the same tensors, the same numbers
+    np.testing.assert_array_equal(explain.run("gpt", checkpoint=TINY, tokens="262,285")["logits"].output, with_lib)
     plan("gpt", checkpoint=TINY, tokens="1,2")  # shapes need only config.json
 
 

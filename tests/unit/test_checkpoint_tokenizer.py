@@ -21,9 +21,9 @@ EXPECTED = np.load(TINY / "expected.npz", allow_pickle=False)
 
 
 def _visible(text: str) -> str:
-    """The label the brief asks for, written independently: spaces '␣', newline '↵', tab '⇥', other control
+    """The label the brief asks for, written independently: spaces '␣', newline '⏎', tab '⇥', other control
     characters as \\xNN."""
-    out = {" ": "␣", "\n": "↵", "\t": "⇥"}
+    out = {" ": "␣", "\n": "⏎", "\t": "⇥"}
     return "".join(out.get(c) or (c if c.isprintable() else f"\\x{ord(c):02x}") for c in text)
 
 

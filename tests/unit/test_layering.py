@@ -16,17 +16,20 @@ PACKAGE = Path(__file__).resolve().parents[2] / "explain"
 LAYERS: list[tuple[str, ...]] = [
     ("explain.text", "explain.names", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
      "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
-     "explain.tui.messages", "explain.paths", "explain.atomic", "explain.cancel", "explain.pricing"),
-    ("explain.registry", "explain.check"),  # the model registry (names, capabilities, defaults); the shape checker
+     "explain.tui.messages", "explain.paths", "explain.atomic", "explain.cancel", "explain.pricing",
+     "explain.tensorfile"),  # safetensors by numpy; whole-or-absent writes
+    ("explain.registry", "explain.check", "explain.trained"),  # the model registry (names, capabilities, defaults);
+    # the shape checker; where the shipped trained GPT lives
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
      "explain.sampling", "explain.tokenizer_guard"),
     ("explain.ops",),
     ("explain.trace", "explain.recorder", "explain.slices"),
-    ("explain.models", "explain.weights",
+    ("explain.models", "explain.weights", "explain.wordlevel",
      "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
      "explain.backward", "explain.save"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
     ("explain.interp",),  # the logit lens, attribution, patching: recorded after a run made by the api
+    ("explain.train",),  # explain train: its untraced step, AdamW, the corpus, the Hugging Face folder
     ("explain.export",),
     ("explain.tutorial",),
     ("explain.render",),

@@ -175,7 +175,7 @@ def test_sample_explains_where_u_falls() -> None:
     probs, u = np.array([[0.2, 0.5, 0.3]]), np.array([0.6])
     ex, out = explain_cell("sample", (0,), [probs, u])
     assert out[0] == 1 and ex.value == 1.0
-    assert "cumulative before token 1 = 0.2000 ≤ u = 0.6000 < 0.7000 = cumulative through token 1" in ex.lines
+    assert "cumulative before id 1 = 0.2000 ≤ u = 0.6000 < 0.7000 = cumulative through it" in ex.lines
 
 
 def test_kv_append_fills_one_buffer_and_never_changes_an_earlier_view() -> None:
@@ -199,7 +199,7 @@ def test_a_draw_refuses_probabilities_that_are_not_finite() -> None:
 
     from explain import ops
     from explain.errors import InputError
-    from explain.ops.sampling import check_probabilities
+    from explain.models.generate import check_probabilities
 
     probs = np.array([[[0.2, 0.8]], [[np.nan, np.nan]]])
     with pytest.raises(InputError, match=r"at \[1, 0\] hold NaN"):

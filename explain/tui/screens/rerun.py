@@ -164,6 +164,7 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
         self.shown = shown_values(trace, self.inputs)
         self.note = note
         self._built: str | None = None  # the model whose fields are shown
+        self._said: dict[str, str] = {}  # the fields with a message, and what they held when it was given
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -173,10 +174,11 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
                 yield Label("model")
                 yield Select([(f"{m}: {d.summary}"[:44], m) for m, d in MODELS.items()], value=self.model, allow_blank=False,
                              id="model", compact=True)
-            yield Static("", id="error")
-            with Horizontal(id="buttons"):
-                yield Button("Run", variant="primary", id="run", compact=True)
-                yield Button("Cancel", id="cancel", compact=True)
+            with Vertical(id="foot"):  # docked: the message and the buttons stay on screen, the form scrolls
+                yield Static("", id="error")
+                with Horizontal(id="buttons"):
+                    yield Button("Run", variant="primary", id="run", compact=True)
+                    yield Button("Cancel", id="cancel", compact=True)
 
     async def on_mount(self) -> None:
         await self._build(self.model)
@@ -201,6 +203,9 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
             else:
                 widgets.append(Input(value, placeholder=field.help, type="text", id=field.key, compact=True,
                                      classes="wide" if field.kind == "text" else ""))
+            # the message sits under the field, in its column (a row spanning both columns is measured at the
+            # first column's 11 cells: a two-line message took ten rows at 80×24)
+            widgets.append(Static("", id=f"errpad-{field.key}", classes="field-error"))
             widgets.append(Static("", id=f"error-{field.key}", classes="field-error"))
         await grid.mount_all(widgets)
         self._focus_first()
@@ -226,9 +231,12 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
         for widget in self.query(".field-error"):  # each field's error shows right under it
             widget.update("")
             widget.remove_class("-shown")
+        typed = self.typed()
+        self._said = {key: typed.get(key, "") for key in errors}  # what each message is about
         for key, message in errors.items():
             for widget in self.query(f"#error-{key}"):
                 widget.update(Text(f"↑ {message}", style="bold red"))
+            for widget in self.query(f"#error-{key}, #errpad-{key}"):
                 widget.add_class("-shown")
         self.query_one("#error", Static).update(Text(general, style="bold red") if general else "")
 
@@ -263,6 +271,13 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
         if key:
             for widget in self.query(f"#{key}"):
                 widget.focus()
+
+    @on(Input.Changed)
+    def _edited(self, event: Input.Changed) -> None:
+        """A field being fixed loses its message (it was about what the field said then)."""
+        if self._said.get(event.input.id or "", event.value) != event.value:
+            for widget in self.query(f"#error-{event.input.id}, #errpad-{event.input.id}"):
+                widget.remove_class("-shown")
 
     @on(Input.Submitted)
     def _enter(self) -> None:

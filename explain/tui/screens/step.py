@@ -149,22 +149,8 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
 
     def _needs(self, view: View, centre: int) -> layout.Needs:
         """What the panes need for ``view`` at a centre column ``centre`` wide."""
-        info = self.query_one(StepInfo).height_at(view, centre)
-        matrix_w, matrix_h = self.query_one(TensorView).needs(view, centre)
-        panel = self.query_one(CellPanel)
-        drill_w, _, _ = panel.needs(view, centre)
-        beside_w = max(layout.DRILL_MIN_W, min(drill_w, centre - matrix_w - 1))
-        if centre >= matrix_w + max(layout.DRILL_MIN_W, min(drill_w, 56)) + 1:
-            _, drill_h, drill_min = panel.needs(view, beside_w)
-        else:
-            _, drill_h, drill_min = panel.needs(view, centre)
-            drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
-        mat = view.matrix()
-        rows = min(mat.shape[0], 500) if mat is not None else 1  # as TensorView.needs counts them
-        return layout.Needs(info, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
-                            tutorial=self.tutorial is not None and self.tutorial_on,
-                            predictions_h=self.query_one(PredictionsPane).needs(view),
-                            matrix_min_h=matrix_h - rows + 1)
+        return needs_of(view, centre, self.tutorial is not None and self.tutorial_on, self.query_one(StepInfo),
+                        self.query_one(TensorView), self.query_one(CellPanel), self.query_one(PredictionsPane))
 
     def _relayout(self, force: bool = False) -> None:
         """Compute the layout for this size and step, and apply what changed."""
@@ -205,11 +191,7 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
         work, tensor, cell = self.query_one("#work"), self.query_one(TensorView), self.query_one(CellPanel)
         work.styles.layout = "horizontal" if plan.side_by_side else "vertical"
         self.set_class(plan.side_by_side, "-beside")
-        # the drill-down's content: the pane less its padding (0 1) and its rule (left beside, top below)
-        if plan.side_by_side:
-            cell.plan_size(plan.drill_w - 3, plan.matrix_h)
-        else:
-            cell.plan_size(plan.drill_w - 2, plan.drill_h - 1)
+        cell.plan_size(*drill_content_size(plan))
         if plan.side_by_side:
             tensor.styles.height = "1fr"
             cell.styles.width = plan.drill_w
@@ -291,3 +273,30 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
         if action in keys.TUTORIAL_ACTIONS:
             return self.tour is not None
         return True
+
+
+def needs_of(view: View, centre: int, tutorial: bool, info: StepInfo, tensor: TensorView, panel: CellPanel,
+             predictions: PredictionsPane) -> layout.Needs:
+    """What the panes need for ``view`` at a centre column ``centre`` wide, from the widgets' own measures
+    (none needs to be mounted: a test lays out a step at any size without an app)."""
+    info_h = info.height_at(view, centre)
+    matrix_w, matrix_h = tensor.needs(view, centre)
+    drill_w, _, _ = panel.needs(view, centre)
+    beside_w = max(layout.DRILL_MIN_W, min(drill_w, centre - matrix_w - 1))
+    if centre >= matrix_w + max(layout.DRILL_MIN_W, min(drill_w, 56)) + 1:
+        _, drill_h, drill_min = panel.needs(view, beside_w)
+    else:
+        _, drill_h, drill_min = panel.needs(view, centre)
+        drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
+    mat = view.matrix()
+    rows = min(mat.shape[0], 500) if mat is not None else 1  # as TensorView.needs counts them
+    return layout.Needs(info_h, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
+                        tutorial=tutorial, predictions_h=predictions.needs(view), matrix_min_h=matrix_h - rows + 1)
+
+
+def drill_content_size(plan: layout.Layout) -> tuple[int, int]:
+    """The drill-down's content size in a layout: the pane less its padding (0 1) and its rule (left beside,
+    top below)."""
+    if plan.side_by_side:
+        return plan.drill_w - 3, plan.matrix_h
+    return plan.drill_w - 2, plan.drill_h - 1

@@ -67,8 +67,9 @@ class CellPanel(Vertical):
         return self._cache[key]
 
     # -- what it shows ----------------------------------------------------------------------------------------
-    def parts(self, view: View, table_rows: int) -> tuple[Any, Any, Any]:
-        """The head, the body and the result line for ``view``, the table cut to ``table_rows`` rows."""
+    def parts(self, view: View, table_rows: int, width: int | None = None) -> tuple[Any, Any, Any]:
+        """The head, the body and the result for ``view``, the table cut to ``table_rows`` rows, the result
+        broken to ``width`` columns (before its ``=`` signs: the value is always whole)."""
         step = view.step
         head = Text.assemble(("drill-down ", "bold"), (f"{step.syms.out}{idx(view.index_of_cell)}", "bold cyan"),
                              ("  h j k l move · d u scroll", "dim"))
@@ -78,7 +79,7 @@ class CellPanel(Vertical):
         if isinstance(ex, str):
             return head, Text(ex, style="red"), Text("")
         return (head, explanation_body(ex, precision=view.precision, max_rows=table_rows),
-                explanation_result(ex, precision=view.precision))
+                explanation_result(ex, precision=view.precision, width=width))
 
     def needs(self, view: View, width: int) -> tuple[int, int, int]:
         """(natural width, lines for everything, lines with the table cut to one row) at ``width`` columns.
@@ -95,7 +96,7 @@ class CellPanel(Vertical):
             return 40, 3, 3
         ex = self.explanation(view)
         assert isinstance(ex, CellExplanation)
-        head, _, result = self.parts(view, 1)
+        head, _, result = self.parts(view, 1, max(20, width - 2))
         stand_in = replace(ex, rows=[widest_row(ex, view.precision, MEASURE_ROWS)]) if ex.rows else ex
         body = explanation_body(stand_in, precision=view.precision, max_rows=1)
         options = _measurer.options.update(width=max(20, width - 2))
@@ -146,15 +147,18 @@ class CellPanel(Vertical):
         ex = self.explanation(view) if view.step.output is not None else None
         rows = len(ex.rows) if isinstance(ex, CellExplanation) else 0
         self._table_rows = self._rows_that_fit(view, rows)
-        head, body, result = self.parts(view, self._table_rows)
+        head, body, result = self.parts(view, self._table_rows, self._drill_size()[0])
         head_w.update(head)
         body_w.update(body)
         result_w.update(result)
         scroll = self.query_one("#cell-scroll", VerticalScroll)
-        # the body takes what it needs, up to what leaves the head and the result line on screen: the result
+        # the body takes what it needs, up to what leaves the head and the result on screen: the result
         # follows the arithmetic, and is pinned at the bottom when the body has to scroll
         self._drawn_at = self._drill_size()
-        scroll.styles.max_height = max(1, self._drawn_at[1] - 2)
+        result_h = len(result.plain.split("\n")) if isinstance(result, Text) else 1
+        if result_w.styles.height is None or result_w.styles.height.value != result_h:
+            result_w.styles.height = result_h  # a style set is a layout: only when it changes
+        scroll.styles.max_height = max(1, self._drawn_at[1] - 1 - result_h)
         scroll.scroll_home(animate=False)
 
     def _rows_that_fit(self, view: View, rows: int) -> int:

@@ -76,6 +76,11 @@ def _operand(view: View, name: str, feed: tuple | None) -> tuple[tuple[int, ...]
     return shape, lead, marks, mat
 
 
+def _words(view: View, mat: Any) -> Any:
+    """The vocabulary for an operand of token ids (each drawn with its word), else None."""
+    return view.trace.labels.get("vocab") if mat.dtype.kind in "iu" else None
+
+
 def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | None = None) -> int:
     """Columns the operand needs to show whole, at most ``width`` (what it is offered): its window's width or
     its title's, whichever is wider. Costs what the columns that fit cost, never the operand's size."""
@@ -83,7 +88,7 @@ def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | Non
     title = len(sym) + len(name) + len(fmt_shape(shape)) + 2  # "Q blocks.0.attn.q (4, 8)"
     if mat is None:
         return min(width, title)
-    nf = number_format(mat, view.precision)
+    nf = number_format(mat, view.precision, _words(view, mat))
     anchor = marks.anchor if marks is not None else (0, 0)
     win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, precision=nf, values=view.values)
     return min(width, max(title, win.label_width + sum(win.widths)))
@@ -111,20 +116,20 @@ def split_widths(needs: list[int], total: int, gap: int = 2) -> list[int]:
 
 
 def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None,
-                 unread: bool = False, height: int = MAX_ROWS + 3) -> Text:
+                 height: int = MAX_ROWS + 3) -> Text:
     """One operand as a titled window of its 2-D slice, ``width`` × ``height`` characters; the cells in
-    ``feed`` (the op's linkage for the cell under the cursor) are marked and kept in view; ``unread``: the cell
-    under the cursor reads none of it (a gradient step's operand that its chain rule does not need there),
-    which the title says."""
+    ``feed`` (the op's linkage for the cell under the cursor) are marked and kept in view (an operand the cell
+    does not read is :func:`unread_title` instead)."""
     axes, _ = _axes_and_shape(view, name)
     shape, lead, marks, mat = _operand(view, name, feed)
-    title = Text.assemble((sym, "bold cyan"), " ", ("(not read by this cell) " if unread else "", "italic"),
-                          (name, "dim"), f" {fmt_shape(shape)}")
+    title = Text.assemble((sym, "bold cyan"), " ", (name, "dim"), f" {fmt_shape(shape)}")
+    if title.cell_len > width:  # no room for the step's name: the symbol and shape whole, not a name cut mid-word
+        title = Text.assemble((sym, "bold cyan"), f" {fmt_shape(shape)}")
     if lead:
         title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
     if mat is None:
         return title
-    nf = number_format(mat, view.precision)  # the same decimals as the result and the drill-down
+    nf = number_format(mat, view.precision, _words(view, mat))  # the result's and the drill-down's decimals
     if nf.exponent:
         title.append(f"  {nf.legend()}", "bold")
     anchor = marks.anchor if marks is not None else (0, 0)
@@ -175,16 +180,28 @@ class Operands(ViewWidget):
             return Text("operands: none (the value is given)", style="dim")
         names = list(step.inputs)
         syms = list(step.syms.ins) + [""] * len(names)
+        if getattr(ops.get(step.op), "appends", False) and len(names) >= 2:  # the cache: two K's, told apart
+            syms[0], syms[1] = f"{syms[0] or names[0]} kept", f"{syms[1] or names[1]} new"
         feeds = self.feeds(view)
         feed = [feeds[i] if i < len(feeds) else None for i in range(len(names))]
         total, height = self.content_size.width, self.content_size.height
-        widths = split_widths([operand_width(view, n, syms[i] or n, total, feed[i]) for i, n in enumerate(names)],
-                              total)
+        gradient = step.op.endswith(".grad")  # its linkage says None for an operand the cell does not read
+        unread = [gradient and feed[i] is None for i in range(len(names))]
+        # an operand the cell does not read is its symbol, shape and "not read here": the ones it reads get
+        # the width (a backward step's Q, K and V took half of it to say they were not read, cutting names)
+        needs = [len(unread_title(view, n, syms[i] or n).plain.split("\n")[0]) if unread[i] else
+                 operand_width(view, n, syms[i] or n, total, feed[i]) for i, n in enumerate(names)]
+        widths = split_widths(needs, total)
         grid = Table.grid(padding=(0, 2))
         for w in widths:
             grid.add_column(no_wrap=True, overflow="crop", max_width=w)
-        gradient = step.op.endswith(".grad")  # its linkage says None for an operand the cell does not read
-        grid.add_row(*[operand_view(view, n, syms[i] or n, widths[i], feed[i],
-                                    unread=gradient and feed[i] is None, height=height)
+        grid.add_row(*[unread_title(view, n, syms[i] or n) if unread[i] else
+                       operand_view(view, n, syms[i] or n, widths[i], feed[i], height=height)
                        for i, n in enumerate(names)])
         return grid
+
+
+def unread_title(view: View, name: str, sym: str) -> Text:
+    """An operand the cell under the cursor does not read: ``Q (1, 2, 4, 4)`` and, below, ``not read here``."""
+    _, shape = _axes_and_shape(view, name)
+    return Text.assemble((sym, "bold cyan"), f" {fmt_shape(shape)}\n", ("not read here", "italic dim"))

@@ -19,7 +19,7 @@ from explain import ops
 from explain.ops.base import num
 from explain.render.colour import ColourLegend, Heat, heat_for
 from explain.render.grid import Window, draw_window, fit_window, shown
-from explain.render.step import axis_labels, mask_sources
+from explain.render.step import axis_labels, id_words, mask_sources
 from explain.render.tensor import NumberFormat, number_format
 from explain.shape_rules import fmt_shape
 from explain.tui.messages import CellFocused
@@ -74,7 +74,7 @@ class TensorView(Widget, can_focus=True):
         n_rows = mat.shape[0]
         probe = mat[: min(n_rows, 80)]
         win = fit_window(probe, (0, 0), (0, min(view.cell[1], mat.shape[1] - 1)), width, probe.shape[0] + 2,
-                         row_labels=row_labels, col_labels=col_labels, precision=view.precision,
+                         row_labels=row_labels, col_labels=col_labels, precision=self._format(view, mat),
                          values=view.values)
         whole = None not in win.cols
         w = win.label_width + sum(win.widths) if whole else width
@@ -85,7 +85,8 @@ class TensorView(Widget, can_focus=True):
         """The slice's number format, computed once per step, slice and precision."""
         key = ("format", view.index, view.lead, view.precision)
         if key not in self._scales:
-            self._scales[key] = number_format(mat, view.precision)  # type: ignore[assignment]
+            self._scales[key] = number_format(mat, view.precision,  # type: ignore[assignment]
+                                              id_words(view.trace, view.step))
         return self._scales[key]  # type: ignore[return-value]
 
     def _heat(self, view: View, mat, win: Window, sources: dict) -> Heat:

@@ -1,0 +1,165 @@
+"""``explain train MODEL``: train a GPT on the built-in corpus or a text file, with progress and a loss curve
+drawn in the terminal, and save it as a Hugging Face folder (``-o DIR``) that ``--checkpoint`` reopens.
+
+Only this shell draws: the core reports each step through a callback. Ctrl-C asks the loop to stop at the end
+of the step it is in; the checkpoint it then writes is whole (written aside and swapped in), and so is the one
+before it if a second Ctrl-C comes during the save.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from dataclasses import replace
+
+import click
+
+from explain.commands.options import click_option
+from explain.options import OPTION
+from explain.trained import SIZES as TRAINED_SIZES  # the shipped model's: explain train's defaults
+
+SIZES = ("d_model", "n_heads", "n_layers", "d_ff", "n_ctx", "qkv_bias")
+
+
+def _size_options(f):
+    for name in reversed(SIZES):
+        o = OPTION[name]
+        if name in TRAINED_SIZES:
+            what = o.help.split(" (default")[0].rstrip(".")
+            f = click.option(o.flag, o.name, type=click.IntRange(min=o.min),
+                             help=f"{what} (default {TRAINED_SIZES[name]}, the shipped model's).")(f)
+        else:
+            f = click_option(o)(f)
+    return f
+
+
+@click.command()
+@click.argument("model", metavar="MODEL")
+@click.option("--steps", type=click.IntRange(min=1, max=10**7), default=None,
+              help="Optimizer steps (default 2000, the shipped model's).")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True, max=10), default=None, metavar="RATE",
+              help="Peak learning rate of AdamW, after a warm-up; cosine decay to a tenth (default 0.006).")
+@click.option("--batch-size", type=click.IntRange(min=1, max=4096), default=None,
+              help="Sequences per step, each --context tokens (default 16).")
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
+              help="Seed of the initial weights (GPT-2's initialisation) and of the batches.")
+@_size_options
+@click.option("--corpus", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="A UTF-8 text file, one sequence per line (every 10th held out). Default: the built-in grammar "
+                   "of the tutorials' sentences and induction sequences.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="The checkpoint folder (config.json, model.safetensors, tokenizer.json) to write; "
+                   "default MODEL-trained. Saved every 250 steps and at the end.")
+def train(model: str, steps: int | None, lr: float | None, batch_size: int | None, seed: int, corpus: str | None,
+          output: str | None, **sizes) -> None:
+    """Train MODEL (gpt) with explain's own forward and backward kernels and AdamW; draw the training and
+    held-out losses as it goes; save a Hugging Face GPT-2 folder that --checkpoint reopens.
+
+    Sizes not given are the shipped model's (--d-model 64 --heads 4 --layers 2 --d-ff 256 --context 48).
+    Ctrl-C stops at the end of the current step and keeps a whole checkpoint.
+
+    \b
+    Examples:
+      explain train gpt --steps 200 -o my-gpt
+      explain run gpt --checkpoint my-gpt --text "the cat sat on the"
+      explain train gpt --corpus notes.txt --d-model 32 --steps 500 -o notes-gpt
+    """
+    # Small matrices: one BLAS thread is faster than several fighting over two cores, and the losses do not
+    # depend on the thread count. Only effective before numpy is first imported (this command imports it).
+    if "numpy" not in sys.modules:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+    from explain.train import Settings, train_model  # lazy: numpy loads after the BLAS thread count is set
+    from explain.train.loop import default_output  # lazy: as above
+
+    settings = Settings(seed=seed)
+    given = {k: v for k, v in dict(steps=steps, lr=lr, batch_size=batch_size).items() if v is not None}
+    settings = replace(settings, **given)
+    out = output if output is not None else str(default_output(model))
+    stop = {"asked": False}
+
+    def on_sigint(signum, frame) -> None:
+        stop["asked"] = True
+
+    view = _View(settings.steps)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with view:
+            cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop["asked"], **sizes)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    held = f", held-out {res.val_losses[-1][1]:.4f}" if res.val_losses else ""
+    what = f"stopped at step {len(res.losses)} of {settings.steps} (Ctrl-C)" if res.stopped else \
+        f"{len(res.losses)} steps"
+    click.echo(f"{what} in {res.seconds:.1f} s: training loss {res.losses[-1]:.4f}{held}; saved '{out}' "
+               f"(open it with: explain run {model} --checkpoint {out})")
+
+
+class _View:
+    """Progress and the loss curve: redrawn in place on a terminal (rich Live), a line per evaluation when the
+    output is not one."""
+
+    def __init__(self, steps: int) -> None:
+        from rich.console import Console  # lazy: rich loads when training starts, not for --help
+
+        self.console = Console(stderr=True)
+        self.steps = steps
+        self.losses: list[float] = []
+        self.held: list[tuple[int, float]] = []
+        self.live = None
+        self.last = None
+        self.drawn = 0.0
+
+    def __enter__(self) -> _View:
+        if self.console.is_terminal:
+            from rich.live import Live  # lazy: only on a terminal
+
+            self.live = Live(console=self.console, auto_refresh=False, transient=False)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live is not None:
+            self.live.update(self._render(), refresh=True)
+            self.live.__exit__(*exc)
+
+    def update(self, p) -> None:
+        self.losses.append(p.loss)
+        if p.val_loss is not None:
+            self.held.append((p.step, p.val_loss))
+        self.last = p
+        if self.live is None:
+            if p.val_loss is not None:
+                self.console.print(self._line(p), highlight=False)
+            return
+        now = time.monotonic()
+        if now - self.drawn > 0.2 or p.step == p.steps or p.saved:
+            self.drawn = now
+            self.live.update(self._render(), refresh=True)
+
+    def _line(self, p) -> str:
+        held = f"  held-out {p.val_loss:.4f}" if p.val_loss is not None else ""
+        eta = (p.steps - p.step) * p.elapsed / p.step
+        saved = "  saved" if p.saved else ""
+        return (f"step {p.step}/{p.steps}  loss {p.loss:.4f}{held}  lr {p.lr:.2e}  {p.tokens_per_s:,.0f} tok/s  "
+                f"{p.elapsed:.0f} s, ~{eta:.0f} s left{saved}")
+
+    def _render(self):
+        from rich.console import Group  # lazy: rich loads when training starts, not for --help
+        from rich.text import Text  # lazy: as above
+
+        from explain.render.curve import loss_curve  # lazy: as above
+
+        width, height = self.console.size
+        p = self.last
+        if p is None:
+            return Group("starting…")
+        # the progress line, the bar and the footer take three lines; one more stays free for the cursor, or
+        # rich crops the curve's top row (its highest label) at 80×24
+        curve = loss_curve(self.losses, self.held, self.steps, width, max(5, min(height - 4 - 1, 20)))
+        done = width * p.step // p.steps  # drawn as text: rich's ProgressBar ends without a line break in a Group
+        bar = Text("━" * done, style="magenta") + Text("━" * (width - done), style="grey30")
+        return Group(self._line(p)[: width], bar, curve,
+                     "Ctrl-C stops after this step and keeps the last whole checkpoint")

@@ -1,0 +1,92 @@
+"""``explain train``: train a ``gpt`` on a corpus with explain's own kernels and AdamW, and save it as a
+Hugging Face folder that ``--checkpoint`` reopens.
+
+:func:`train_model` is the one entry point (the CLI is thin over it): it builds the corpus (the built-in
+grammar, :mod:`explain.train.corpus`, or a text file), the vocabulary (explain's word tokenizer over the
+corpus), the config (the shipped model's sizes unless given) and GPT-2's initial weights from the seed, then
+runs :func:`explain.train.loop.train` and saves checkpoints with :mod:`explain.train.hf`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explain.api import estimate, plan
+from explain.config import Config, make_config
+from explain.errors import InputError, UsageError
+from explain.inputs import Tokenizer
+from explain.memory import check_memory
+from explain.readers import regular_file
+from explain.registry import MODELS
+from explain.request import prepare_run
+from explain.train.corpus import Corpus, builtin_corpus, corpus_from_text
+from explain.train.hf import check_output, save_folder
+from explain.train.loop import Progress, Result, Settings, train
+from explain.trained import SIZES
+from explain.weights import init_params
+
+
+def load_corpus(path: str | Path | None) -> Corpus:
+    """The built-in corpus, or a text file's lines."""
+    if path is None:
+        return builtin_corpus()
+    p = regular_file(path, "corpus", "give a UTF-8 text file, one sequence per line", InputError)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"corpus '{path}' is not UTF-8 text; give a UTF-8 text file, one sequence per line") from None
+    corpus = corpus_from_text(text)
+    if len(corpus.train) < 2:
+        raise InputError(f"corpus '{path}' has {len(corpus.train)} usable lines; give at least 2 lines of words")
+    return corpus
+
+
+def initial_params(cfg: Config) -> dict[str, np.ndarray]:
+    """GPT-2's initialisation from the config's seed, as ``explain run`` makes it (writable copies)."""
+    specs = plan(cfg.model, tokens=[0], **{k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps")}).specs
+    return {k: np.array(v) for k, v in init_params(specs, cfg.seed).items()}
+
+
+def _check_memory(cfg: Config, batch: int) -> None:
+    """Refuse, before allocating, a training run that will not fit: the weights four times (values, gradients,
+    AdamW's m and v) and a batch's activations (a forward trace's bytes per sequence, times the batch; the
+    untraced step keeps fewer), from the closed-form estimate every run uses."""
+    sizes = {k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps", "seed")}
+    run_cfg, inp = prepare_run(cfg.model, tokens=",".join(["0"] * cfg.n_ctx), **sizes)
+    n_params, per_sequence = estimate(run_cfg, inp)
+    check_memory((4 * n_params, batch * per_sequence), gradients=True)
+
+
+def train_model(model: str = "gpt", corpus: str | Path | None = None, output: str | Path | None = None,
+                settings: Settings | None = None, on_progress: Callable[[Progress], None] = lambda p: None,
+                should_stop: Callable[[], bool] = lambda: False, **sizes: Any) -> tuple[Config, Result]:
+    """Train ``model`` and (with ``output``) save it; returns the config and the result."""
+    settings = settings or Settings()
+    if model not in MODELS or not MODELS[model].uses("checkpoint"):
+        able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.uses("checkpoint"))
+        raise UsageError(f"explain train trains a model it can save as a GPT-2 folder: use {able}, not '{model}'")
+    out = Path(output) if output is not None else None
+    if out is not None:
+        check_output(out)
+    data = load_corpus(corpus)
+    tok = Tokenizer(data.train + data.held_out)
+    given = {k: v for k, v in sizes.items() if v is not None}
+    cfg = make_config(model, **{**SIZES, **given, "d_vocab": len(tok), "seed": settings.seed})
+    _check_memory(cfg, settings.batch_size)
+    params = initial_params(cfg)
+    save = None
+    if out is not None:
+        def save(res: Result, step: int) -> None:
+            info = {"settings": asdict(settings), "step": step, "corpus": str(corpus) if corpus else "built-in",
+                    "losses": res.losses, "val_losses": res.val_losses}
+            save_folder(out, res.params, cfg, tok.words, info)
+
+    return cfg, train(cfg, params, data, tok, settings, on_progress, should_stop, save)
+
+
+__all__ = ["SIZES", "Settings", "Progress", "Result", "train_model", "load_corpus", "initial_params"]

@@ -1,0 +1,68 @@
+"""A trained ``gpt`` saved as a Hugging Face GPT-2 folder: ``config.json``, ``model.safetensors`` (float32),
+``tokenizer.json`` (explain's word tokenizer as a ``tokenizers`` WordLevel model), and ``explain_train.json``
+(how it was trained, and its loss curve).
+
+transformers' ``GPT2LMHeadModel.from_pretrained`` loads the folder, and ``explain run gpt --checkpoint DIR``
+reopens it (:mod:`explain.checkpoint`, which maps the tensors back; this module is its inverse). Nothing here
+needs an optional package: the safetensors file is written by :mod:`explain.tensorfile`, the JSON by hand.
+A folder is written whole into a temporary sibling and swapped in (:func:`explain.atomic.new_folder`), so an interrupted save
+leaves the previous checkpoint, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explain.atomic import new_folder
+from explain.checkpoint import _BLOCK_MAP
+from explain.config import Config
+from explain.errors import InputError
+from explain.inputs import SPECIALS
+from explain.tensorfile import save_file
+from explain.wordlevel import tokenizer_json
+
+MARKER = "explain_train.json"  # a folder explain train wrote (and may overwrite)
+def hf_config(cfg: Config) -> dict[str, Any]:
+    """GPT-2's config.json for the engine's config (no dropout: the engine has none)."""
+    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": cfg.d_vocab,
+            "n_positions": cfg.n_ctx, "n_embd": cfg.d_model, "n_layer": cfg.n_layers, "n_head": cfg.n_heads,
+            "n_inner": cfg.ff_dim, "activation_function": "gelu_new", "layer_norm_epsilon": cfg.ln_eps,
+            "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "initializer_range": 0.02,
+            "scale_attn_weights": True, "tie_word_embeddings": True, "bos_token_id": SPECIALS.index("<bos>"),
+            "eos_token_id": SPECIALS.index("<eos>")}
+
+
+def hf_tensors(P: dict[str, np.ndarray], cfg: Config) -> dict[str, np.ndarray]:
+    """GPT-2's tensors (``transformer.`` keys, float32) from the engine's parameters: the per-head W_Q, W_K,
+    W_V back into one c_attn (d, 3d), columns q | k | v, head by head; biases the config leaves out are 0."""
+    d, h, m = cfg.d_model, cfg.n_heads, cfg.head_dim
+    t = {"wte.weight": P["W_E"], "wpe.weight": P["W_pos"], "ln_f.weight": P["ln_final.w"], "ln_f.bias": P["ln_final.b"]}
+    for i in range(cfg.n_layers):
+        ours, hf = f"blocks.{i}.", f"h.{i}."
+        t[hf + "attn.c_attn.weight"] = np.concatenate(
+            [P[f"{ours}attn.W_{n}"].transpose(1, 0, 2).reshape(d, h * m) for n in "QKV"], axis=1)
+        t[hf + "attn.c_attn.bias"] = np.concatenate(
+            [P.get(f"{ours}attn.b_{n}", np.zeros((h, m))).reshape(-1) for n in "QKV"])
+        t.update({hf + v: P[ours + k] for k, v in _BLOCK_MAP.items()})
+    return {"transformer." + k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
+
+
+def check_output(path: Path) -> None:
+    """Refuse an output folder that explain train did not write (it is never overwritten), or a file."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"'{path}' is a file; give -o a folder name (explain train writes a folder)")
+    if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
+        raise InputError(f"'{path}' is a folder explain train did not write; give -o a new folder name")
+
+
+def save_folder(dest: Path, P: dict[str, np.ndarray], cfg: Config, words: list[str], info: dict[str, Any]) -> None:
+    """Write the checkpoint folder ``dest`` whole (see the module's docstring)."""
+    with new_folder(dest) as tmp:
+        (tmp / "config.json").write_text(json.dumps(hf_config(cfg), indent=2) + "\n")
+        save_file(hf_tensors(P, cfg), tmp / "model.safetensors", metadata={"format": "pt"})
+        (tmp / "tokenizer.json").write_text(json.dumps(tokenizer_json(words), ensure_ascii=False) + "\n")
+        (tmp / MARKER).write_text(json.dumps(info, indent=1) + "\n")

@@ -1,0 +1,132 @@
+"""``explain train``: a short run saves a folder that ``--checkpoint`` reopens; Ctrl-C (SIGINT) stops at the end
+of a step and leaves a whole checkpoint; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+from clitools import invoke, one_line_error
+
+import explain
+from explain.train import Settings, train_model
+
+SMALL = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "32", "--context", "16"]
+
+
+def test_short_run_saves_a_folder_that_reopens(tmp_path):
+    out = tmp_path / "m"
+    r = invoke("train", "gpt", "--steps", "4", "--batch-size", "2", *SMALL, "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "4 steps" in r.output and f"explain run gpt --checkpoint {out}" in r.output
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "explain_train.json", "model.safetensors",
+                                                     "tokenizer.json"]
+    tr = explain.run("gpt", checkpoint=str(out), text="the cat sat on the mat")
+    assert tr.config.d_model == 16 and tr.config.n_ctx == 16
+    r = invoke("train", "gpt", "--steps", "2", "--batch-size", "2", *SMALL, "-o", str(out))  # its own: overwritten
+    assert r.exit_code == 0 and json.loads((out / "explain_train.json").read_text())["step"] == 2
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def test_stop_request_ends_at_a_step_with_a_whole_checkpoint(tmp_path):
+    asked = []
+    cfg, res = train_model("gpt", output=tmp_path / "m", settings=Settings(steps=50, batch_size=2),
+                           should_stop=lambda: len(asked) >= 3, on_progress=asked.append, d_model=16, n_heads=2,
+                           n_layers=1, d_ff=32, n_ctx=16)
+    # asked while step 4 runs (after 3 reports): step 4 ends, is saved, and nothing more runs
+    assert res.stopped and len(res.losses) == 4
+    assert json.loads((tmp_path / "m" / "explain_train.json").read_text())["step"] == 4
+    explain.run("gpt", checkpoint=str(tmp_path / "m"), text="the cat")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_ctrl_c_keeps_a_whole_checkpoint(tmp_path):
+    out = tmp_path / "m"
+    cmd = [sys.executable, "-m", "explain", "train", "gpt", "--steps", "100000", "--batch-size", "2", *SMALL,
+           "-o", str(out)]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stderr.readline()  # the first progress line (step 25, off a terminal): training is under way
+    assert line.startswith("step 25/"), line
+    p.send_signal(signal.SIGINT)
+    stdout, _ = p.communicate(timeout=120)
+    assert p.returncode == 0, stdout
+    assert "stopped at step" in stdout and "(Ctrl-C)" in stdout
+    step = json.loads((out / "explain_train.json").read_text())["step"]
+    assert 25 <= step < 100000
+    explain.run("gpt", checkpoint=str(out), text="the cat")
+
+
+def test_bad_input_is_one_line(tmp_path):
+    one_line_error(invoke("train", "simple"), 2, "use 'gpt'")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    one_line_error(invoke("train", "gpt", "--steps", "1", "-o", str(mine)), 1, "did not write", "new folder")
+    assert (mine / "notes.txt").read_text() == "keep"
+    one_line_error(invoke("train", "gpt", "--corpus", str(tmp_path / "none.txt"), "-o", str(tmp_path / "x")), 1,
+                   "corpus")
+    (tmp_path / "one.txt").write_text("only one line\n")
+    one_line_error(invoke("train", "gpt", "--corpus", str(tmp_path / "one.txt"), "-o", str(tmp_path / "x")), 1,
+                   "at least 2 lines")
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00 not text")
+    one_line_error(invoke("train", "gpt", "--corpus", str(tmp_path / "bin.txt"), "-o", str(tmp_path / "x")), 1,
+                   "UTF-8")
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_corpus_file_trains(tmp_path):
+    (tmp_path / "c.txt").write_text("\n".join(["red fish blue fish", "one fish two fish"] * 10))
+    out = tmp_path / "m"
+    r = invoke("train", "gpt", "--steps", "3", "--batch-size", "2", *SMALL, "--corpus", str(tmp_path / "c.txt"),
+               "-o", str(out))
+    assert r.exit_code == 0, r.output
+    vocab = json.loads((out / "tokenizer.json").read_text())["model"]["vocab"]
+    assert {"red", "fish", "blue", "two"} <= set(vocab)
+
+
+def test_progress_reports_each_step():
+    seen = []
+    train_model("gpt", settings=replace(Settings(), steps=3, batch_size=2, eval_every=2), on_progress=seen.append,
+                d_model=16, n_heads=2, n_layers=1, d_ff=32, n_ctx=16)
+    assert [p.step for p in seen] == [1, 2, 3]
+    assert [p.val_loss is not None for p in seen] == [False, True, True]
+    assert all(p.tokens_per_s > 0 for p in seen)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_progress_view_fits_the_terminal(size):
+    """What tmux showed: the progress line, the bar, the whole curve with its top and bottom labels, the
+    legend and the Ctrl-C hint, within the terminal's height (the last line free for the cursor)."""
+    import io
+
+    from rich.console import Console
+
+    from explain.commands.train import _View
+    from explain.train.loop import Progress
+
+    view = _View(200)
+    view.console = Console(file=io.StringIO(), width=size[0], height=size[1], color_system=None)
+    for i in range(1, 91):  # what update() keeps, without its line-per-evaluation output off a terminal
+        view.last = Progress(i, 200, 4.3 - 0.01 * i, 4.0 - 0.01 * i if i % 25 == 0 else None, 1e-3, 3000.0, 0.2 * i)
+        view.losses.append(view.last.loss)
+        if view.last.val_loss is not None:
+            view.held.append((i, view.last.val_loss))
+    view.console.print(view._render())
+    lines = view.console.file.getvalue().splitlines()
+    assert len(lines) <= size[1] - 1
+    assert lines[0].startswith("step 90/200  loss 3.4000  lr 1.00e-03")
+    assert re.match(r"  4\.2\d\d┤·", lines[2]), lines[2]  # the top row (its first steps' mean), labelled
+    assert any(ln.lstrip().startswith("3.") and "┤" in ln for ln in lines[3:])
+    assert lines[-1].startswith("Ctrl-C stops after this step")
+    assert "● held-out loss" in lines[-2]
+
+
+def test_a_run_that_will_not_fit_is_refused_before_allocating(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLAIN_MAX_BYTES", str(10**6))  # 1 MB: the shipped sizes need more
+    one_line_error(invoke("train", "gpt", "--steps", "1", "-o", str(tmp_path / "x")), 1, "needs about", "at most")
+    assert not (tmp_path / "x").exists()

@@ -1,0 +1,203 @@
+"""Every op kind's drill-down, at every size a user is likely to have, keeps its answer on screen, whole.
+
+The op kinds come from the op registry (``explain.ops.REGISTRY``, backward kinds included), so a new kind is
+walked with no edit here; a kind that none of the sample runs records fails :func:`test_every_kind_has_a_run`
+until a run that records it is added to ``RUNS``. For each kind, the step of that kind with the most cells is
+shown in the real step screen (one app per run and terminal size, the view set directly, so the layout is the
+one a user gets at that size), on its 2-D slice's four corner cells, its centre and the cell whose result line
+is the longest (of up to ``SAMPLE`` cells spread over the slice); the drill-down's region of the screen, as
+the compositor drew it, must hold the explanation's value after an ``=`` sign, followed by nothing but space.
+(Issue 26: at 120×40 the softmax's answer read ``= 0.6386 / 1.6386 = 0.…`` above 20 empty rows.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from textual.app import App, ComposeResult
+
+import explain
+import explain.tui
+from explain import ops
+from explain.errors import ExplainError
+from explain.ops.base import precision
+from explain.render.step import explanation_result
+from explain.trace import Step, Trace
+from explain.tui import layout
+from explain.tui.app import ExplainApp
+from explain.tui.screens.step import drill_content_size, needs_of
+from explain.tui.state import View, matrix_shape, split_index
+from explain.tui.widgets.cell_panel import CellPanel
+from explain.tui.widgets.predictions import PredictionsPane
+from explain.tui.widgets.step_info import StepInfo
+from explain.tui.widgets.tensor_view import TensorView
+
+SIZES = [(80, 24), (100, 30), (120, 40), (160, 45), (200, 50)]
+SAMPLE = 400  # cells looked at for the longest result line (a vocabulary-wide slice is sampled evenly)
+
+# The sample runs: between them, every op kind of the registry (see test_every_kind_has_a_run).
+RUNS: dict[str, Any] = {
+    "gpt backward + sgd": lambda: explain.run("gpt", backward=True, lr=0.5),
+    "generate top-k top-p": lambda: explain.generate("gpt", max_new_tokens=2, top_k=3, top_p=0.9,
+                                                     temperature=0.8, seed=1),
+    "generate greedy": lambda: explain.generate("gpt", max_new_tokens=1, greedy=True),
+    "transformer backward": lambda: explain.run("transformer", backward=True),
+    "simple sum mse": lambda: explain.run("simple", normalize="sum", backward=True),
+    "padded batch backward": lambda: explain.run("gpt", text=["the cat sat", "a dog"], backward=True),
+    "attention": lambda: explain.run("attention", text="Thinking Machines"),
+}
+
+
+@pytest.fixture(scope="module")
+def traces() -> dict[str, Trace]:
+    return {name: make() for name, make in RUNS.items()}
+
+
+@pytest.fixture(scope="module")
+def walk_plan(traces) -> dict[str, list[tuple[Step, list[tuple[int, ...]]]]]:
+    """Per run, the steps to walk and their cells (chosen once for every size)."""
+    return {run: [(step, cells_of(traces[run], step)) for _, step in steps]
+            for run, steps in chosen_steps(traces).items()}
+
+
+def _cells(step: Step) -> int:
+    return int(np.prod(step.shape)) if step.shape else 1
+
+
+def chosen_steps(traces: dict[str, Trace]) -> dict[str, list[tuple[str, Step]]]:
+    """Per run, the steps to walk: for each op kind, the step of that kind with the most cells (the first run
+    that records the most), plus the steps the issue named."""
+    best: dict[str, tuple[str, Step]] = {}
+    for name, trace in traces.items():
+        for step in trace.steps:
+            if step.output is not None and (step.op not in best or _cells(step) > _cells(best[step.op][1])):
+                best[step.op] = (name, step)
+    named = [("attention", "attn.pattern"), ("transformer backward", "decoder.blocks.0.cross_attn.pattern")]
+    out: dict[str, list[tuple[str, Step]]] = {}
+    for run, step in best.values():
+        out.setdefault(run, []).append((step.op, step))
+    for run, step_name in named:
+        out.setdefault(run, []).append(("named", traces[run][step_name]))
+    return out
+
+
+def _result_len(trace: Trace, step: Step, index: tuple[int, ...]) -> int:
+    try:
+        return len(explanation_result(trace.explain(step, index)).plain)
+    except ExplainError:
+        return 0
+
+
+def cells_of(trace: Trace, step: Step) -> list[tuple[int, ...]]:
+    """The four corners and the centre of the step's first 2-D slice, and its cell with the longest result."""
+    rows, cols = matrix_shape(step)
+    lead = tuple(0 for _ in step.shape[:-2])
+    corners = [(0, 0), (0, cols - 1), (rows - 1, 0), (rows - 1, cols - 1), (rows // 2, cols // 2)]
+    picks = [View(trace, step.index, lead, c).index_of_cell for c in corners]
+    n = rows * cols
+    sample = range(n) if n <= SAMPLE else np.linspace(0, n - 1, SAMPLE).astype(int)
+    with precision(4):
+        longest = max(((r // cols, r % cols) for r in sample),
+                      key=lambda c: _result_len(trace, step, View(trace, step.index, lead, c).index_of_cell))
+    picks.append(View(trace, step.index, lead, longest).index_of_cell)
+    return list(dict.fromkeys(picks))
+
+
+class DrillApp(App[None]):
+    """The drill-down alone, with the step screen's stylesheet, in a pane the size the step screen's layout
+    gives it (a whole step screen per cell costs ten times as much to draw)."""
+
+    CSS_PATH = str(Path(explain.tui.__file__).parent / "app.tcss")
+
+    def compose(self) -> ComposeResult:
+        yield CellPanel(id="cell")
+
+
+def pane_size(view: View, size: tuple[int, int], tutorial: bool = False) -> tuple[int, int]:
+    """The drill-down's content size for ``view`` on a ``size`` terminal, as the step screen lays it out (beside
+    a tutorial's narration with ``tutorial``)."""
+    width, height = size
+    _, centre = layout.centre_width(width, tutorial)
+    needs = needs_of(view, centre, tutorial, StepInfo(), TensorView(), CellPanel(), PredictionsPane())
+    return drill_content_size(layout.plan(width, height, needs))
+
+
+def on_screen(app: Any, panel: CellPanel) -> list[str]:
+    """The lines of the screen inside the drill-down's content region, as the compositor drew them."""
+    strips = app.screen._compositor.render_strips()
+    region = panel.content_region
+    lines = []
+    for y in range(region.y, region.y + region.height):
+        text = "".join(seg.text for seg in strips[y]) if y < len(strips) else ""
+        lines.append(text[region.x:region.x + region.width])
+    return lines
+
+
+def test_every_kind_has_a_run(traces):
+    recorded = {step.op for trace in traces.values() for step in trace.steps}
+    missing = sorted(set(ops.REGISTRY) - recorded)
+    assert not missing, f"op kinds no sample run records (add a run to RUNS): {missing}"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=["80x24", "120x40", "200x50"])
+def test_pane_size_is_the_step_screens(attention_trace, size):
+    """The harness's pane is the step screen's: the drill-down of attn.pattern in a real app has the content
+    size :func:`pane_size` gives."""
+    app = ExplainApp(attention_trace)
+
+    async def check() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            app.screen.view = View(attention_trace, attention_trace["attn.pattern"].index)
+            await pilot.pause()
+            await pilot.pause()
+            panel = app.screen.query_one(CellPanel)
+            assert tuple(panel.content_size) == pane_size(app.screen.view, size)
+
+    asyncio.run(asyncio.wait_for(check(), 60))
+
+
+@pytest.mark.parametrize("tutorial", [False, True], ids=["run", "tutorial"])
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_drill_down_answer_whole(traces, walk_plan, size, tutorial):
+    """Each step's drill-down, in the pane a run's screen gives it, or a tutorial's (beside the narration)."""
+    failures: list[str] = []
+    checked = 0
+    app = DrillApp()
+
+    async def walk() -> None:
+        nonlocal checked
+        async with app.run_test(size=(size[0], size[1])) as pilot:
+            await pilot.pause()
+            panel = app.screen.query_one(CellPanel)
+            for run, steps in walk_plan.items():
+                trace = traces[run]
+                for step, cells in steps:
+                    w, h = pane_size(View(trace, step.index).clamped(), size, tutorial)
+                    panel.styles.width, panel.styles.height = w + 2, h  # the padding (0 1)
+                    panel.styles.border_top = panel.styles.border_left = ("none", "black")
+                    for index in cells:
+                        lead, cell = split_index(step, index)
+                        panel.view = View(trace, step.index, lead, cell)
+                        await pilot.pause()
+                        try:
+                            with precision(4):
+                                ex = trace.explain(step, index)
+                        except ExplainError as exc:  # a cell that cannot be explained says why
+                            want = re.escape(str(exc)[:20])
+                        else:
+                            want = r"= " + re.escape(explanation_result(ex).plain.rsplit("= ", 1)[-1]) + r"\s*$"
+                        lines = on_screen(app, panel)
+                        checked += 1
+                        if not any(re.search(want, line) for line in lines):
+                            failures.append(f"{run}: {step.name} {list(index)} ({step.op}) at "
+                                            f"{size[0]}×{size[1]}{' (tutorial)' if tutorial else ''}, pane {w}×{h}: no {want!r} in\n" + "\n".join(lines))
+
+    asyncio.run(asyncio.wait_for(walk(), 300))
+    assert checked > 100
+    assert not failures, f"{len(failures)} of {checked} drill-downs lost their answer; first:\n{failures[0]}"
