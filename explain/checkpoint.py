@@ -213,6 +213,7 @@ class Checkpoint:
     its weights under the engine's names. It is the run's tokenizer (:class:`explain.inputs.TextTokenizer`)."""
 
     name = "checkpoint"
+    model = "gpt"  # the registry's model that runs it
     fixed = True  # token ids index the embedding's rows: none past vocab_size
 
     def __init__(self, path: Path, config: dict[str, Any]) -> None:
@@ -296,24 +297,40 @@ class Checkpoint:
         return self._params
 
 
+def _magic(p: Path) -> bytes:
+    with open(p, "rb") as fh:
+        return fh.read(4)
+
+
 def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Open a GPT-2 checkpoint folder: check the files are there and read config.json (nothing else yet)."""
-    p = Path(path)
+    """Open a checkpoint: a GGUF file, or a Hugging Face folder (GPT-2, or the Llama family), or a hub id in the
+    local cache. Only the config (and tensor names) are read here; the weights on first use."""
+    from explain.hub import resolve
+
+    p = resolve(path)
+    if p.is_file() and _magic(p) == b"GGUF":
+        from explain.gguf_checkpoint import open_gguf
+
+        return open_gguf(p)
     if not p.is_dir():
-        what = "is a file" if p.exists() else "does not exist"
+        what = "is a file (not a GGUF file)" if p.exists() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
-                         "(as save_pretrained writes)")
+                         "(as save_pretrained writes) or a .gguf file")
     if not (p / CONFIG).is_file():
         raise InputError(f"checkpoint folder '{path}' has no {CONFIG}; it needs {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes)")
+    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
+    if not isinstance(config, dict):
+        raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
+    from explain.llama_checkpoint import MODEL_TYPES, LlamaCheckpoint
+
+    if config.get("model_type") in MODEL_TYPES:
+        return LlamaCheckpoint(p, config)
     if not (p / WEIGHTS).is_file():
         other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
         hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
                 "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
         raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
-    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
-    if not isinstance(config, dict):
-        raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
     return Checkpoint(p, config)
 
 

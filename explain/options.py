@@ -84,8 +84,9 @@ OPTIONS: tuple[Option, ...] = (
            help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model (or batch × tokens × d_model)."),
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
            help="Parameters from an .npz (see 'explain params')."),
-    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", needs="checkpoint", tutorial=False,
-           help="A Hugging Face GPT-2 folder (config.json, model.safetensors)."),
+    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="PATH", needs="checkpoint", tutorial=False,
+           help="Pretrained weights for {models}: a Hugging Face folder (GPT-2, Llama, Mistral, Qwen2), a hub id in "
+                "the local Hugging Face cache, or a GGUF file (llama); MODEL may then be left out."),
     Option("trained", "--trained", "flag", group="weights", needs="checkpoint",
            help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
                 "sentences and copying); its config sets every size."),

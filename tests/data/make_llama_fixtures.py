@@ -82,7 +82,7 @@ for mod in (ml, mq):
 def build(name: str, o: dict) -> torch.nn.Module:
     common = dict(vocab_size=o["d_vocab"], hidden_size=o["d_model"], intermediate_size=o["d_ff"],
                   num_hidden_layers=o["n_layers"], num_attention_heads=o["n_heads"],
-                  num_key_value_heads=o["n_kv_heads"], rms_norm_eps=o["ln_eps"], max_position_embeddings=32,
+                  num_key_value_heads=o["n_kv_heads"], rms_norm_eps=o["ln_eps"], max_position_embeddings=o.get("n_ctx", 32),
                   tie_word_embeddings=o["tie_embeddings"], rope_parameters={"rope_type": "default",
                                                                             "rope_theta": o["rope_theta"]},
                   attn_implementation="eager", bos_token_id=None, eos_token_id=None, pad_token_id=None)
@@ -172,8 +172,80 @@ def steps(model: torch.nn.Module, o: dict) -> tuple[dict[str, np.ndarray], torch
     return {k: v.detach().numpy().astype(np.float64) for k, v in out.items()}, loss
 
 
+# --- Hugging Face folders with a byte-level BPE tokenizer (the checkpoint reader's and the GGUF reader's tests) ---
+FOLDERS = {  # name -> options; vocabulary 300: the 256 bytes and 44 merges; rows of 32 for the GGUF quant blocks
+    "hf_llama": dict(d_model=32, n_heads=4, n_kv_heads=2, n_layers=2, d_ff=64, d_vocab=300, tie_embeddings=False,
+                     qkv_bias=False, rope_theta=10000.0, ln_eps=1e-5, n_ctx=64),
+    "hf_qwen2": dict(d_model=12, n_heads=2, n_kv_heads=1, n_layers=2, d_ff=20, d_vocab=300, tie_embeddings=True,
+                     qkv_bias=True, rope_theta=1000000.0, ln_eps=1e-6, n_ctx=64),
+}
+ROWS = [0, 25, -1]  # the positions whose logits are kept (the file stays small)
+TEXT = "The capital of France is Paris. In 2024, 1234 cafés served crème brûlée; ça coûte 12€!"
+CORPUS = [TEXT, "the cat sat on the mat", "The cat is happy", "Paris is the capital of France", "café crème"] * 5
+
+
+def tokenizer():
+    """Byte-level BPE trained to 300 tokens with GPT-2's split (so merges of digits exist: the pre-tokenizers
+    then differ on numbers), saved with SmolLM2's pre-tokenizer (each digit apart, then byte-level)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=[], show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    assert tok.get_vocab_size() == 300, tok.get_vocab_size()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    return tok
+
+
+def reference_tokenizers(tok) -> None:
+    """For each GGUF pre-tokenizer name explain maps, a tokenizer.json with the same vocabulary and merges and
+    the pre-tokenizer as that model's own tokenizer.json spells it (regexes from transformers' sources)."""
+    from transformers.integrations.gguf.gguf_tokenizer_mapping import _LLAMA3_SPLIT
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX as QWEN2_SPLIT
+
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+
+    def split(regex):
+        return {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
+            dict(byte_level, use_regex=False)]}
+
+    pre = {"smollm": {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
+                                                            byte_level]},
+           "gpt-2": byte_level, "llama-bpe": split(_LLAMA3_SPLIT), "qwen2": split(QWEN2_SPLIT)}
+    doc = json.loads(tok.to_str())
+    for name, p in pre.items():
+        (OUT / "pre_tokenizers").mkdir(exist_ok=True)
+        (OUT / "pre_tokenizers" / f"{name}.json").write_text(json.dumps(dict(doc, pre_tokenizer=p)))
+
+
+def folder(name: str, o: dict, tok) -> None:
+    model = build(name, o)
+    path = OUT / name
+    model.save_pretrained(path, safe_serialization=True)
+    tok.save(str(path / "tokenizer.json"))
+    ids = tok.encode(TEXT).ids
+    with torch.no_grad():
+        logits = model(torch.tensor([ids])).logits[0].numpy()
+        gen = model.generate(torch.tensor([ids]), do_sample=False, max_new_tokens=4, min_new_tokens=4,
+                             attention_mask=torch.ones(1, len(ids), dtype=torch.long))
+    np.savez(path / "expected.npz", ids=np.array(ids, dtype=np.int64), logits=logits[ROWS].astype(np.float64),
+             generated=gen[0, len(ids):].numpy().astype(np.int64), text=np.array(TEXT))
+    for extra in ("generation_config.json",):
+        (path / extra).unlink(missing_ok=True)
+    print(f"{name}: {len(ids)} tokens, generated {gen[0, len(ids):].tolist()}")
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
+    tok = tokenizer()
+    reference_tokenizers(tok)
+    for name, o in FOLDERS.items():
+        folder(name, o, tok)
     for name, o in CONFIGS.items():
         model = build(name, o)
         expected, loss = steps(model, o)
