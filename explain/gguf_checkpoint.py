@@ -42,7 +42,8 @@ _GLOBAL = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "out
 
 def pre_tokenizer(name: str, where: str) -> Any:
     """The ``tokenizers`` pre-tokenizer of a GGUF's ``tokenizer.ggml.pre`` name."""
-    from tokenizers import Regex, pre_tokenizers as pt
+    from tokenizers import Regex
+    from tokenizers import pre_tokenizers as pt
 
     if name == "smollm":  # SmolLM2: each digit apart, then GPT-2's byte-level split
         return pt.Sequence([pt.Digits(individual_digits=True), pt.ByteLevel(add_prefix_space=False, use_regex=True)])
