@@ -62,7 +62,6 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["d_head"], d["d_ff"], d["d_out"] = self.head_dim, self.ff_dim, self.out_dim
-        d["n_kv_heads"] = self.kv_heads
         return d
 
 

@@ -65,6 +65,14 @@ def unpermute(w: Any, n_heads: int) -> Any:
     return w.reshape(n_heads, d // 2, 2, *rest).swapaxes(1, 2).reshape(w.shape)
 
 
+def _f32(v: float) -> float:
+    """A float32 metadata value as the decimal it was written from (1e-05, not 9.999999747378752e-06): the
+    shortest text that reads back to the same float32."""
+    import numpy as np
+
+    return float(str(np.float32(v)))
+
+
 def _field(reader: Any, key: str, default: Any = None) -> Any:
     f = reader.fields.get(key)
     return default if f is None else f.contents()
@@ -107,8 +115,8 @@ class GGUFCheckpoint(Checkpoint):
                                "every dimension of a head")
         self.options = dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=d // h, n_layers=ints["block_count"],
                             d_ff=ints["feed_forward_length"], d_vocab=int(emb.shape[1]),
-                            n_ctx=ints["context_length"], rope_theta=float(get("rope.freq_base") or 10000.0),
-                            ln_eps=float(get("attention.layer_norm_rms_epsilon") or 1e-5),
+                            n_ctx=ints["context_length"], rope_theta=_f32(get("rope.freq_base") or 10000.0),
+                            ln_eps=_f32(get("attention.layer_norm_rms_epsilon") or 1e-5),
                             qkv_bias="blk.0.attn_q.bias" in self.tensors,
                             tie_embeddings="output.weight" not in self.tensors)
         self.config = {"eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id")}

@@ -104,7 +104,7 @@ def check_generation(cfg: Config, inp: Inputs, sampling: Any) -> None:
     """Refuse a generation the model cannot run: not a GPT, or one that would run past the context."""
     if not MODELS[cfg.model].generates:
         raise UsageError(f"generation needs a decoder-only model that predicts the next token: use "
-                         f"{quoted(able('generates'), ', ')}, not "
+                         f"{quoted(able('generates'))}, not "
                          f"'{cfg.model}'")
     if inp.lengths is not None:  # a right-padded prompt would continue after its <pad>s
         raise InputError(f"the prompts of a generation must have the same number of tokens, got {inp.lengths}; "

@@ -22,6 +22,7 @@ import pytest
 from gguf_files import HF, hf_tensors, permute, write_gguf
 
 import explain
+from explain.checkpoint import open_checkpoint
 from explain.errors import ExplainError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llama"
@@ -105,7 +106,7 @@ def test_unpermute_inverts_the_converter() -> None:
 def test_tokenizer_matches_a_tokenizer_json(tmp_path: Path, pre: str) -> None:
     from tokenizers import Tokenizer
 
-    ck = explain.api._open("llama", str(write_gguf(tmp_path / "m.gguf", "F32", pre=pre)))
+    ck = open_checkpoint(str(write_gguf(tmp_path / "m.gguf", "F32", pre=pre)))
     want = Tokenizer.from_file(str(DATA / "pre_tokenizers" / f"{pre}.json")).encode(TOKENIZER_TEXT).ids
     assert ck.encode(TOKENIZER_TEXT) == want
 
