@@ -126,8 +126,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("causal", "--causal", "bool", default=False, needs="causal_switch",
            help="Add the causal mask (as the book's MultiHeadAttention, §3.6)."),
     Option("qkv_bias", "--qkv-bias", "bool", default=True, off_flag="--no-qkv-bias", needs="qkv", label="qkv bias",
-           help="Biases on the Q, K, V projections (on by default but where a model's own default is off; the "
-                "book's qkv_bias=False is --no-qkv-bias; Qwen2's are --qkv-bias)."),
+           help="Biases on the Q, K, V projections (the book's qkv_bias=False is --no-qkv-bias; Qwen2's q/k/v "
+                "biases are --qkv-bias on a Llama block, whose default is off)."),
     Option("d_out", "--d-out", "int", derived="d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, needs="d_out", label="d_out",
            help="{models} only: width of the output projection W_O (the book's d_out; default d_model)."),
     Option("tie_embeddings", "--tie-embeddings", "bool", default=True, off_flag="--untie-embeddings",

@@ -179,8 +179,9 @@ def option_help(o: Option) -> str:
 
 def option_default(o: Option) -> str:
     """An option's default as the docs say it: the models' own sizes where they differ, else the option's."""
-    if o.default is None:
-        return o.derived or "—"
+    if o.default is None:  # derived, unless a model sets its own ("4·d_model; `16` for llama")
+        own = [f"`{m.defaults[o.name]}` for {m.name}" for m in MODELS.values() if o.name in m.defaults]
+        return "; ".join([o.derived or "—", *own])
     values = sorted({m.defaults.get(o.name, o.default) for m in MODELS.values() if o.used_by(m)}, key=str)
     values = ["on" if v is True else "off" if v is False else v for v in values]
     return " or ".join(f"`{v}`" for v in values) + (" (per model)" if len(values) > 1 else "")

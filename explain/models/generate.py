@@ -63,7 +63,6 @@ def decoder(cfg: Config) -> tuple[Callable[..., Ref], str]:
     """The model's one-position forward on the cache, and the step (under ``blocks.N.attn``) whose keys the cache
     starts from: GPT caches its keys as projected, Llama after their rotation (as transformers does)."""
     from explain.models.llama import llama_step
-
     from explain.registry import MODELS
 
     forward = MODELS[cfg.model].function.rsplit(":", 1)[-1]  # the forward function's name
