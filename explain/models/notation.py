@@ -140,7 +140,7 @@ OWN["llama"] = [
                                "p·θ^(−2i/{d_head}), θ = {rope_theta:g}."),
     ("*attn.rot_k", "*", "Kᵣ", "Rotate every key the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
                                "positions, not on where they are."),
-    ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads share {n_kv_heads} key heads; "
+    ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
                                "query head h reads key head h // {group}."),
     ("*attn.v_rep", "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
     ("*attn.scores", "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),

@@ -139,7 +139,7 @@ class RepeatKV(Op):
         kv = h // n
         return CellExplanation(
             index, float(output[index]), f"query head {h} reads key/value head {kv}",
-            lines=[f"{n} query heads share each key/value head ({inputs[0].shape[-3]} key/value heads for "
+            lines=[f"{n} query heads share each key/value head ({inputs[0].shape[-3]} key/value head(s) for "
                    f"{output.shape[-3]} query heads)",
                    f"head {h} // {n} = {kv}: key/value head {kv} serves query heads {kv * n}–{kv * n + n - 1}",
                    f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(tuple(lead) + (kv, t, j))} = {num(output[index])}"])
