@@ -197,6 +197,41 @@ class GGUFCheckpoint(Checkpoint):
             arr = unpermute(arr, o["n_kv_heads"])
         return arr
 
+    def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
+        """Where the float of parameter ``name`` at ``index`` came from in the file: its stored row, block, scale,
+        offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor."""
+        from explain.quantized import BLOCK_BYTES, explain_cell
+
+        o = self.options
+        m = o["d_head"]
+        parts = name.split(".")
+        if name == "W_E":
+            tensor, row, col = "token_embd.weight", index[0], index[1]
+        elif name == "unembed.W_U":
+            tensor, row, col = "output.weight", index[1], index[0]
+        elif len(parts) == 4 and parts[0] == "blocks" and parts[2] in ("attn", "mlp"):
+            blk, what = f"blk.{parts[1]}.", parts[3]
+            if what in ("W_Q", "W_K", "W_V"):
+                s, i, j = index
+                row = s * m + j  # Hugging Face's row; q and k are stored permuted for interleaved RoPE
+                if what != "W_V":
+                    row = s * m + (2 * j if j < m // 2 else 2 * (j - m // 2) + 1)
+                tensor, col = blk + {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v"}[what] + ".weight", index[1]
+            else:
+                gguf = {"W_O": "attn_output", "W_gate": "ffn_gate", "W_in": "ffn_up", "W_out": "ffn_down"}.get(what)
+                if gguf is None:
+                    raise InputError(f"'{name}' is not a weight matrix of this GGUF file")
+                tensor, row, col = blk + gguf + ".weight", index[1], index[0]
+        else:
+            raise InputError(f"'{name}' is stored unquantized in '{self.path}' (or is no weight of it)")
+        t = self.tensors[tensor]
+        qtype = t.tensor_type.name
+        if qtype not in BLOCK_BYTES:
+            raise InputError(f"'{tensor}' is stored as {qtype}: explain explains Q8_0, Q4_0 and Q4_1 blocks")
+        stored = f"row {row} of {tensor}" + (" (stored permuted for interleaved RoPE)" if "attn_q" in tensor
+                                                or "attn_k" in tensor else "")
+        return explain_cell(t.data[row], qtype, col, name, tuple(index), stored)
+
     @staticmethod
     def _gguf_name(hf: str) -> str:
         base, kind = hf.rsplit(".", 1)

@@ -84,6 +84,24 @@ def test_quantized_gguf_matches_its_dequantized_weights(tmp_path: Path, qtype: s
     assert np.abs(ours["logits"].output[0][ROWS] - E["logits"]).max() > 1e-4
 
 
+@pytest.mark.parametrize("qtype", ["Q8_0", "Q4_0", "Q4_1"])
+def test_a_quantized_weight_says_where_its_float_came_from(tmp_path: Path, qtype: str) -> None:
+    ck = open_checkpoint(str(write_gguf(tmp_path / "m.gguf", qtype)))
+    params = ck.params()
+    rng = np.random.default_rng(0)
+    for name in ("W_E", "unembed.W_U", "blocks.1.attn.W_Q", "blocks.0.attn.W_K", "blocks.0.attn.W_V",
+                 "blocks.1.attn.W_O", "blocks.0.mlp.W_gate", "blocks.1.mlp.W_in", "blocks.0.mlp.W_out"):
+        for _ in range(3):
+            index = tuple(int(rng.integers(n)) for n in params[name].shape)
+            ex = ck.weight_origin(name, index)
+            assert ex.value == params[name][index], (name, index)  # bit for bit: the same float32 arithmetic
+            text = "\n".join(ex.lines)
+            assert "scale d" in text and "stored integer q" in text and (qtype != "Q4_1" or "minimum m" in text)
+            assert ("permuted" in text) == (name.endswith(("W_Q", "W_K")))
+    with pytest.raises(ExplainError, match="unquantized"):
+        ck.weight_origin("ln_final.w", (0,))
+
+
 def test_rows_left_permuted_would_be_caught(tmp_path: Path) -> None:
     """A file whose q/k rows were never permuted, read by the reader (which un-permutes), is what a reader that
     skipped the un-permuting would make of a real file: its logits are far from the reference."""

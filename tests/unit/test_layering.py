@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.ops",),
     ("explain.trace", "explain.recorder", "explain.slices"),
     ("explain.models", "explain.weights", "explain.wordlevel",
-     "explain.checkpoint", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.shape_report",
+     "explain.checkpoint", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report",
      "explain.models.generate", "explain.memory",
      "explain.backward"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
