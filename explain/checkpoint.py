@@ -297,9 +297,6 @@ class Checkpoint:
         return self._params
 
 
-_OPENED: dict[tuple[str, int, int], Any] = {}
-
-
 def _magic(p: Path) -> bytes:
     with open(p, "rb") as fh:
         return fh.read(4)
@@ -314,12 +311,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     if p.is_file() and _magic(p) == b"GGUF":
         from explain.gguf_checkpoint import open_gguf
 
-        st = p.stat()  # the same unchanged file again (the CLI picks the model, then runs it): opened once
-        key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
-        if key not in _OPENED:
-            _OPENED.clear()  # one model at a time: its weights are a gigabyte once read
-            _OPENED[key] = open_gguf(p)
-        return _OPENED[key]
+        return open_gguf(p)
     if not p.is_dir():
         what = "is a file (not a GGUF file)" if p.exists() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "

@@ -241,8 +241,21 @@ class GGUFCheckpoint(Checkpoint):
         return f"{next(g for g, h in _GLOBAL.items() if h == base)}.{kind}"
 
 
+_OPENED: dict[tuple[str, int, int], GGUFCheckpoint] = {}
+
+
 def open_gguf(path: Path) -> GGUFCheckpoint:
-    """Open a GGUF file: its header and metadata (memory-mapped; no tensor data read)."""
+    """Open a GGUF file: its header and metadata (memory-mapped; no tensor data read). The same unchanged file
+    asked for again in this process (the CLI picks the model from it, then runs it) is opened once."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _OPENED:
+        _OPENED.clear()  # one model at a time: its weights are a gigabyte once read
+        _OPENED[key] = _open(path)
+    return _OPENED[key]
+
+
+def _open(path: Path) -> GGUFCheckpoint:
     try:
         from gguf import GGUFReader
     except ImportError:
