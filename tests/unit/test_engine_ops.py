@@ -16,7 +16,7 @@ from explain.ops.base import Syms
 from explain.sampling import make_sampling
 from tests.unit.test_export_sources import interp_run
 
-MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt"]
+MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama"]
 
 
 def _cells(step, n=3):
