@@ -297,35 +297,25 @@ class Checkpoint:
         return self._params
 
 
-def _magic(p: Path) -> bytes:
-    with open(p, "rb") as fh:
-        return fh.read(4)
-
-
 def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Open a checkpoint: a GGUF file, or a Hugging Face folder (GPT-2, or the Llama family), or a hub id in the
-    local cache. Only the config (and tensor names) are read here; the weights on first use."""
-    from explain.hub import resolve
+    """Open a GGUF file, a Hugging Face folder or a hub id in the local cache: the config now, weights on use."""
+    from explain.hub import is_gguf, resolve
 
     p = resolve(path)
-    if p.is_file() and _magic(p) == b"GGUF":
-        from explain.gguf_checkpoint import open_gguf
+    if is_gguf(p):
+        from explain.gguf_checkpoint import open_gguf  # the gguf package only for GGUF files
 
         return open_gguf(p)
-    if not p.is_dir():
-        what = "is a file (not a GGUF file)" if p.exists() else "does not exist"
+    if not (p / CONFIG).is_file():
+        what = f"has no {CONFIG}" if p.is_dir() else "is a file (not a GGUF file)" if p.exists() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes) or a .gguf file")
-    if not (p / CONFIG).is_file():
-        raise InputError(f"checkpoint folder '{path}' has no {CONFIG}; it needs {CONFIG} and {WEIGHTS} "
-                         "(as save_pretrained writes)")
     config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
     if not isinstance(config, dict):
         raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
-    from explain.llama_checkpoint import MODEL_TYPES, LlamaCheckpoint
-
-    if config.get("model_type") in MODEL_TYPES:
-        return LlamaCheckpoint(p, config)
+    from explain import llama_checkpoint as llama  # the Llama family's folders: llama, mistral, qwen2
+    if config.get("model_type") in llama.MODEL_TYPES:
+        return llama.LlamaCheckpoint(p, config)
     if not (p / WEIGHTS).is_file():
         other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
         hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "

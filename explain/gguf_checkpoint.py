@@ -21,10 +21,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from explain.checkpoint import Checkpoint, DependencyError, _byte_decoder, _visible
+from explain.checkpoint import Checkpoint, DependencyError
 from explain.errors import InputError, WeightsError
 from explain.llama_checkpoint import to_engine
 from explain.text import RowLabels
+from explain.token_labels import _byte_decoder, _visible
 
 INSTALL = "pip install '.[gguf]' (in explain's source folder) or pip install gguf tokenizers"
 # HF splits of Llama 3 and Qwen2 (their tokenizer.json's Split regex), then byte-level without its own regex

@@ -1,4 +1,4 @@
-"""Hub ids on this machine: ``--checkpoint gpt2`` or ``--checkpoint HuggingFaceTB/SmolLM2-135M`` is looked up in the
+"""Where a checkpoint is: GGUF files known by their magic bytes, and hub ids on this machine: ``--checkpoint gpt2`` or ``--checkpoint HuggingFaceTB/SmolLM2-135M`` is looked up in the
 local Hugging Face cache, with no network, the way huggingface_hub lays it out
 (``models--ORG--NAME/refs/main`` holds the commit hash; ``models--ORG--NAME/snapshots/<hash>/`` the files)."""
 
@@ -42,3 +42,11 @@ def resolve(path: str | Path) -> Path:
         return snap
     raise InputError(f"'{path}' is not a folder here, nor in the Hugging Face cache ({cache}); download it "
                      f"with: hf download {path}  (pip install huggingface_hub), then run this again")
+
+
+def is_gguf(p: Path) -> bool:
+    """Whether ``p`` is a file that starts like a GGUF file (its magic bytes)."""
+    if not p.is_file():
+        return False
+    with open(p, "rb") as fh:
+        return fh.read(4) == b"GGUF"

@@ -8,15 +8,20 @@ command itself in a fresh process (``explain generate --checkpoint FILE --text â
 --plain``), its wall and CPU time and peak RSS; and the refusal of a run that would not fit (--backward on a
 long text), its time and peak RSS (it must be refused before the weights are read).
 
-Run: python tests/benchmarks/bench_smollm2.py      (downloads 93 MB once into ~/.cache/explain-tests)
+Run: python tests/benchmarks/bench_smollm2.py [--quick]     (downloads 93 MB once into ~/.cache/explain-tests)
+
+``--quick`` (CI: tests/unit/test_benchmarks.py) runs the same phases on a tiny Q4_1 GGUF written here with the
+``gguf`` writer (tests/unit/gguf_files.py), with no download and no target: does the benchmark still run?
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,8 +51,16 @@ class Phase:
 
 
 def main() -> None:
-    path = smollm2_gguf()
-    print(f"SmolLM2-135M-Instruct Q4_1: {path} ({path.stat().st_size / 2**20:.0f} MiB); load {os.getloadavg()}")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a tiny GGUF, no download, no target (CI: does it run?)")
+    args = ap.parse_args()
+    if args.quick:
+        from gguf_files import write_gguf
+
+        path = write_gguf(Path(tempfile.mkdtemp()) / "tiny.gguf", "Q4_1")
+    else:
+        path = smollm2_gguf()
+    print(f"{path.name}: {path} ({path.stat().st_size / 2**20:.1f} MiB); load {os.getloadavg()}")
     start, start_cpu = time.perf_counter(), time.process_time()
     with Phase("import explain"):
         import explain
@@ -78,12 +91,12 @@ def main() -> None:
     print(f"command, fresh process: {time.perf_counter() - t:.2f} s wall, {cpu:.2f} s CPU, peak RSS "
           f"{after.ru_maxrss / 2**20:.2f} GiB; {drawn}")
 
-    long_text = " ".join([PROMPT + " Paris."] * 300)
+    long_text = " ".join([PROMPT + " Paris."] * (3 if args.quick else 300))
     t = time.perf_counter()
     r = subprocess.run([str(exe), "run", "--checkpoint", str(path), "--backward", "--text", long_text, "--plain"],
                        capture_output=True, text=True)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(f"--backward on {len(long_text.split())} words: exit {r.returncode} in {time.perf_counter() - t:.2f} s, "
+    print(f"--backward on {len(long_text.split())} words: exit {r.returncode} (1: refused) in {time.perf_counter() - t:.2f} s, "
           f"(children's peak RSS so far {peak / 2**20:.2f} GiB): {r.stderr.strip()[:160]}")
 
 

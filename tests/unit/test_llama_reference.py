@@ -69,7 +69,7 @@ def test_greedy_generation_with_the_cache_matches_generate(case: str) -> None:
                              **options(cfg, expected))
     assert explain.generated_ids(trace) == [new.tolist()]
     # the logits each token was chosen from: transformers hands them back in float32 (so 1e-5, not 1e-10)
-    names = trace.meta["generation"]["steps"]
+    names = trace.generation.steps
     ours = [trace["logits"].output[0, -1]] + [trace[n.replace(".next", ".logits")].output[0, 0] for n in names[1:]]
     np.testing.assert_allclose(np.stack(ours), expected["generated_logits"], rtol=1e-5, atol=1e-5)
     assert any(s.op == "kv_append" for s in trace)  # new positions ran on the cache, not the whole text again
