@@ -33,6 +33,7 @@ from typing import Any
 
 from explain import wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
+from explain.hub import is_gguf, resolve
 from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
 from explain.readers import read_json
 from explain.shape_rules import fmt_shape
@@ -299,11 +300,9 @@ class Checkpoint:
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
     """Open a GGUF file, a Hugging Face folder or a hub id in the local cache: the config now, weights on use."""
-    from explain.hub import is_gguf, resolve
-
     p = resolve(path)
     if is_gguf(p):
-        from explain.gguf_checkpoint import open_gguf  # the gguf package only for GGUF files
+        from explain.gguf_checkpoint import open_gguf  # lazy: the gguf package only for GGUF files
 
         return open_gguf(p)
     if not (p / CONFIG).is_file():
@@ -313,7 +312,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
     if not isinstance(config, dict):
         raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
-    from explain import llama_checkpoint as llama  # the Llama family's folders: llama, mistral, qwen2
+    from explain import llama_checkpoint as llama  # lazy: it imports this module (the Llama family's folders)
     if config.get("model_type") in llama.MODEL_TYPES:
         return llama.LlamaCheckpoint(p, config)
     if not (p / WEIGHTS).is_file():

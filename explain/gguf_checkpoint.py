@@ -21,9 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from explain.checkpoint import Checkpoint, DependencyError
 from explain.errors import InputError, WeightsError
 from explain.llama_checkpoint import to_engine
+from explain.quantized import BLOCK_BYTES, explain_cell
 from explain.text import RowLabels
 from explain.token_labels import _byte_decoder, _visible
 
@@ -43,8 +46,8 @@ _GLOBAL = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "out
 
 def pre_tokenizer(name: str, where: str) -> Any:
     """The ``tokenizers`` pre-tokenizer of a GGUF's ``tokenizer.ggml.pre`` name."""
-    from tokenizers import Regex
-    from tokenizers import pre_tokenizers as pt
+    from tokenizers import Regex  # lazy: optional dependency (the gguf extra)
+    from tokenizers import pre_tokenizers as pt  # lazy: optional dependency (the gguf extra)
 
     if name == "smollm":  # SmolLM2: each digit apart, then GPT-2's byte-level split
         return pt.Sequence([pt.Digits(individual_digits=True), pt.ByteLevel(add_prefix_space=False, use_regex=True)])
@@ -69,8 +72,6 @@ def unpermute(w: Any, n_heads: int) -> Any:
 def _f32(v: float) -> float:
     """A float32 metadata value as the decimal it was written from (1e-05, not 9.999999747378752e-06): the
     shortest text that reads back to the same float32."""
-    import numpy as np
-
     return float(str(np.float32(v)))
 
 
@@ -159,7 +160,7 @@ class GGUFCheckpoint(Checkpoint):
             raise InputError(f"{where} holds a {kind!r} tokenizer; explain rebuilds byte-level BPE ('gpt2') only: "
                              "give --tokens (ids)")
         try:
-            from tokenizers import Tokenizer, decoders, models
+            from tokenizers import Tokenizer, decoders, models  # lazy: optional dependency (the gguf extra)
         except ImportError:
             raise DependencyError(f"reading text with a GGUF's tokenizer needs 'tokenizers': {INSTALL}") from None
         pre = pre_tokenizer(str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
@@ -178,8 +179,7 @@ class GGUFCheckpoint(Checkpoint):
 
     def _hf_tensor(self, hf: str) -> Any:
         """One tensor by its Hugging Face name, dequantized to float64 [out, in], q/k rows un-permuted."""
-        import numpy as np
-        from gguf.quants import dequantize
+        from gguf.quants import dequantize  # lazy: optional dependency (the gguf extra)
 
         name, o = self._gguf_name(hf), self.options
         t = self.tensors.get(name)
@@ -201,8 +201,6 @@ class GGUFCheckpoint(Checkpoint):
     def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
         """Where the float of parameter ``name`` at ``index`` came from in the file: its stored row, block, scale,
         offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor."""
-        from explain.quantized import BLOCK_BYTES, explain_cell
-
         o = self.options
         m = o["d_head"]
         parts = name.split(".")
@@ -258,7 +256,7 @@ def open_gguf(path: Path) -> GGUFCheckpoint:
 
 def _open(path: Path) -> GGUFCheckpoint:
     try:
-        from gguf import GGUFReader
+        from gguf import GGUFReader  # lazy: optional dependency (the gguf extra)
     except ImportError:
         raise DependencyError(f"reading a GGUF file needs the 'gguf' package: {INSTALL}") from None
     try:

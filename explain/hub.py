@@ -4,6 +4,7 @@ local Hugging Face cache, with no network, the way huggingface_hub lays it out
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -12,8 +13,6 @@ from explain.errors import InputError
 
 def hub_cache() -> Path:
     """The local Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
-    import os
-
     if os.environ.get("HF_HUB_CACHE"):
         return Path(os.environ["HF_HUB_CACHE"])
     if os.environ.get("HF_HOME"):

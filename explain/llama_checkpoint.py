@@ -27,7 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from explain.checkpoint import CONFIG, FLOAT_DTYPES, INSTALL, WEIGHTS, Checkpoint, DependencyError, _bf16, _fmt
+from explain.checkpoint import (
+    CONFIG,
+    FLOAT_DTYPES,
+    INSTALL,
+    WEIGHTS,
+    Checkpoint,
+    DependencyError,
+    _bf16,
+    _fmt,
+    _read_json,
+)
 from explain.errors import InputError, WeightsError
 
 MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -115,7 +125,7 @@ def expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
 
 def to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
     """The engine's parameters from Hugging Face's tensors (``get(name)`` gives one as float64)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy off the shape path (opening a folder reads its config only)
 
     d, m = o["d_model"], o["d_head"]
     p = {"W_E": get("model.embed_tokens.weight"), "ln_final.w": get("model.norm.weight")}
@@ -162,8 +172,6 @@ class LlamaCheckpoint(Checkpoint):
         if (path / WEIGHTS).is_file():
             self.files = {n: path / WEIGHTS for n in _header_names(path / WEIGHTS)}
         elif index.is_file():
-            from explain.checkpoint import _read_json
-
             doc = _read_json(index, "a safetensors index (weight_map: tensor name → shard file)")
             wmap = doc.get("weight_map") if isinstance(doc, dict) else None
             if not isinstance(wmap, dict) or not all(isinstance(v, str) and "/" not in v for v in wmap.values()):
@@ -200,10 +208,10 @@ class LlamaCheckpoint(Checkpoint):
 
     def _load(self) -> dict[str, Any]:
         """Every tensor checked (present, its shape, a float type) before any is converted; then float64."""
-        import numpy as np
+        import numpy as np  # lazy: numpy off the shape path
 
         try:
-            from safetensors import safe_open
+            from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
         except ImportError:
             raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
         want = expected_shapes(self.options)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from explain.ops.base import CellExplanation, idx, num
 
 QK = 32
@@ -21,8 +23,6 @@ RULE = {"Q8_0": "d·q", "Q4_0": "d·(q − 8)", "Q4_1": "d·q + m"}
 
 def block_fields(block: Any, qtype: str) -> tuple[float, float, Any]:
     """(d, m, the 32 stored integers) of one block's bytes (numpy uint8)."""
-    import numpy as np
-
     d = float(block[:2].view(np.float16)[0])
     if qtype == "Q8_0":
         return d, 0.0, block[2:34].view(np.int8).astype(np.int64)
@@ -33,8 +33,6 @@ def block_fields(block: Any, qtype: str) -> tuple[float, float, Any]:
 
 def dequantize_value(d: float, m: float, q: int, qtype: str) -> float:
     """One value as ggml computes it, in float32."""
-    import numpy as np
-
     q = q - 8 if qtype == "Q4_0" else q
     return float(np.float32(d) * np.float32(q) + np.float32(m))
 

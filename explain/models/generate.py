@@ -17,9 +17,11 @@ from collections.abc import Callable
 from explain.config import Config
 from explain.inputs import Inputs
 from explain.models.layers import layer_norm
+from explain.models.llama import llama_step
 from explain.models.zoo import gpt_block
 from explain.names import gen_scope
 from explain.recorder import Recorder, Ref
+from explain.registry import MODELS
 from explain.sampling import Sampling
 from explain.trace import Generation
 
@@ -62,9 +64,6 @@ def ended(rec: Recorder, tokens: list[Ref], eos: int | None) -> bool:
 def decoder(cfg: Config) -> tuple[Callable[..., Ref], str]:
     """The model's one-position forward on the cache, and the step (under ``blocks.N.attn``) whose keys the cache
     starts from: GPT caches its keys as projected, Llama after their rotation (as transformers does)."""
-    from explain.models.llama import llama_step
-    from explain.registry import MODELS
-
     forward = MODELS[cfg.model].function.rsplit(":", 1)[-1]  # the forward function's name
     return {"gpt": (gpt_step, "k"), "llama": (llama_step, "rot_k")}[forward]
 

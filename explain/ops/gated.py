@@ -81,7 +81,7 @@ class RMSNorm(Op):
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, eps: float = 1e-6,
                     **attrs) -> CellExplanation:
-        import numpy as np
+        import numpy as np  # lazy: numpy off the shape path
 
         x, w = inputs
         gs = syms.ins[0]
