@@ -33,8 +33,7 @@ from typing import Any
 
 from explain import wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
-from explain.hub import is_gguf, resolve
-from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
+from explain.limits import MAX_JSON_BYTES
 from explain.readers import read_json
 from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
@@ -300,27 +299,9 @@ class Checkpoint:
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
     """Open a GGUF file, a Hugging Face folder or a hub id in the local cache: the config now, weights on use."""
-    p = resolve(path)
-    if is_gguf(p):
-        from explain.gguf_checkpoint import open_gguf  # lazy: the gguf package only for GGUF files
+    from explain.hub import open_path  # lazy: explain.hub reads this module's folders
 
-        return open_gguf(p)
-    if not (p / CONFIG).is_file():
-        what = f"has no {CONFIG}" if p.is_dir() else "is a file (not a GGUF file)" if p.exists() else "does not exist"
-        raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
-                         "(as save_pretrained writes) or a .gguf file")
-    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
-    if not isinstance(config, dict):
-        raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
-    from explain import llama_checkpoint as llama  # lazy: it imports this module (the Llama family's folders)
-    if config.get("model_type") in llama.MODEL_TYPES:
-        return llama.LlamaCheckpoint(p, config)
-    if not (p / WEIGHTS).is_file():
-        other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
-        hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
-                "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
-        raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
-    return Checkpoint(p, config)
+    return open_path(path)
 
 
 __all__ = ["Checkpoint", "open_checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]

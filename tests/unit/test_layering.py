@@ -20,11 +20,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.registry", "explain.check", "explain.trained"),  # the model registry (names, capabilities, defaults);
     # the shape checker; where the shipped trained GPT lives
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
-     "explain.sampling", "explain.hub"),
+     "explain.sampling"),
     ("explain.ops",),
     ("explain.trace", "explain.recorder", "explain.slices"),
     ("explain.models", "explain.weights", "explain.wordlevel",
-     "explain.checkpoint", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report",
+     "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report",
      "explain.models.generate", "explain.memory",
      "explain.backward"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
