@@ -9,8 +9,9 @@ import os
 import re
 from pathlib import Path
 
-from explain.checkpoint import CONFIG, MAX_CONFIG_BYTES, WEIGHTS, Checkpoint, _read_json
+from explain.checkpoint import CONFIG, WEIGHTS, Checkpoint, _read_json
 from explain.errors import InputError, WeightsError
+from explain.limits import MAX_CONFIG_BYTES
 
 
 def hub_cache() -> Path:
