@@ -13,12 +13,12 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["run", "generate", "Trace", "Step", "__version__"]
+__all__ = ["run", "generate", "generated_ids", "Trace", "Step", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so that `import explain` (and the CLI's `explain check`) never pays for numpy.
-    if name in ("run", "generate"):
+    if name in ("run", "generate", "generated_ids"):
         from explain import api  # lazy: `import explain` stays light
 
         return getattr(api, name)

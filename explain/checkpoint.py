@@ -34,7 +34,7 @@ from typing import Any
 
 from explain import tokenizer_guard, wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
-from explain.limits import MAX_CONFIG_BYTES, MAX_JSON_BYTES
+from explain.limits import MAX_JSON_BYTES
 from explain.readers import read_json, regular_file
 from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
@@ -69,8 +69,8 @@ class DependencyError(ExplainError):
 def _config_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
     """The engine's options from a GPT-2 config, or a one-line error naming the key that cannot be used."""
     if cfg.get("model_type") != "gpt2":
-        raise WeightsError(f"{where} has model_type {cfg.get('model_type')!r}; explain reads GPT-2 checkpoints "
-                           "(model_type 'gpt2')")
+        raise WeightsError(f"{where} has model_type {cfg.get('model_type')!r}; explain reads model_type 'gpt2', "
+                           "'llama', 'mistral' or 'qwen2'")
     get = {**_DEFAULTS, **cfg}.get
     n_ctx_key = "n_positions" if "n_positions" in cfg or "n_ctx" not in cfg else "n_ctx"
     ints = {}
@@ -214,6 +214,7 @@ class Checkpoint:
     its weights under the engine's names. It is the run's tokenizer (:class:`explain.inputs.TextTokenizer`)."""
 
     name = "checkpoint"
+    model = "gpt"  # the registry's model that runs it
     fixed = True  # token ids index the embedding's rows: none past vocab_size
 
     def __init__(self, path: Path, config: dict[str, Any]) -> None:
@@ -295,26 +296,13 @@ class Checkpoint:
 
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Open a GPT-2 checkpoint folder: check the files are there and read config.json (nothing else yet)."""
+    """Open a GGUF file, a Hugging Face folder or a hub id in the local cache: the config now, weights on use."""
+    from explain.hub import open_path  # lazy: explain.hub reads this module's folders
+
     p = Path(path)
-    if not p.is_dir():
-        what = "is a file" if p.exists() else "does not exist"
-        raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
-                         "(as save_pretrained writes)")
-    for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if os.path.lexists(p / n)]:  # there: what is it?
-        regular_file(p / name, "checkpoint file", f"{name} must be a readable file", InputError)
-    if not (p / CONFIG).is_file():
-        raise InputError(f"checkpoint folder '{path}' has no {CONFIG}; it needs {CONFIG} and {WEIGHTS} "
-                         "(as save_pretrained writes)")
-    if not (p / WEIGHTS).is_file():
-        other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
-        hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
-                "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
-        raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
-    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
-    if not isinstance(config, dict):
-        raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
-    return Checkpoint(p, config)
+    for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if p.is_dir() and os.path.lexists(p / n)]:
+        regular_file(p / name, "checkpoint file", f"{name} must be a readable file", InputError)  # not "has no"
+    return open_path(path)
 
 
 __all__ = ["Checkpoint", "open_checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]

@@ -26,6 +26,8 @@ class Config:
     n_heads: int = default("n_heads")
     d_head: int | None = default("d_head")
     d_ff: int | None = default("d_ff")
+    n_kv_heads: int | None = default("n_kv_heads")  # llama: key/value heads (grouped-query attention); None: n_heads
+    rope_theta: float = default("rope_theta")  # llama: the rotary embedding's base
     n_layers: int = default("n_layers")
     d_vocab: int | None = default("d_vocab")
     n_ctx: int = default("n_ctx")
@@ -41,6 +43,11 @@ class Config:
     def head_dim(self) -> int:
         """d_head, derived from d_model / n_heads when not given."""
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads: n_kv_heads, or one per query head when not given."""
+        return self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
 
     @property
     def out_dim(self) -> int:
@@ -119,6 +126,12 @@ def validate(cfg: Config) -> None:
     if model.heads is not None and cfg.n_heads != model.heads:
         several = next(m.name for m in MODELS.values() if m.can("heads") and not m.can("blocks"))
         raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use '{several}'")
+    if cfg.n_heads % cfg.kv_heads:
+        raise ConfigError(f"{cfg.n_heads} query heads cannot share {cfg.kv_heads} key/value heads equally; use "
+                          f"{flag('n_kv_heads')} a divisor of {cfg.n_heads}")
+    theta = cfg.rope_theta
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 1 < theta < 1e12:
+        raise ConfigError(f"rope_theta must be a number above 1 (10000 for Llama 2), got {theta!r}")
     if cfg.d_head is None and cfg.d_model % cfg.n_heads:
         raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
                           + _divisor_hint(cfg.d_model, cfg.n_heads))

@@ -93,6 +93,33 @@ def sinusoidal(n_pos, d_model):
     return pe
 
 
+def rms_norm(x, w, eps=1e-6):
+    """RMSNorm over the last axis (Zhang & Sennrich 2019; Llama):
+    x / sqrt(mean(x²) + eps) * w. No mean is subtracted and there is no bias."""
+    r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    return x * r * w
+
+
+def rope(x, theta, start=0, sign=1.0):
+    """Rotary position embedding as Hugging Face applies it ("rotate-half"):
+    dimension i pairs with i + d/2, and the pair at position p turns by the
+    angle p·theta^(-2i/d). x is (..., T, d), position p = start + row.
+    sign=-1 turns the other way (the inverse rotation, used by the backward)."""
+    half = x.shape[-1] // 2
+    inv_freq = 1.0 / theta ** (np.arange(0, 2 * half, 2) / (2 * half))
+    pos = np.arange(start, start + x.shape[-2])
+    angle = sign * pos[:, None] * inv_freq[None, :]  # (T, d/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+
+def swiglu(gate, up):
+    """The SwiGLU gate (Shazeer 2020): silu(gate) * up, where
+    silu(z) = z·σ(z), and σ(z) = (1 + tanh(z/2))/2 cannot overflow."""
+    return gate * (0.5 * (1.0 + np.tanh(0.5 * gate))) * up
+
+
 def merge_heads(z):
     """Concatenate the heads: (..., h, T, l) -> (..., T, h·l), head 0 first."""
     *lead, h, t, d = z.shape
@@ -240,3 +267,20 @@ def patched(corrupt, clean, where):
         cells[axis] = i
     out[tuple(cells)] = clean[tuple(cells)]
     return out
+
+
+def rms_norm_backward(g, x, w, eps=1e-6):
+    """Gradient of RMSNorm with respect to x. With r = 1/sqrt(mean(x²) + eps)
+    and dx̂ = g * w: dx = r * (dx̂ - x * r² * mean(dx̂ * x))."""
+    r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    dxhat = g * w
+    return r * (dxhat - x * r * r * np.mean(dxhat * x, axis=-1, keepdims=True))
+
+
+def swiglu_backward(g, gate, up, wrt):
+    """Gradient of silu(gate) * up: for up (wrt=1) g * silu(gate); for the
+    gate (wrt=0) g * up * silu'(gate), silu'(z) = σ(z)·(1 + z·(1 - σ(z)))."""
+    s = 0.5 * (1.0 + np.tanh(0.5 * gate))
+    if wrt == 1:
+        return g * gate * s
+    return g * up * s * (1.0 + gate * (1.0 - s))

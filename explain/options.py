@@ -84,8 +84,9 @@ OPTIONS: tuple[Option, ...] = (
            help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model (or batch × tokens × d_model)."),
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
            help="Parameters from an .npz (see 'explain params')."),
-    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="DIR", needs="checkpoint", tutorial=False,
-           help="A Hugging Face GPT-2 folder (config.json, model.safetensors)."),
+    Option("checkpoint", "--checkpoint", "path", group="weights", metavar="PATH", needs="checkpoint", tutorial=False,
+           help="Pretrained weights for {models}: a Hugging Face folder (GPT-2, Llama, Mistral, Qwen2), a hub id in "
+                "the local Hugging Face cache, or a GGUF file (llama); MODEL may then be left out."),
     Option("trained", "--trained", "flag", group="weights", needs="checkpoint",
            help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
                 "sentences and copying); its config sets every size."),
@@ -98,6 +99,11 @@ OPTIONS: tuple[Option, ...] = (
            label="d_head", help="Width of each head (default d_model / heads)."),
     Option("d_ff", "--d-ff", "int", derived="4·d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, label="d_ff", affects="blocks",
            help="Width of the feed-forward layer (default 4·d_model)."),
+    Option("n_kv_heads", "--kv-heads", "int", derived="heads", min=MODEL_SIZE_MIN, max=MAX_HEADS, summary=True,
+           needs="gqa", label="kv heads",
+           help="{models} only: key/value heads, each shared by heads / kv-heads query heads (default: heads)."),
+    Option("rope_theta", "--rope-theta", "float", default=10000.0, metavar="THETA", needs="rope", label="rope θ",
+           help="{models} only: the base θ of the rotary embedding's frequencies (default 10000)."),
     Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_LAYERS, summary=True, shown=True, affects="blocks",
            help="Number of blocks."),
     Option("d_vocab", "--vocab", "int", derived="what the input needs", min=MODEL_SIZE_MIN, max=MAX_VOCAB, summary=True,
@@ -120,12 +126,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("causal", "--causal", "bool", default=False, needs="causal_switch",
            help="Add the causal mask (as the book's MultiHeadAttention, §3.6)."),
     Option("qkv_bias", "--qkv-bias", "bool", default=True, off_flag="--no-qkv-bias", needs="qkv", label="qkv bias",
-           help="Biases on the Q, K, V projections (on by default; the book's qkv_bias=False is --no-qkv-bias)."),
+           help="Biases on the Q, K, V projections (the book's qkv_bias=False is --no-qkv-bias; Qwen2's q/k/v "
+                "biases are --qkv-bias on a Llama block, whose default is off)."),
     Option("d_out", "--d-out", "int", derived="d_model", min=MODEL_SIZE_MIN, max=MAX_WIDTH, needs="d_out", label="d_out",
            help="{models} only: width of the output projection W_O (the book's d_out; default d_model)."),
     Option("tie_embeddings", "--tie-embeddings", "bool", default=True, off_flag="--untie-embeddings",
            needs="tie_switch", label="tied W_E",
-           help="One matrix for both embeddings and the pre-softmax linear (the paper's §3.4; on by default)."),
+           help="One matrix for the embeddings and the output layer (the paper's §3.4; on by default)."),
 )
 
 OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}

@@ -58,6 +58,8 @@ CAPABILITIES: dict[str, str] = {
     "tie_switch": "its embeddings may be tied or untied (--tie-embeddings/--untie-embeddings)",
     "gpt2_init": "initialised as GPT-2 (weights and embeddings N(0, 0.02²), projections into the residual stream "
                  "÷√(2·n_layers), biases 0) instead of torch's nn.Linear/nn.Embedding defaults",
+    "gqa": "grouped-query attention: key/value heads shared by groups of query heads (--kv-heads)",
+    "rope": "rotary position embeddings on queries and keys (--rope-theta)",
 }
 
 
@@ -139,6 +141,10 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           masking="masks its decoder already and never its encoder"),
     Model("gpt", "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss", _DEEP, "The cat is happy",
           "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init", loss=NEXT_TOKEN, masking=_ALWAYS),
+    Model("llama", "a Llama decoder: RMSNorm, rotary positions, grouped-query attention, SwiGLU, no biases",
+          dict(_DEEP, n_kv_heads=1, d_ff=16, qkv_bias=False), "The cat is happy",
+          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope", loss=NEXT_TOKEN,
+          masking=_ALWAYS, forward="explain.models.llama:llama"),
 )}
 
 
@@ -173,8 +179,9 @@ def option_help(o: Option) -> str:
 
 def option_default(o: Option) -> str:
     """An option's default as the docs say it: the models' own sizes where they differ, else the option's."""
-    if o.default is None:
-        return o.derived or "—"
+    if o.default is None:  # derived, unless a model sets its own ("4·d_model; `16` for llama")
+        own = [f"`{m.defaults[o.name]}` for {m.name}" for m in MODELS.values() if o.name in m.defaults]
+        return "; ".join([o.derived or "—", *own])
     values = sorted({m.defaults.get(o.name, o.default) for m in MODELS.values() if o.used_by(m)}, key=str)
     values = ["on" if v is True else "off" if v is False else v for v in values]
     return " or ".join(f"`{v}`" for v in values) + (" (per model)" if len(values) > 1 else "")

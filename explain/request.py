@@ -55,7 +55,7 @@ def prepare_run(model: str, text: str | list[str] | None = None, target: str | l
     longest = max(inp.seq_len, len((inp.target_ids or [[]])[0]))
     if longest > cfg.n_ctx:
         fix = "shorten the text" if ck else f"shorten the text or use {flag('n_ctx')} {longest}"
-        where = "the checkpoint's context" if ck else "the context"
+        where = getattr(ck, "context_what", "the checkpoint's context") if ck else "the context"
         raise InputError(f"the input has {longest} tokens but {where} is {cfg.n_ctx}; {fix}")
     return cfg, inp
 
@@ -76,9 +76,13 @@ def open_for(model: str, checkpoint: Any) -> Any:
     """A checkpoint object from a folder path (or one already opened), once ``model`` is one that loads
     checkpoints: refused before the folder is read."""
     if not MODELS[check_model_name(model)].uses("checkpoint"):
-        raise UsageError(f"--checkpoint loads a GPT-2 model; use {quoted(able('checkpoint'))}, not '{model}'")
+        raise UsageError(f"--checkpoint loads a pretrained model; use {quoted(able('checkpoint'))}, not '{model}'")
     if isinstance(checkpoint, (str, os.PathLike)):
-        return open_checkpoint(str(checkpoint))
+        checkpoint = open_checkpoint(str(checkpoint))
+    kind = getattr(checkpoint, "model", model)
+    if kind != model:
+        raise UsageError(f"checkpoint '{getattr(checkpoint, 'path', checkpoint)}' holds a '{kind}' model; run it "
+                         f"with 'explain run {kind}' (or leave the model name out)")
     return checkpoint
 
 
@@ -101,7 +105,7 @@ def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = Tr
     context."""
     if not MODELS[cfg.model].generates:
         raise UsageError(f"generation needs a decoder-only model that predicts the next token: use "
-                         f"{quoted(able('generates'), ', ')}, not "
+                         f"{quoted(able('generates'))}, not "
                          f"'{cfg.model}'")
     if inp.lengths is not None:  # a right-padded prompt would continue after its <pad>s
         raise InputError(f"the prompts of a generation must have the same number of tokens, got {inp.lengths}; "

@@ -37,7 +37,7 @@ class ParamSpec:
     name: str
     shape: Shape
     axes: tuple[str, ...]
-    init: str  # "normal" (N(0, std²)), "uniform" (nn.Linear: ±1/√fan_in), "ones", "zeros"
+    init: str  # "normal" (N(0, std²)), "uniform" (nn.Linear: ±1/√fan_in), "ones", "zeros", "normal_0.02" (Llama: N(0, 0.02²))
     fan_in: int = 1
     sym: str = ""
     std: float = 1.0  # "normal" only: 1 as nn.Embedding, 0.02 (or less) as GPT-2

@@ -54,6 +54,8 @@ def init_param(spec: ParamSpec, seed: int) -> np.ndarray:
     if spec.init == "normal":
         return _mark_finite(rng.standard_normal(spec.shape) * spec.std if spec.std != 1.0
                             else rng.standard_normal(spec.shape))
+    if spec.init == "normal_0.02":  # Hugging Face's initializer_range for Llama: N(0, 0.02), linear and embedding
+        return _mark_finite(0.02 * rng.standard_normal(spec.shape))
     bound = 1.0 / np.sqrt(spec.fan_in)
     return _mark_finite(rng.uniform(-bound, bound, spec.shape))
 

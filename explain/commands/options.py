@@ -3,6 +3,7 @@ their definitions in :mod:`explain.options`. Importing this module imports only 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -34,12 +35,30 @@ def click_option(o: Option) -> Callable:
     return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=option_help(o))
 
 
+def pick_model(model: str | None, checkpoint: str | None) -> str:
+    """MODEL as given, or, when it is left out, the model a --checkpoint holds (gpt or llama, read from the
+    file's config); a usage error when there is neither."""
+    if model:
+        return model
+    if not checkpoint:
+        raise click.UsageError(f"give a MODEL ({', '.join(MODELS)}), or --checkpoint PATH to run the model it holds")
+    from explain.checkpoint import open_checkpoint  # lazy: the readers load only when MODEL is left out
+
+    return open_checkpoint(checkpoint).model
+
+
 def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
-    """Decorate a command with the MODEL argument and the shared model options; ``helps`` gives an option a
-    command's own help text (generate's --text: its prompts are never padded)."""
+    """Decorate a command with the MODEL argument (optional with --checkpoint) and the shared model options;
+    ``helps`` gives an option a command's own help text (generate's --text: its prompts are never padded)."""
+
+    @functools.wraps(f)
+    def with_model(*args: Any, model: str | None = None, **kwargs: Any) -> Any:
+        return f(*args, model=pick_model(model, kwargs.get("checkpoint")), **kwargs)
+
+    g: Callable = with_model
     for o in reversed(OPTIONS):
-        f = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(f)
-    return click.argument("model", metavar="MODEL")(f)
+        g = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(g)
+    return click.argument("model", metavar="[MODEL]", required=False)(g)
 
 
 def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -58,4 +77,5 @@ def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MODEL_HELP = "MODEL is one of: " + ", ".join(MODELS) + "."
+MODEL_HELP = ("MODEL is one of: " + ", ".join(MODELS) + "; it may be left out with --checkpoint, which then picks "
+              "it from the file.")

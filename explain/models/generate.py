@@ -12,15 +12,18 @@ applies them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from explain.config import Config
 from explain.errors import InputError
 from explain.inputs import Inputs
 from explain.models.layers import layer_norm
+from explain.models.llama import llama_step
 from explain.models.zoo import gpt_block
 from explain.names import gen_scope
 from explain.recorder import Recorder, Ref
+from explain.registry import MODELS
 from explain.sampling import Sampling
 from explain.trace import Generation
 
@@ -74,14 +77,22 @@ def ended(rec: Recorder, tokens: list[Ref], eos: int | None) -> bool:
     return all(any(int(t.value[b, 0]) == eos for t in tokens) for b in range(tokens[0].shape[0]))
 
 
+def decoder(cfg: Config) -> tuple[Callable[..., Ref], str]:
+    """The model's one-position forward on the cache, and the step (under ``blocks.N.attn``) whose keys the cache
+    starts from: GPT caches its keys as projected, Llama after their rotation (as transformers does)."""
+    forward = MODELS[cfg.model].function.rsplit(":", 1)[-1]  # the forward function's name
+    return {"gpt": (gpt_step, "k"), "llama": (llama_step, "rot_k")}[forward]
+
+
 def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
     """Append up to ``s.max_new_tokens`` tokens after the prompt's forward (already recorded); the draws. The
     recorder's trace says what was generated (:class:`explain.trace.Generation`)."""
     T, L = inp.seq_len, cfg.n_layers
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
+    step, keys = decoder(cfg)
 
     def caches(prefix: str, first: bool) -> list[dict]:
-        k, v = ("k", "v") if first else ("k_cache", "v_cache")
+        k, v = (keys, "v") if first else ("k_cache", "v_cache")
         return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
                  "capacity": capacity, "first": first} for i in range(L)]
 
@@ -92,7 +103,7 @@ def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
         if ended(rec, tokens, s.eos):
             break
         with rec.scope(gen_scope(n)):
-            logits = gpt_step(rec, cfg, tokens[-1], T + n - 1, cache)
+            logits = step(rec, cfg, tokens[-1], T + n - 1, cache)
             tokens.append(next_token(rec, logits, s, n))
         cache = caches(gen_scope(n) + ".", False)
     rec.generation = Generation(s, tuple(tuple(ids) for ids in inp.ids), tuple(t.name for t in tokens),

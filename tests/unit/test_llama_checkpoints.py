@@ -1,0 +1,155 @@
+"""``--checkpoint`` with a Llama-family Hugging Face folder: the logits and greedy generation of transformers'
+LlamaForCausalLM (4 query heads sharing 2 key heads, untied) and Qwen2ForCausalLM (q/k/v biases, tied) in
+float64 to 1e-10 (tests/data/llama/hf_*, written by tests/data/make_llama_fixtures.py); both spellings of
+rope_theta; a tied output when lm_head is absent; shards; hub ids from the local cache with no network; and the
+refusals, each one line naming what is not supported."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import explain
+from explain.errors import ExplainError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "llama"
+TOL = dict(rtol=1e-10, atol=1e-10)
+ROWS = [0, 25, -1]  # the positions whose logits the fixture keeps
+
+
+def expected(name: str) -> dict:
+    with np.load(DATA / name / "expected.npz") as z:
+        return {k: z[k] for k in z.files}
+
+
+def logits(checkpoint, text: str) -> np.ndarray:
+    return explain.run("llama", checkpoint=str(checkpoint), text=text)["logits"].output[0][ROWS]
+
+
+@pytest.mark.parametrize("name", ["hf_llama", "hf_qwen2"])
+def test_folder_matches_transformers(name: str) -> None:
+    e = expected(name)
+    trace = explain.run("llama", checkpoint=str(DATA / name), text=str(e["text"]))
+    assert trace["tokens"].output[0].tolist() == e["ids"].tolist()  # tokenizer.json through tokenizers
+    np.testing.assert_allclose(trace["logits"].output[0][ROWS], e["logits"], **TOL)
+    gen = explain.generate("llama", checkpoint=str(DATA / name), text=str(e["text"]), greedy=True,
+                           max_new_tokens=len(e["generated"]), ignore_eos=True)
+    assert explain.generated_ids(gen) == [e["generated"].tolist()]
+
+
+def copy(name: str, tmp_path: Path) -> Path:
+    out = tmp_path / name
+    shutil.copytree(DATA / name, out)
+    return out
+
+
+def edit_config(folder: Path, **changes) -> None:
+    cfg = json.loads((folder / "config.json").read_text())
+    for k, v in changes.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    (folder / "config.json").write_text(json.dumps(cfg))
+
+
+def test_rope_theta_in_transformers_4_spelling(tmp_path: Path) -> None:
+    e, folder = expected("hf_qwen2"), copy("hf_qwen2", tmp_path)
+    edit_config(folder, rope_parameters=None, rope_theta=1000000.0)
+    np.testing.assert_allclose(logits(folder, str(e["text"])), e["logits"], **TOL)
+    edit_config(folder, rope_theta=10000.0)  # and it is read: another θ gives other logits
+    assert np.abs(logits(folder, str(e["text"])) - e["logits"]).max() > 1e-3
+
+
+def test_output_is_tied_when_lm_head_is_absent(tmp_path: Path) -> None:
+    e, folder = expected("hf_qwen2"), copy("hf_qwen2", tmp_path)
+    edit_config(folder, tie_word_embeddings=False)  # the file has no lm_head.weight: the output is W_Eᵀ
+    trace = explain.run("llama", checkpoint=str(folder), text=str(e["text"]))
+    assert "unembed.W_U" not in trace.params
+    np.testing.assert_allclose(trace["logits"].output[0][ROWS], e["logits"], **TOL)
+
+
+def test_shards_listed_in_an_index(tmp_path: Path) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    e, folder = expected("hf_llama"), copy("hf_llama", tmp_path)
+    tensors = load_file(str(folder / "model.safetensors"))
+    names = sorted(tensors)
+    half = {n: tensors[n] for n in names[: len(names) // 2]}, {n: tensors[n] for n in names[len(names) // 2:]}
+    shards = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    for part, shard in zip(half, shards):
+        save_file(part, str(folder / shard))
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {n: shards[i] for i, part in enumerate(half) for n in part}}))
+    np.testing.assert_allclose(logits(folder, str(e["text"])), e["logits"], **TOL)
+
+
+def test_hub_id_from_the_local_cache_with_no_network(tmp_path: Path, monkeypatch) -> None:
+    e = expected("hf_llama")
+    repo = tmp_path / "hub" / "models--TestOrg--tiny-llama"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    shutil.copytree(DATA / "hf_llama", repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    np.testing.assert_allclose(logits("TestOrg/tiny-llama", str(e["text"])), e["logits"], **TOL)
+    monkeypatch.delenv("HF_HUB_CACHE")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # $HF_HOME/hub
+    np.testing.assert_allclose(logits("TestOrg/tiny-llama", str(e["text"])), e["logits"], **TOL)
+    with pytest.raises(ExplainError, match=r"not a folder here, nor in the Hugging Face cache .*hf download "
+                                           r"TestOrg/absent"):
+        explain.run("llama", checkpoint="TestOrg/absent")
+
+
+@pytest.mark.parametrize("change, needle", [
+    (dict(model_type="bert"), "model_type 'bert'"),
+    (dict(rope_parameters={"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0}), "rope scaling 'linear'"),
+    (dict(rope_parameters=None, rope_scaling={"type": "dynamic", "factor": 2.0}), "rope scaling 'dynamic'"),
+    (dict(hidden_act="gelu"), "hidden_act 'gelu'"),
+    (dict(mlp_bias=True), "mlp_bias"),
+    (dict(attention_bias=True), "attention_bias"),
+    (dict(num_key_value_heads=3), "cannot share 3"),
+    (dict(hidden_size=48), "has shape"),  # inconsistent with the file
+])
+def test_unsupported_configs_are_refused_in_one_line(tmp_path: Path, change: dict, needle: str) -> None:
+    folder = copy("hf_llama", tmp_path)
+    edit_config(folder, **change)
+    with pytest.raises(ExplainError) as err:
+        explain.run("llama", checkpoint=str(folder), text="Paris")
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_sliding_window_that_binds_is_refused(tmp_path: Path) -> None:
+    folder = copy("hf_llama", tmp_path)
+    edit_config(folder, model_type="mistral", sliding_window=8)
+    explain.run("llama", checkpoint=str(folder), text="Paris")  # 2 tokens: the window does not bind
+    with pytest.raises(ExplainError, match="sliding window of 8"):
+        explain.run("llama", checkpoint=str(folder), text=str(expected("hf_llama")["text"]))
+
+
+def test_a_truncated_file_is_refused(tmp_path: Path) -> None:
+    folder = copy("hf_llama", tmp_path)
+    data = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ExplainError) as err:
+        explain.run("llama", checkpoint=str(folder), text="Paris")
+    assert "model.safetensors" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_run_without_a_model_name_picks_it_from_the_checkpoint() -> None:
+    from click.testing import CliRunner
+
+    from explain.cli import main
+
+    r = CliRunner().invoke(main, ["run", "--checkpoint", str(DATA / "hf_llama"), "--text", "Paris", "--plain"])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("explain run llama:")
+    r = CliRunner().invoke(main, ["run", "--help"])
+    assert "[MODEL]" in r.output.splitlines()[0]
+    r = CliRunner().invoke(main, ["run", "gpt", "--checkpoint", str(DATA / "hf_llama")])
+    assert r.exit_code == 2 and "holds a 'llama' model" in r.output
