@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from clitools import invoke, one_line_error
 
-from tests.cli.clitools import invoke, one_line_error
-from tests.conftest import DATA
+DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 CKPT = str(DATA / "gpt2_tiny")
 

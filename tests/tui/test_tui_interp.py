@@ -4,7 +4,10 @@ model or run they do not apply to says why instead of opening."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from conftest import _until, drive, text_of
 from textual.widgets import DataTable
 
 import explain
@@ -12,8 +15,8 @@ from explain.interp.patching import prepare, sweep_runs
 from explain.tui.app import ExplainApp
 from explain.tui.keys import KEYS
 from explain.tui.state import View
-from tests.conftest import DATA
-from tests.tui.conftest import _until, drive, text_of
+
+DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
 

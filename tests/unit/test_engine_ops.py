@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 import pytest
+from test_export_sources import interp_run
 
 import explain
 from explain import ops
 from explain.kernels import softmax
 from explain.ops.base import Syms
 from explain.sampling import make_sampling
-from tests.unit.test_export_sources import interp_run
 
 MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama"]
 

@@ -5,12 +5,15 @@ drill-down of the total shows the sum beside the run's logit."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from explain.errors import UsageError
 from explain.interp.attribution import attribute
-from tests.conftest import DATA
+
+DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 CKPT = DATA / "gpt2_tiny"
 EXPECTED = DATA / "interp" / "gpt2_tiny_expected.npz"

@@ -3,13 +3,16 @@ whole and exactly; row 0 the prompt's last position; the matrix grows by one row
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from explain.api import generate, run
 from explain.errors import UsageError
 from explain.interp.generated import generated_attention
-from tests.conftest import DATA
+
+DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 
 @pytest.mark.parametrize("options", [dict(text="The cat is", seed=1),

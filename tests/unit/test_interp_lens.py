@@ -4,12 +4,15 @@ probabilities from an independent softmax, and the one-line refusals."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from explain.errors import InputError, UsageError
 from explain.interp.lens import lens
-from tests.conftest import DATA
+
+DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 CKPT = DATA / "gpt2_tiny"
 EXPECTED = DATA / "interp" / "gpt2_tiny_expected.npz"

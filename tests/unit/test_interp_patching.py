@@ -5,12 +5,15 @@ that changes nothing says so; bad choices are refused in one line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from explain.errors import InputError, StepNotFound, UsageError
 from explain.interp.patching import patch, prepare, sweep_runs
-from tests.conftest import DATA
+
+DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 CKPT = str(DATA / "gpt2_tiny")
 EXPECTED = DATA / "interp" / "gpt2_tiny_expected.npz"
