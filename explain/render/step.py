@@ -3,6 +3,7 @@ cell explanation (the drill-down). Used by the plain printer and the TUI."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from rich.cells import cell_len
@@ -207,18 +208,24 @@ def explanation_result(ex: CellExplanation, precision: int = 4, width: int | Non
     return Text("\n".join(result_lines(line, width)), style="bold green")
 
 
+def _cells(text: str) -> int:
+    """Cells ``text`` may take on screen, counting a combining mark (the hat of ``x̂``) as one: rich gives it no
+    width, but the terminal's line is cropped as if it had one, which cut ``= -0.7970`` to ``= -0.797``."""
+    return cell_len(text) + sum(1 for c in text if unicodedata.combining(c))
+
+
 def result_lines(line: str, width: int | None) -> list[str]:
     """``line`` broken before its `` = `` signs into lines of at most ``width`` cells (each part whole where it
     fits; a part wider than ``width`` is folded at its spaces, the value last and whole on its own line)."""
-    if width is None or cell_len(line) <= width:
+    if width is None or _cells(line) <= width:
         return [line]
     parts = line.split(" = ")
     parts = [parts[0]] + [f"= {p}" for p in parts[1:]]
     lines: list[str] = []
     for part in parts:
-        if lines and cell_len(lines[-1]) + 1 + cell_len(part) <= width:
+        if lines and _cells(lines[-1]) + 1 + _cells(part) <= width:
             lines[-1] += " " + part
-        elif cell_len(part) <= width:
+        elif _cells(part) <= width:
             lines.append(part)
         else:  # one part wider than the pane: fold it at its spaces
             lines.extend(_fold(part, width))
@@ -228,7 +235,7 @@ def result_lines(line: str, width: int | None) -> list[str]:
 def _fold(text: str, width: int) -> list[str]:
     out: list[str] = []
     for word in text.split(" "):
-        if out and cell_len(out[-1]) + 1 + cell_len(word) <= width:
+        if out and _cells(out[-1]) + 1 + _cells(word) <= width:
             out[-1] += " " + word
         else:
             out.append(word)

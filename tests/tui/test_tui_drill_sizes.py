@@ -50,7 +50,21 @@ RUNS: dict[str, Any] = {
     "simple sum mse": lambda: explain.run("simple", normalize="sum", backward=True),
     "padded batch backward": lambda: explain.run("gpt", text=["the cat sat", "a dog"], backward=True),
     "attention": lambda: explain.run("attention", text="Thinking Machines"),
+    "llama backward": lambda: explain.run("llama", backward=True),
+    "llama generate": lambda: explain.generate("llama", max_new_tokens=1, greedy=True),
+    "gpt patched, lens, attribution": lambda: _interp_run(),
 }
+
+
+def _interp_run() -> Trace:
+    """A patched gpt run with its logit lens and an attribution recorded after it: every interp op kind."""
+    from explain.interp import patch
+    from explain.interp.attribution import record_attribution
+    from explain.interp.lens import record_lens
+
+    trace = patch("gpt", "The cat is happy", "The dog is happy", "happy", "dog", "blocks.0.mlp_out", position=1).trace
+    vocab = list(trace.labels["vocab"])
+    return record_attribution(record_lens(trace), vocab.index("happy"), vocab.index("dog"))
 
 
 @pytest.fixture(scope="module")
