@@ -45,6 +45,8 @@ def test_another_models_form_shows_its_own_switches_at_their_defaults():
         # the fields are rebuilt by an awaited remove-and-mount: wait for the new model's (one pause was not
         # always enough on a loaded machine, on main too)
         await _until(pilot, lambda: bool(form.query("#tie_embeddings")) and not form.query("#causal"))
+        # a Select takes its value when it is mounted, a frame after it is in the DOM
+        await _until(pilot, lambda: all(s.value is not Select.NULL for s in form.query(Select)))
         assert not form.query("#causal") and not form.query("#d_out")
         assert form.query_one("#qkv_bias", Select).value == "on"
         assert form.query_one("#tie_embeddings", Select).value == "on"
