@@ -16,7 +16,8 @@ from explain.api import run
 from explain.errors import UsageError
 from explain.interp import names
 from explain.interp.stream import Stream, check_model, finish, ref, resume, stream_of, tokenizer_for, word_id
-from explain.trace import Recorder, Ref, Trace
+from explain.recorder import Recorder, Ref
+from explain.trace import Trace
 
 CONVENTION = ("each part goes through the final norm with the scale σ of the whole residual frozen at its value "
               "in this run (TransformerLens's convention), so the parts add up to the logit exactly")

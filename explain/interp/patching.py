@@ -21,7 +21,8 @@ from explain.errors import InputError, UsageError
 from explain.interp import names
 from explain.interp.stream import check_model, stream_of, tokenizer_for, word_id
 from explain.kernels import patched
-from explain.trace import Recorder, Ref, Step, Trace
+from explain.recorder import Recorder, Ref
+from explain.trace import Step, Trace
 
 Where = tuple[tuple[int, int], ...]  # (axis, index) pairs, each fixing one axis of the patched step
 

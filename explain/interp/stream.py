@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explain.api import _open
 from explain.config import check_model_name
 from explain.errors import InputError, UsageError
 from explain.inputs import UNK, Tokenizer
 from explain.interp import names
+from explain.recorder import Recorder, Ref
 from explain.registry import MODELS, able, quoted
-from explain.trace import Recorder, Ref, Step, Trace
+from explain.request import open_for
+from explain.trace import Step, Trace
 
 WHY = "the lens, attribution and patching read the stream as that sum, which needs a pre-norm model"
 
@@ -115,7 +116,7 @@ def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
     the run's texts."""
     if options.get("checkpoint") is not None:
-        options["checkpoint"] = _open(model, options["checkpoint"])
+        options["checkpoint"] = open_for(model, options["checkpoint"])
         return options["checkpoint"]
     texts = options.get("text") or []
     texts = [texts] if isinstance(texts, str) else list(texts)

@@ -26,8 +26,9 @@ import tracemalloc
 
 import numpy as np
 
-from explain.api import _prepare, _record
+from explain.api import _record
 from explain.interp.patching import Runs, needed_for, rerun, sweep_runs
+from explain.request import prepare_run
 from explain.weights import init_params
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
@@ -50,7 +51,7 @@ def main() -> None:
     runs_ = []
     params = None
     for seq in (ids, bad):
-        cfg, inp = _prepare("gpt", tokens=",".join(map(str, seq)), **sizes)
+        cfg, inp = prepare_run("gpt", tokens=",".join(map(str, seq)), **sizes)
         if params is None:
             planned = _record(cfg, inp, None, shape_only=True)
             params = init_params(planned.specs, cfg.seed)
