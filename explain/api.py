@@ -32,10 +32,6 @@ from explain.text import RowLabels
 from explain.trace import Trace
 from explain.trained import use_trained, weights_label
 
-# The request's checks under the private names they had before they moved to explain.request (issue 23), for
-# code written before; new code imports them from there.
-_prepare, _open, _training = prepare_run, open_for, training_of
-
 
 def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
     return {"pos": inp.tokens, "vocab": RowLabels(inp.vocab, cfg.d_vocab or 0)}  # labels on demand: d_vocab may be 10⁷

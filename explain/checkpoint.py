@@ -26,7 +26,6 @@ transformers does when the embeddings are tied.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,10 +34,10 @@ from typing import Any
 from explain import tokenizer_guard, wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
 from explain.limits import MAX_JSON_BYTES
-from explain.readers import read_json, regular_file
+from explain.readers import read_json
 from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
-from explain.token_labels import _byte_decoder, _visible, token_labels  # noqa: F401 - the Llama readers' too
+from explain.token_labels import token_labels
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
@@ -59,7 +58,6 @@ _BLOCK_MAP = {"ln1.w": "ln_1.weight", "ln1.b": "ln_1.bias", "ln2.w": "ln_2.weigh
 _IGNORED = re.compile(r"(transformer\.)?h\.\d+\.attn\.(masked_)?bias|lm_head\.weight")
 
 
-_fmt = fmt_shape  # the name the Llama readers import (issue 25)
 
 
 class DependencyError(ExplainError):
@@ -295,14 +293,4 @@ class Checkpoint:
         return self._params
 
 
-def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Open a GGUF file, a Hugging Face folder or a hub id in the local cache: the config now, weights on use."""
-    from explain.hub import open_path  # lazy: explain.hub reads this module's folders
-
-    p = Path(path)
-    for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if p.is_dir() and os.path.lexists(p / n)]:
-        regular_file(p / name, "checkpoint file", f"{name} must be a readable file", InputError)  # not "has no"
-    return open_path(path)
-
-
-__all__ = ["Checkpoint", "open_checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]
+__all__ = ["Checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]

@@ -9,9 +9,10 @@ import os
 import re
 from pathlib import Path
 
-from explain.checkpoint import CONFIG, WEIGHTS, Checkpoint, _read_json
+from explain.checkpoint import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, _read_json
 from explain.errors import InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES
+from explain.readers import regular_file
 
 
 def hub_cache() -> Path:
@@ -54,9 +55,12 @@ def is_gguf(p: Path) -> bool:
         return fh.read(4) == b"GGUF"
 
 
-def open_path(path: str | Path) -> Checkpoint:
+def open_checkpoint(path: str | Path) -> Checkpoint:
     """A checkpoint from a GGUF file, a Hugging Face folder (GPT-2 or the Llama family) or a hub id in the local
     cache (:func:`resolve`): its config is read now, its weights on first use."""
+    given = Path(path)
+    for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if given.is_dir() and os.path.lexists(given / n)]:
+        regular_file(given / name, "checkpoint file", f"{name} must be a readable file", InputError)  # not "has no"
     p = resolve(path)
     if is_gguf(p):
         from explain.gguf_checkpoint import open_gguf  # lazy: the gguf package only for GGUF files

@@ -35,10 +35,10 @@ from explain.checkpoint import (
     Checkpoint,
     DependencyError,
     _bf16,
-    _fmt,
     _read_json,
 )
 from explain.errors import InputError, WeightsError
+from explain.shape_rules import fmt_shape
 
 MODEL_TYPES = ("llama", "mistral", "qwen2")
 INDEX = "model.safetensors.index.json"
@@ -219,7 +219,7 @@ class LlamaCheckpoint(Checkpoint):
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise WeightsError(f"checkpoint '{self.path}' has no tensor '{missing[0]}' of shape "
-                               f"{_fmt(want[missing[0]])}{more}; check that {CONFIG} belongs to these weights")
+                               f"{fmt_shape(want[missing[0]])}{more}; check that {CONFIG} belongs to these weights")
         handles: dict[Path, Any] = {}
         try:
             for path in sorted(set(self.files[k] for k in want)):
@@ -232,8 +232,8 @@ class LlamaCheckpoint(Checkpoint):
                 sl = handles[self.files[k]].get_slice(k)
                 got, dtype = tuple(sl.get_shape()), sl.get_dtype()
                 if got != shape:
-                    raise WeightsError(f"tensor '{k}' in '{self.files[k]}' has shape {_fmt(got)} but {CONFIG} "
-                                       f"needs {_fmt(shape)}")
+                    raise WeightsError(f"tensor '{k}' in '{self.files[k]}' has shape {fmt_shape(got)} but {CONFIG} "
+                                       f"needs {fmt_shape(shape)}")
                 if dtype not in FLOAT_DTYPES:
                     raise WeightsError(f"tensor '{k}' in '{self.files[k]}' is {dtype}; explain reads "
                                        f"{', '.join(FLOAT_DTYPES)}")

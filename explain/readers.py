@@ -154,15 +154,3 @@ def nested_numbers(value: Any, where: str, fix: str, error: ErrorType = InputErr
                 raise error(f"{where} holds {kind} ({json.dumps(x)[:30]}) where a number belongs; {fix}")
         return tuple(shape)
 
-
-# --- numpy formats ------------------------------------------------------------------------------------------
-
-
-def __getattr__(name: str) -> Any:
-    """The array readers moved to :mod:`explain.array_files` (issue 23); code written before that still finds
-    them here."""
-    if name in ("file_kind", "read_embeddings", "npy_header", "read_npy", "npz_headers", "read_npz", "EMBED_FIX"):
-        from explain import array_files  # lazy: array_files imports this module; the old names, for older code
-
-        return getattr(array_files, name)
-    raise AttributeError(f"module 'explain.readers' has no attribute {name!r}")

@@ -9,9 +9,9 @@ import os
 from typing import Any
 
 from explain.backward import Training, check_lr
-from explain.checkpoint import open_checkpoint
 from explain.config import Config, check_model_name, make_config, with_vocab
 from explain.errors import ConfigError, InputError, UsageError
+from explain.hub import open_checkpoint
 from explain.inputs import EOS, Inputs, prepare
 from explain.limits import MAX_VOCAB
 from explain.options import OPTION, flag

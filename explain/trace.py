@@ -211,12 +211,3 @@ class Trace(Sequence[Step]):
     def n_params(self) -> int:
         return sum(spec.size for spec in self.specs.values())
 
-
-def __getattr__(name: str) -> Any:
-    """``Recorder``, ``Ref`` and ``Notation`` moved to :mod:`explain.recorder` (issue 23); code written before
-    that still finds them here."""
-    if name in ("Recorder", "Ref", "Notation"):
-        from explain import recorder  # lazy: the recorder imports this module; the old names, for older code
-
-        return getattr(recorder, name)
-    raise AttributeError(f"module 'explain.trace' has no attribute {name!r}")

@@ -42,7 +42,7 @@ def pick_model(model: str | None, checkpoint: str | None) -> str:
         return model
     if not checkpoint:
         raise click.UsageError(f"give a MODEL ({', '.join(MODELS)}), or --checkpoint PATH to run the model it holds")
-    from explain.checkpoint import open_checkpoint  # lazy: the readers load only when MODEL is left out
+    from explain.hub import open_checkpoint  # lazy: the readers load only when MODEL is left out
 
     return open_checkpoint(checkpoint).model
 

@@ -31,7 +31,7 @@ import numpy as np
 
 import explain
 from explain.api import plan
-from explain.checkpoint import open_checkpoint
+from explain.hub import open_checkpoint
 from explain.shape_rules import fmt_shape
 
 GPT2_SMALL = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 50257, "n_positions": 1024,

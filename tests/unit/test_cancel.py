@@ -9,7 +9,7 @@ import pytest
 
 import explain
 from explain.cancel import Cancelled, CancelToken, cancellable, check_cancelled
-from explain.trace import Recorder
+from explain.recorder import Recorder
 
 
 def test_a_cancelled_token_stops_the_recorder_at_its_next_op() -> None:

@@ -14,8 +14,9 @@ from safetensors.numpy import load_file, save_file
 
 import explain
 from explain.api import plan
-from explain.checkpoint import INSTALL, DependencyError, open_checkpoint
+from explain.checkpoint import INSTALL, DependencyError
 from explain.errors import ConfigError, ExplainError, InputError, UsageError, WeightsError
+from explain.hub import open_checkpoint
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 RAW = load_file(str(TINY / "model.safetensors"))

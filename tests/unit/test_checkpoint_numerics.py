@@ -21,7 +21,7 @@ from safetensors.numpy import load_file, save_file
 
 import explain
 from explain.api import plan
-from explain.checkpoint import open_checkpoint
+from explain.hub import open_checkpoint
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 EXPECTED = np.load(TINY / "expected.npz", allow_pickle=False)

@@ -13,8 +13,8 @@ import pytest
 from tokenizers import Tokenizer
 
 import explain
-from explain.checkpoint import open_checkpoint
 from explain.errors import ExplainError, InputError
+from explain.hub import open_checkpoint
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 EXPECTED = np.load(TINY / "expected.npz", allow_pickle=False)

@@ -22,8 +22,8 @@ import pytest
 from gguf_files import HF, hf_tensors, permute, write_gguf
 
 import explain
-from explain.checkpoint import open_checkpoint
 from explain.errors import ExplainError
+from explain.hub import open_checkpoint
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llama"
 E = np.load(HF / "expected.npz")

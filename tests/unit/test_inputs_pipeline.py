@@ -51,7 +51,7 @@ def test_tokenizers_have_every_protocol_member(tok) -> None:
 
 def test_checkpoint_is_a_tokenizer() -> None:
     pytest.importorskip("tokenizers")
-    from explain.checkpoint import open_checkpoint
+    from explain.hub import open_checkpoint
 
     ck = open_checkpoint(TINY)
     for member in _protocol_members():

@@ -70,7 +70,7 @@ def test_core_install_opens_the_folder_without_the_extras():
 
 
 def test_unknown_words_become_unk():
-    from explain.checkpoint import open_checkpoint
+    from explain.hub import open_checkpoint
 
     ck = open_checkpoint(TINY)
     ids = ck.encode("the zebra is happy")
