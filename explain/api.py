@@ -118,8 +118,9 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
         backward(rec, start, seed)
         out = rec.trace()
         if shape_only:
-            check_memory(out)
+            check_memory(out, checkpoint=trace.weights.startswith(("checkpoint", "trained")))
     out.meta = dict(trace.meta)
+    out.weights, out.unknown_words = trace.weights, list(trace.unknown_words)  # the same run, the same header
     return out
 
 
@@ -155,7 +156,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
         check_generation(cfg, inp, sampling, context=inp.seq_len + 3 > cfg.n_ctx)
     # before planning every layer and every new token: priced in closed form from a few small plans
     check_memory(estimate(cfg, inp, training, sampling), gradients=training is not None,
-                 new_tokens=None if sampling is None else sampling.max_new_tokens)
+                 new_tokens=None if sampling is None else sampling.max_new_tokens,
+                 checkpoint=options.get("checkpoint") is not None)
     if sampling is not None:
         check_generation(cfg, inp, sampling)
     planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)

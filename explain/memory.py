@@ -32,11 +32,13 @@ def _available_bytes() -> int:
 
 
 def _gib(n: int) -> str:
-    """A byte count for a message: MiB, GiB or TiB, and powers of ten past a thousand TiB (never 50 digits)."""
+    """A byte count for a message: KiB, MiB, GiB or TiB, and powers of ten past a thousand TiB (never 50 digits)."""
     if n >= 1000 * 2**40:
         return f"{n / 2**40:.1e} TiB"
     if n >= 2**40:
         return f"{n / 2**40:.1f} TiB"
+    if n < 2**20:  # a small model's run (a budget set by EXPLAIN_MAX_BYTES): "38 KiB", not "0 MiB"
+        return f"{n / 2**10:.0f} KiB"
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
@@ -47,10 +49,12 @@ def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
     return isinstance(planned, Trace) and planned.backward is not None
 
 
-def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_tokens: int | None = None) -> None:
+def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_tokens: int | None = None,
+                 checkpoint: bool = False) -> None:
     """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
     planned trace or :func:`estimate`'s (parameter count, trace bytes); ``gradients`` says the trace holds the
-    backward pass, ``new_tokens`` that it generates that many tokens (the message says so)."""
+    backward pass, ``new_tokens`` that it generates that many tokens, ``checkpoint`` that a checkpoint sets
+    every size (the message then suggests only what such a run can change)."""
     n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
     weights = n_params * BYTES_PER_VALUE
     need = weights + trace
@@ -67,8 +71,20 @@ def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_
         grads = " with its gradients" if gradients or _has_gradients(planned) else ""
         raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace{grads} "
                             f"{_gib(trace)}) but explain plans to use at most {MEMORY_SHARE:.0%} of the "
-                            f"{_gib(avail)} available ({_gib(budget)}); use a shorter input, fewer --layers, or a "
-                            f"smaller --vocab/--d-model{gen}")
+                            f"{_gib(avail)} available ({_gib(budget)}); "
+                            f"{_advice(checkpoint, bool(grads), weights, budget)}{gen}")
+
+
+def _advice(checkpoint: bool, gradients: bool, weights: int, budget: int) -> str:
+    """What the user can change to make a run fit. A checkpoint's file sets every size, so --layers, --vocab and
+    --d-model are no help there (they are refused beside it): only the input, the backward pass and the
+    generation are the user's to shrink."""
+    if not checkpoint:
+        return "use a shorter input, fewer --layers, or a smaller --vocab/--d-model"
+    if weights > budget:
+        return "the checkpoint's weights alone do not fit: open a smaller checkpoint, or free memory"
+    return "its sizes are the checkpoint's: give fewer tokens (a shorter --text or --tokens, fewer texts)" + \
+        (", or drop --backward" if gradients else "")
 
 
 def memory_need(planned: Trace) -> tuple[int, int]:
