@@ -3,13 +3,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
-from explain.commands.run import check_save, save_options, write_save
-from explain.errors import UsageError
+from explain.commands.run import check_outputs, save_options, show
 from explain.names import gen_step
 from explain.options import GENERATION
 from explain.registry import able, quoted
@@ -50,9 +47,7 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
       explain generate gpt --text "The cat is" --greedy --plain
       explain generate gpt --text "The cat is" --temperature 0.7 --top-p 0.9 --seed 1 --json > gen.json
     """
-    if plain and as_json:
-        raise UsageError("choose one of --plain and --json")
-    check_save(save, force)
+    check_outputs(plain, as_json, save, force)
     from explain.api import (
         generate as run_generate,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
@@ -69,24 +64,7 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     if top_k is not None and vocab and top_k >= vocab:
         click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
                    "nothing; use a smaller k", err=True)
-    write_save(trace, save, force)
-    if save is not None and not (plain or as_json):
-        return
-    if as_json:
-        from explain.render.plain import write_trace_json  # lazy: rich out of the core
-
-        write_trace_json(trace, sys.stdout.write)  # streamed, as 'explain run --json'
-        sys.stdout.write("\n")
-        return
-    if plain or not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich out of the core
-
-        from explain.render.plain import print_trace  # lazy: rich out of the core
-
-        print_trace(Console(), trace, precision)
-        return
-    from explain.tui import open_trace  # lazy: textual only with the TUI
-
-    # the re-run form and G keep generating with these settings; open on the first step of the generation
     assert trace.generation is not None
-    open_trace(trace, options={**options, "sampling": trace.generation.sampling}, start=gen_step(0, "next_logits"))
+    # the re-run form and G keep generating with these settings; the TUI opens on the generation's first step
+    show(trace, {**options, "sampling": trace.generation.sampling}, plain=plain, as_json=as_json,
+         precision=precision, save=save, force=force, start=gen_step(0, "next_logits"))

@@ -6,7 +6,6 @@ Until the tutorials package is there, it opens a plain run of the default model 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +41,6 @@ def open_default() -> None:
         from explain.api import run  # lazy: engine not loaded for --help
 
         trace = run(DEFAULT_MODEL)
-    if not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich out of the core
+    from explain.commands.run import show  # lazy: as the engine above
 
-        from explain.render.plain import print_trace  # lazy: rich out of the core
-
-        print_trace(Console(), trace)
-        return
-    from explain.tui import open_trace  # lazy: textual only with the TUI
-
-    open_trace(trace, tutorial)
+    show(trace, {}, tutorial=tutorial)  # a pipe gets the --plain listing

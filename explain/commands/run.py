@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,8 +20,10 @@ def save_options(f):
                         "FILE.npz, or to FILE.safetensors; with neither --plain nor --json, nothing else.")(f)
 
 
-def check_save(save: str | None, force: bool) -> None:
-    """Refuse a --save path before the run, which may be slow."""
+def check_outputs(plain: bool, as_json: bool, save: str | None, force: bool) -> None:
+    """Refuse clashing outputs and a bad --save path before the run, which may be slow."""
+    if plain and as_json:
+        raise UsageError("choose one of --plain and --json")
     if save is not None:
         from explain.save import check_save_path  # lazy: numpy loads only when values are computed
 
@@ -28,12 +31,33 @@ def check_save(save: str | None, force: bool) -> None:
         check_save_path(save)
 
 
-def write_save(trace, save: str | None, force: bool) -> None:
+def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, precision: int = 4,
+         save: str | None = None, force: bool = False, start: str | None = None, tutorial: Any = None) -> None:
+    """Where a run or a generation goes, the one output path: the --save file, then the --json document, the
+    --plain listing (also when stdout is not a terminal) or the TUI, opened at ``start`` (or in ``tutorial``)
+    with ``options`` for its re-run form."""
     if save is not None:
         from explain.save import save_trace  # lazy: numpy loads only when values are computed
 
         written, n, size = save_trace(trace, save, force)
         click.echo(f"wrote {n} tensors ({size / 2**20:,.1f} MiB) to {written}", err=True)
+        if not (plain or as_json):
+            return
+    if as_json:
+        from explain.render.plain import write_trace_json  # lazy: rich out of the core
+
+        write_trace_json(trace, sys.stdout.write)  # streamed: the document is never whole in memory
+        sys.stdout.write("\n")
+    elif plain or not sys.stdout.isatty():
+        from rich.console import Console  # lazy: rich out of the core
+
+        from explain.render.plain import print_trace  # lazy: rich out of the core
+
+        print_trace(Console(), trace, precision)
+    else:
+        from explain.tui import open_trace  # lazy: textual only with the TUI
+
+        open_trace(trace, tutorial, options=options, start=start)
 
 
 @click.command(epilog=MODEL_HELP)
@@ -55,35 +79,14 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
       explain run multihead --heads 4 --d-model 16 --json > run.json
       explain run gpt --save run.npz
     """
-    if plain and as_json:
-        raise UsageError("choose one of --plain and --json")
-    check_save(save, force)
+    check_outputs(plain, as_json, save, force)
     from explain.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
 
     options = run_kwargs(model, kwargs)
-    trace = run_model(model, **options)
-    write_save(trace, save, force)
-    if save is not None and not (plain or as_json):
-        return
-    if as_json:
-        from explain.render.plain import write_trace_json  # lazy: rich out of the core
-
-        out = sys.stdout
-        write_trace_json(trace, out.write)  # streamed: the document is never whole in memory
-        out.write("\n")
-        return
-    if plain or not sys.stdout.isatty():
-        from rich.console import Console  # lazy: rich out of the core
-
-        from explain.render.plain import print_trace  # lazy: rich out of the core
-
-        print_trace(Console(), trace, precision)
-        return
-    from explain.tui import open_trace  # lazy: textual only with the TUI; imports textual only here
-
-    open_trace(trace, options=options)  # the re-run form starts from these (and keeps --checkpoint)
+    show(run_model(model, **options), options, plain=plain, as_json=as_json, precision=precision, save=save,
+         force=force)  # the re-run form starts from these options (and keeps --checkpoint)
 
 
 @click.command(epilog=MODEL_HELP)

@@ -58,7 +58,7 @@ def test_open_default_opens_the_first_tutorial(monkeypatch):
     import explain.commands.open as opener
 
     opened = {}
-    monkeypatch.setattr("explain.tui.open_trace", lambda trace, tutorial=None: opened.update(t=trace, tut=tutorial))
+    monkeypatch.setattr("explain.tui.open_trace", lambda trace, tutorial=None, **_: opened.update(t=trace, tut=tutorial))
     monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
     opener.open_default()
     tut = opener.first_tutorial()
