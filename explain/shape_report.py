@@ -67,7 +67,7 @@ def layer_of(name: str, readers: dict[str, list[str]], stacks: set[str]) -> str:
     return read_by[0] if read_by else (parent or name)
 
 
-def _matches(pattern: str, *names: str) -> bool:
+def matches(pattern: str, *names: str) -> bool:
     """A glob (``blocks.*.attn.q``), an exact name, or a dotted prefix (``blocks.0`` → all of block 0)."""
     return any(fnmatch.fnmatchcase(n, pattern) or n == pattern or n.startswith(pattern + ".") for n in names)
 
@@ -78,8 +78,8 @@ def select(trace: Trace, match: str | None = None, steps: bool = True, params: b
     readers = _readers(trace)
     stacks = _stacks(trace)
     layer = {name: layer_of(name, readers, stacks) for name in trace.specs}
-    chosen_steps = [s for s in trace if match is None or _matches(match, s.name)]
-    chosen_params = [p for p in trace.specs.values() if match is None or _matches(match, p.name, layer[p.name])]
+    chosen_steps = [s for s in trace if match is None or matches(match, s.name)]
+    chosen_params = [p for p in trace.specs.values() if match is None or matches(match, p.name, layer[p.name])]
     if match is not None and not chosen_steps and not chosen_params:
         examples = ", ".join(s.name for s in trace.steps[1:4])
         raise UsageError(f"--match '{match}' matches no step or parameter of this {trace.config.model}; names "

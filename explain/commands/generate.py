@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
-from explain.commands.run import check_outputs, save_options, show
+from explain.commands.run import check_outputs, check_pick, pick_options, save_options, show
 from explain.names import gen_step
 from explain.options import GENERATION
 from explain.registry import able, quoted
@@ -31,9 +31,10 @@ PROMPT_HELP = ("Prompt text (word-level tokenizer; with --checkpoint, its tokeni
               "the predictions.")
 @click.option("--precision", type=click.IntRange(0, 12), default=4, show_default=True, help="Digits after the point.")
 @save_options
+@pick_options
 def generate(model: str, max_new_tokens: int | None, temperature: float | None, top_k: int | None, top_p: float | None,
              greedy: bool, ignore_eos: bool, plain: bool, as_json: bool, precision: int, save: str | None,
-             force: bool, **kwargs) -> None:
+             force: bool, match: str | None, slice_: str | None, cell: str | None, **kwargs) -> None:
     """Append new tokens after the input, one at a time, and step through how each was chosen.
 
     Each new token is a group of steps: the forward pass of its one new position on the key/value cache, the
@@ -48,6 +49,7 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
       explain generate gpt --text "The cat is" --temperature 0.7 --top-p 0.9 --seed 1 --json > gen.json
     """
     check_outputs(plain, as_json, save, force)
+    check_pick(plain, as_json, match, slice_, cell)
     from explain.api import (
         generate as run_generate,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
@@ -67,4 +69,5 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     assert trace.generation is not None
     # the re-run form and G keep generating with these settings; the TUI opens on the generation's first step
     show(trace, {**options, "sampling": trace.generation.sampling}, plain=plain, as_json=as_json,
-         precision=precision, save=save, force=force, start=gen_step(0, "next_logits"))
+         precision=precision, save=save, force=force, start=gen_step(0, "next_logits"), match=match, slice_=slice_,
+         cell=cell)

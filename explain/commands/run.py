@@ -31,11 +31,42 @@ def check_outputs(plain: bool, as_json: bool, save: str | None, force: bool) -> 
         check_save_path(save)
 
 
+def pick_options(f):
+    """``--match``, ``--slice`` and ``--cell``: what of the run --plain and --json print (:mod:`explain.pick`)."""
+    f = click.option("--cell", metavar="I,J,…", help="With --plain/--json: one cell's drill-down (how it was "
+                     "computed) for each step --match picks, e.g. --cell 0,1.")(f)
+    f = click.option("--slice", "slice_", metavar="AXIS=I,…", help="With --plain/--json: the slice each step "
+                     "shows, by axis name, e.g. --slice batch=1,head=3 (rows and columns are never sliced).")(f)
+    return click.option("--match", metavar="GLOB", help="With --plain/--json: only the steps whose names match: a "
+                        "glob ('blocks.*.attn.pattern') or a dotted prefix ('blocks.0').")(f)
+
+
+def check_pick(plain: bool, as_json: bool, match: str | None, slice_: str | None, cell: str | None) -> None:
+    """Refuse --match/--slice/--cell without an output they choose from, or misspelt, before the run."""
+    if (match, slice_, cell) == (None, None, None):
+        return
+    if not (plain or as_json):
+        raise UsageError("--match, --slice and --cell choose what --plain or --json prints; add one of them")
+    from explain.pick import parse_cell, parse_slice  # lazy: the trace module loads only with them
+
+    if slice_ is not None:
+        parse_slice(slice_)
+    if cell is not None:
+        parse_cell(cell)
+
+
 def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, precision: int = 4,
-         save: str | None = None, force: bool = False, start: str | None = None, tutorial: Any = None) -> None:
+         save: str | None = None, force: bool = False, start: str | None = None, tutorial: Any = None,
+         match: str | None = None, slice_: str | None = None, cell: str | None = None) -> None:
     """Where a run or a generation goes, the one output path: the --save file, then the --json document, the
-    --plain listing (also when stdout is not a terminal) or the TUI, opened at ``start`` (or in ``tutorial``)
-    with ``options`` for its re-run form."""
+    --plain listing (also when stdout is not a terminal; only what ``match``, ``slice_`` and ``cell`` pick,
+    checked before anything is written) or the TUI, opened at ``start`` (or in ``tutorial``) with ``options``
+    for its re-run form."""
+    pick = None
+    if (match, slice_, cell) != (None, None, None):
+        from explain.pick import make_pick  # lazy: only with --match/--slice/--cell
+
+        pick = make_pick(trace, match, slice_, cell)
     if save is not None:
         from explain.save import save_trace  # lazy: numpy loads only when values are computed
 
@@ -46,14 +77,14 @@ def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, pr
     if as_json:
         from explain.render.plain import write_trace_json  # lazy: rich out of the core
 
-        write_trace_json(trace, sys.stdout.write)  # streamed: the document is never whole in memory
+        write_trace_json(trace, sys.stdout.write, pick)  # streamed: the document is never whole in memory
         sys.stdout.write("\n")
     elif plain or not sys.stdout.isatty():
         from rich.console import Console  # lazy: rich out of the core
 
         from explain.render.plain import print_trace  # lazy: rich out of the core
 
-        print_trace(Console(), trace, precision)
+        print_trace(Console(), trace, precision, pick)
     else:
         from explain.tui import open_trace  # lazy: textual only with the TUI
 
@@ -66,7 +97,9 @@ def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, pr
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document with every step's values.")
 @click.option("--precision", type=click.IntRange(0, 12), default=4, show_default=True, help="Digits after the point.")
 @save_options
-def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None, force: bool, **kwargs) -> None:
+@pick_options
+def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None, force: bool, match: str | None,
+        slice_: str | None, cell: str | None, **kwargs) -> None:
     """Run MODEL one operation at a time and step through it.
 
     Without --plain or --json, opens the TUI on the run.
@@ -78,15 +111,18 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
       explain run simple --embeddings journey.npy --text "Your journey starts with one step" --plain
       explain run multihead --heads 4 --d-model 16 --json > run.json
       explain run gpt --save run.npz
+      explain run multihead --heads 4 --d-model 16 --plain --match attn.pattern --slice head=3
+      explain run attention --text "Thinking Machines" --plain --match attn.pattern --cell 0,1
     """
     check_outputs(plain, as_json, save, force)
+    check_pick(plain, as_json, match, slice_, cell)
     from explain.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
 
     options = run_kwargs(model, kwargs)
     show(run_model(model, **options), options, plain=plain, as_json=as_json, precision=precision, save=save,
-         force=force)  # the re-run form starts from these options (and keeps --checkpoint)
+         force=force, match=match, slice_=slice_, cell=cell)  # the re-run form starts from these options (and keeps --checkpoint)
 
 
 @click.command(epilog=MODEL_HELP)

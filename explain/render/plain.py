@@ -1,6 +1,7 @@
 """The non-interactive outputs of a run: ``--plain`` (every step, one after another, rich and readable) and
 ``--json`` (one JSON document with the config and every step's name, op, inputs, shape, formula, statistics and
-values, the values of a step of more than :data:`JSON_VALUES` left out with a note saying how to get them)."""
+values, the values of a step of more than :data:`JSON_VALUES` left out with a note saying how to get them). Both
+take a :class:`~explain.pick.Pick` (``--match``, ``--slice``, ``--cell``): only its steps, its slice, its cell."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from rich.rule import Rule
 from rich.text import Text
 
 from explain.api import generated_ids
+from explain.pick import Pick
 from explain.predict import all_predictions
 from explain.render.predictions import generation_view, predictions_view
-from explain.render.step import step_header, step_output
+from explain.render.step import explanation_view, step_header, step_output
 from explain.trace import Step, Trace
 
 
@@ -32,8 +34,20 @@ def print_step(console: Console, trace: Trace, step: Step, precision: int = 4,
     console.print()
 
 
-def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
-    """Every step of the trace, after a one-line summary of the run."""
+def print_cell(console: Console, trace: Trace, step: Step, cell: tuple[int, ...], precision: int = 4) -> None:
+    """One step's header and one cell's drill-down, its table of terms whole (printed to be read or diffed)."""
+    console.print(Rule(Text(f"{step.index + 1}/{len(trace)}  {step.name}", style="bold"), align="left"))
+    console.print(step_header(step))
+    if step.inputs:
+        console.print(Text("inputs: " + ", ".join(step.inputs), style="dim"))
+    ex = trace.explain(step, cell)
+    console.print(Text(f"cell {list(cell)}", style="dim"))
+    console.print(explanation_view(ex, precision, max_rows=len(ex.rows)))
+    console.print()
+
+
+def print_trace(console: Console, trace: Trace, precision: int = 4, pick: Pick | None = None) -> None:
+    """Every step of the trace (or those ``pick`` chooses, its slice or cell), after a one-line summary."""
     cfg = trace.config
     command = "run" if trace.generation is None else "generate"
     weights = f"; {trace.weights}" if trace.weights else ""
@@ -43,8 +57,14 @@ def print_trace(console: Console, trace: Trace, precision: int = 4) -> None:
         words = ", ".join(f"'{w}'" for w in trace.unknown_words)
         console.print(Text(f"note: not in the vocabulary, read as <unk>: {words}", style="yellow"))
     console.print()
-    for step in trace:
-        print_step(console, trace, step, precision)
+    pick = pick or Pick(list(trace))
+    for step in pick.steps:
+        if pick.cell is not None:
+            print_cell(console, trace, step, pick.cell, precision)
+        else:
+            print_step(console, trace, step, precision, lead=pick.lead(step))
+    if not pick.whole:  # a chosen step or cell, to be read or diffed: nothing after it
+        return
 
     preds = all_predictions(trace)
     if preds:
@@ -135,9 +155,32 @@ def ran_config(trace: Trace) -> dict[str, Any]:
     return cfg
 
 
-def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
+def _cell_doc(trace: Trace, step: Step, cell: tuple[int, ...]) -> dict[str, Any]:
+    """One cell's drill-down as JSON: the cell, its value, the table of terms and the arithmetic lines."""
+    ex = trace.explain(step, cell)
+
+    def term(v: Any) -> Any:
+        return _jsonable(v) if isinstance(v, (int, float)) or hasattr(v, "dtype") else str(v)
+
+    return {"cell": list(cell), "value": _jsonable(ex.value), "explanation": {
+        "title": ex.title, "columns": list(ex.columns), "rows": [[term(v) for v in row] for row in ex.rows],
+        "lines": list(ex.lines), "shown": ex.shown}}
+
+
+def _picked(s: Step, pick: Pick) -> tuple[Any, dict[str, int]]:
+    """The values ``pick`` keeps of step ``s`` (its --slice axes indexed, the others whole) and those axes."""
+    sliced = pick.sliced(s)
+    if not sliced or s.output is None:
+        return s.output, {}
+    index = tuple(sliced.get(a, slice(None)) for a in s.axes[:len(s.shape) - 2])
+    return s.output[index], sliced
+
+
+def write_trace_json(trace: Trace, write: Callable[[str], Any], pick: Pick | None = None) -> None:
     """The whole run as one JSON document, written step by step through ``write`` (the same text
-    :func:`trace_json` returns): its memory is one row at a time on top of the trace's, however big the run."""
+    :func:`trace_json` returns): its memory is one row at a time on top of the trace's, however big the run.
+    Given a ``pick``: its steps only, each step's values its slice (``"slice"`` says which) or, for a cell, the
+    cell's drill-down in place of the values."""
     head = {
         "config": ran_config(trace),
         "tokens": list(trace.labels.get("pos", [])),
@@ -145,12 +188,19 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
         "n_params": trace.n_params,
     }
     write(json.dumps(head, ensure_ascii=False)[:-1] + ', "steps": [')
-    for n, s in enumerate(trace):
+    pick = pick or Pick(list(trace))
+    for n, s in enumerate(pick.steps):
         meta = {"index": s.index, "name": s.name, "op": s.op, "inputs": list(s.inputs), "shape": list(s.shape),
                 "axes": list(s.axes), "formula": s.formula, "signature": s.signature, "note": s.note,
                 "group": list(s.group)}
-        meta["stats"] = _stats(s.output)
-        size = int(getattr(s.output, "size", 0))
+        if pick.cell is not None:
+            write((", " if n else "") + json.dumps({**meta, **_cell_doc(trace, s, pick.cell)}, ensure_ascii=False))
+            continue
+        value, sliced = _picked(s, pick)
+        if sliced:
+            meta["slice"] = sliced  # the values and the stats are this slice's; "shape" stays the step's
+        meta["stats"] = _stats(value)
+        size = int(getattr(value, "size", 0))
         if size > JSON_VALUES:  # 1,024 × 50,257 logits as text is gigabytes nobody reads: say where they are
             meta["values"] = None
             meta["omitted"] = (f"{size:,} values, more than the {JSON_VALUES:,} --json writes; all of them: add "
@@ -158,10 +208,10 @@ def write_trace_json(trace: Trace, write: Callable[[str], Any]) -> None:
             write((", " if n else "") + json.dumps(meta, ensure_ascii=False))
             continue
         write((", " if n else "") + json.dumps(meta, ensure_ascii=False)[:-1] + ', "values": ')
-        _write_values(s.output, write)
+        _write_values(value, write)
         write("}")
     write("]")
-    tail = _predictions_and_generation(trace)
+    tail = _predictions_and_generation(trace) if pick.whole else {}
     if tail:
         write(", " + json.dumps(tail, ensure_ascii=False)[1:-1])
     write("}")
