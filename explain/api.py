@@ -121,6 +121,7 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
             check_memory(out, checkpoint=trace.weights.startswith(("checkpoint", "trained")))
     out.meta = dict(trace.meta)
     out.weights, out.unknown_words = trace.weights, list(trace.unknown_words)  # the same run, the same header
+    out.origin = trace.origin
     return out
 
 
@@ -178,6 +179,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
         trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training)
     trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"))
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
+    if options.get("checkpoint") is not None and weights is None:  # a GGUF says where each weight came from
+        trace.origin = getattr(options["checkpoint"], "weight_origin", None)
     return trace
 
 

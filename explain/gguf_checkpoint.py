@@ -26,7 +26,7 @@ import numpy as np
 from explain.checkpoint import Checkpoint, DependencyError
 from explain.errors import InputError, WeightsError
 from explain.llama_checkpoint import to_engine
-from explain.quantized import BLOCK_BYTES, explain_cell
+from explain.quantized import BLOCK_BYTES, explain_cell, explain_float
 from explain.text import RowLabels
 from explain.token_labels import _byte_decoder, _visible
 
@@ -42,6 +42,7 @@ _BLOCK = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k"
           "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
           "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
 _GLOBAL = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+_NORMS = {"ln1": "attn_norm", "ln2": "ffn_norm", "ln_final": "output_norm"}  # engine's RMSNorm -> GGUF's tensor
 
 
 def pre_tokenizer(name: str, where: str) -> Any:
@@ -200,11 +201,16 @@ class GGUFCheckpoint(Checkpoint):
 
     def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
         """Where the float of parameter ``name`` at ``index`` came from in the file: its stored row, block, scale,
-        offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor."""
+        offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor; for a float one
+        (F32, F16: the norms), that it is read as is. Refused in one line for another weight or tensor type."""
         o = self.options
         m = o["d_head"]
         parts = name.split(".")
-        if name == "W_E":
+        norm = _NORMS.get(parts[-2] if len(parts) >= 2 and parts[-1] == "w" else "")
+        if norm is not None:  # an RMSNorm's gain: one value per column, stored as a vector
+            tensor = (f"blk.{parts[1]}." if parts[0] == "blocks" else "") + norm + ".weight"
+            row, col = None, index[0]
+        elif name == "W_E":
             tensor, row, col = "token_embd.weight", index[0], index[1]
         elif name == "unembed.W_U":
             tensor, row, col = "output.weight", index[1], index[0]
@@ -222,14 +228,20 @@ class GGUFCheckpoint(Checkpoint):
                     raise InputError(f"'{name}' is not a weight matrix of this GGUF file")
                 tensor, row, col = blk + gguf + ".weight", index[1], index[0]
         else:
-            raise InputError(f"'{name}' is stored unquantized in '{self.path}' (or is no weight of it)")
-        t = self.tensors[tensor]
+            raise InputError(f"'{name}' is no weight matrix or norm of '{self.path}'")
+        t = self.tensors.get(tensor)
+        if t is None:
+            raise InputError(f"'{name}' is no weight of '{self.path}'")
         qtype = t.tensor_type.name
+        stored = f"value {col} of {tensor}" if row is None else f"row {row} of {tensor}, column {col}"
+        note = "(its q/k rows are stored permuted for interleaved RoPE)" if "attn_q" in tensor or \
+            "attn_k" in tensor else ""
+        if qtype in ("F32", "F16"):
+            data = t.data if row is None else t.data[row]
+            return explain_float(float(data[col]), qtype, col, name, tuple(index), stored, note)
         if qtype not in BLOCK_BYTES:
             raise InputError(f"'{tensor}' is stored as {qtype}: explain explains Q8_0, Q4_0 and Q4_1 blocks")
-        stored = f"row {row} of {tensor}" + (" (stored permuted for interleaved RoPE)" if "attn_q" in tensor
-                                                or "attn_k" in tensor else "")
-        return explain_cell(t.data[row], qtype, col, name, tuple(index), stored)
+        return explain_cell(t.data[row], qtype, col, name, tuple(index), stored, note)
 
     @staticmethod
     def _gguf_name(hf: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from explain.ops.base import CellExplanation, idx, num
+from explain.ops.base import CellExplanation, arg, idx, num
 
 QK = 32
 BLOCK_BYTES = {"Q8_0": 34, "Q4_0": 18, "Q4_1": 20}
@@ -38,26 +38,36 @@ def dequantize_value(d: float, m: float, q: int, qtype: str) -> float:
 
 
 def explain_cell(row_bytes: Any, qtype: str, col: int, name: str, index: tuple[int, ...],
-                 stored: str) -> CellExplanation:
+                 stored: str, note: str = "") -> CellExplanation:
     """How the float at column ``col`` of a stored row (its bytes ``row_bytes``) was rebuilt; ``name[index]`` is
-    the engine's parameter cell it became, ``stored`` says where the row sits in the file."""
+    the engine's parameter cell it became, ``stored`` says where the value sits in the file (row and column;
+    ``note``: how the rows are laid out)."""
     b, j = divmod(col, QK)
     size = BLOCK_BYTES[qtype]
     d, m, q = block_fields(row_bytes[b * size:(b + 1) * size], qtype)
     value = dequantize_value(d, m, int(q[j]), qtype)
     where = f"int8 number {j}" if qtype == "Q8_0" else \
         (f"byte {j}'s low nibble" if j < 16 else f"byte {j - 16}'s high nibble")
-    lines = [f"{name}{idx(index)} is {stored}, column {col}",
-             f"column {col} is value {j} of block {b} (columns {b * QK}–{b * QK + QK - 1})",
-             f"the block's scale d = {num(d, 8)} (float16)"]
+    lines = [stored] + ([note] if note else []) + [
+        f"value {j} of {qtype} block {b} (columns {b * QK}–{b * QK + QK - 1})",
+        f"the block's scale d = {num(d, 8)} (float16)"]
     if qtype == "Q4_1":
         lines.append(f"the block's minimum m = {num(m, 8)} (float16)")
     lines.append(f"stored integer q = {int(q[j])} ({where})")
     rule = {"Q8_0": f"{num(d, 8)} × {int(q[j])}", "Q4_0": f"{num(d, 8)} × ({int(q[j])} − 8)",
-            "Q4_1": f"{num(d, 8)} × {int(q[j])} + {num(m, 8)}"}[qtype]
-    lines.append(f"{RULE[qtype]} = {rule} = {num(value, 8)}  (float32, as ggml computes it)")
+            "Q4_1": f"{num(d, 8)} × {int(q[j])} + {arg(m, 8)}"}[qtype]
+    lines += [f"{RULE[qtype]} = {rule}", f"= {num(value, 8)} (in float32, as ggml computes it)"]
     return CellExplanation(index, value, f"{name}{idx(index)}: value {j} of {qtype} block {b}", ("k", "q"),
                            [(k, int(v)) for k, v in enumerate(q)], lines)
 
 
-__all__ = ["explain_cell", "block_fields", "dequantize_value", "QK", "BLOCK_BYTES"]
+def explain_float(value: float, qtype: str, col: int, name: str, index: tuple[int, ...], stored: str,
+                  note: str = "") -> CellExplanation:
+    """A weight the file stores as a float (F32, F16: the norms, or a whole unquantized file): read as is."""
+    bits = {"F32": "float32", "F16": "float16"}[qtype]
+    lines = [stored] + ([note] if note else []) + [
+        f"stored as {qtype}: the {bits} {num(value, 8)} is read as is (no block, no scale)"]
+    return CellExplanation(index, value, f"{name}{idx(index)}: stored as {qtype}", lines=lines)
+
+
+__all__ = ["explain_cell", "explain_float", "block_fields", "dequantize_value", "QK", "BLOCK_BYTES"]

@@ -14,7 +14,7 @@ no numpy.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
@@ -114,6 +114,9 @@ class Trace(Sequence[Step]):
         self.weights = ""  # which weights the run shows: "trained: gpt-tiny", "random, seed 0", … (explain.trained)
         self.unknown_words: list[str] = []  # words of the input the checkpoint's vocabulary lacks, read as <unk>
         self.meta: dict[str, Any] = {}  # what a caller notes on the trace (a tutorial's name and checks)
+        # where a parameter's values came from in a checkpoint's file: weight_origin(name, index) of a GGUF, whose
+        # explanation a cell that reads the weight shows after its own (explain.origin)
+        self.origin: Callable[[str, tuple[int, ...]], CellExplanation] | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -164,7 +167,12 @@ class Trace(Sequence[Step]):
             raise ShapeError(f"cell {list(index)} is outside {step.name}, whose shape is {list(step.shape)}")
         op = ops.get(step.op)
         extra = {"vocab": self.labels.get("vocab")} if op.reads_vocab else {}
-        return op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
+        ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
+        if self.origin is None:
+            return ex
+        from explain.origin import with_origin  # lazy: only a run whose weights came from a file has origins
+
+        return with_origin(self, step, tuple(index), ex)
 
     def axis_labels(self, axis: str, item: int | None = 0) -> list[str] | None:
         """Labels of an axis called ``axis`` (tokens for positions, words for the vocabulary), if known.

@@ -119,9 +119,9 @@ def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, A
     return {"masked_by": mat} if ops.get(step.op).probability else {"before": mat}
 
 
-def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
+def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12, origin: bool = True) -> Group:
     """A cell explanation without its result line: the title, the table of terms (windowed to ``max_rows``
-    rows with a ``⋮``), the arithmetic lines."""
+    rows with a ``⋮``), the arithmetic lines and (``origin``) where a weight it reads came from in its file."""
     parts: list[Any] = [Text(ex.title, style="bold")]
     if ex.columns and ex.rows:
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
@@ -136,7 +136,15 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
         parts.append(table)
     lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
     parts.extend(Text(line) for line in lines)
+    if origin and ex.origin is not None:
+        parts.append(origin_view(ex.origin))
     return Group(*parts)
+
+
+def origin_view(origin: CellExplanation) -> Group:
+    """Where a weight read from a file came from (a GGUF's quantized block, :mod:`explain.origin`), after a
+    blank line: its heading, then its lines."""
+    return Group(Text("\n" + origin.title, style="bold yellow"), *(Text(line, style="yellow") for line in origin.lines))
 
 
 def table_rows(n: int, count: int, focus: tuple[int, ...] = ()) -> list[int | None]:
@@ -244,4 +252,5 @@ def _fold(text: str, width: int) -> list[str]:
 
 def explanation_view(ex: CellExplanation, precision: int = 4, max_rows: int = 12) -> Group:
     """A cell explanation: the title, the table of terms (windowed), the arithmetic lines, the result."""
-    return Group(explanation_body(ex, precision, max_rows), explanation_result(ex, precision))
+    parts = [explanation_body(ex, precision, max_rows, origin=False), explanation_result(ex, precision)]
+    return Group(*parts, *([origin_view(ex.origin)] if ex.origin is not None else []))

@@ -98,8 +98,11 @@ def test_a_quantized_weight_says_where_its_float_came_from(tmp_path: Path, qtype
             text = "\n".join(ex.lines)
             assert "scale d" in text and "stored integer q" in text and (qtype != "Q4_1" or "minimum m" in text)
             assert ("permuted" in text) == (name.endswith(("W_Q", "W_K")))
-    with pytest.raises(ExplainError, match="unquantized"):
-        ck.weight_origin("ln_final.w", (0,))
+    for name in ("ln_final.w", "blocks.1.ln2.w"):  # the norms stay float32 in the file: read as is
+        ex = ck.weight_origin(name, (3,))
+        assert ex.value == params[name][3] and "stored as F32" in "\n".join(ex.lines)
+    with pytest.raises(ExplainError, match="not a weight"):
+        ck.weight_origin("blocks.0.attn.scores", (0, 0))
 
 
 def test_rows_left_permuted_would_be_caught(tmp_path: Path) -> None:
