@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
      "explain.sampling", "explain.tokenizer_guard"),
     ("explain.ops",),
-    ("explain.trace", "explain.recorder", "explain.slices"),
+    ("explain.trace", "explain.recorder", "explain.slices", "explain.origin"),
     ("explain.models", "explain.weights", "explain.wordlevel",
      "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report",
      "explain.models.generate", "explain.memory",
