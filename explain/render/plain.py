@@ -162,9 +162,11 @@ def _cell_doc(trace: Trace, step: Step, cell: tuple[int, ...]) -> dict[str, Any]
     def term(v: Any) -> Any:
         return _jsonable(v) if isinstance(v, (int, float)) or hasattr(v, "dtype") else str(v)
 
+    origin = None if ex.origin is None else {  # a GGUF run: where the weight the cell reads came from in the file
+        "title": ex.origin.title, "value": _jsonable(ex.origin.value), "lines": list(ex.origin.lines)}
     return {"cell": list(cell), "value": _jsonable(ex.value), "explanation": {
         "title": ex.title, "columns": list(ex.columns), "rows": [[term(v) for v in row] for row in ex.rows],
-        "lines": list(ex.lines), "shown": ex.shown}}
+        "lines": list(ex.lines), "shown": ex.shown, "origin": origin}}
 
 
 def _picked(s: Step, pick: Pick) -> tuple[Any, dict[str, int]]:

@@ -11,6 +11,7 @@ it; a gradient step and a run with random weights have none; the walkthrough pri
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +107,20 @@ def test_printed_after_the_arithmetic(trace) -> None:
     assert "came from in the file" in body and "stored integer q" in body
     view = _text(explanation_view(ex))  # the walkthrough: the result first, then where the weight came from
     assert view.index("sum of 32 products") < view.index("came from in the file")
+
+
+def test_plain_and_json_cell_carry_it(q4: Path, trace) -> None:
+    """--cell prints one drill-down (issue 26's): --plain after the result, --json as "origin"."""
+    from click.testing import CliRunner
+
+    from explain.cli import main
+
+    args = ["run", "--checkpoint", str(q4), "--text", TEXT, "--match", "blocks.0.attn.q", "--cell", "0,1,2,3"]
+    plain = CliRunner().invoke(main, [*args, "--plain"], catch_exceptions=False)
+    assert plain.exit_code == 0, plain.output
+    assert plain.output.index("sum of 32 products") < plain.output.index("came from in the file")
+    assert "stored integer q" in plain.output
+    doc = json.loads(CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False).output)
+    origin = next(s for s in doc["steps"] if s["name"] == "blocks.0.attn.q")["explanation"]["origin"]
+    want = trace.explain("blocks.0.attn.q", (0, 1, 2, 3)).origin
+    assert origin["title"] == want.title and origin["value"] == want.value and origin["lines"] == want.lines
