@@ -9,7 +9,6 @@ sub-expressions; arguments that configure the call are read by :mod:`explain.che
 from __future__ import annotations
 
 import ast
-from difflib import get_close_matches
 from typing import TYPE_CHECKING
 
 from explain import shape_rules as rules
@@ -83,6 +82,8 @@ def dotted(node: ast.expr) -> str | None:
 
 
 def unknown_function(name: str) -> UsageError:
+    from difflib import get_close_matches  # lazy: only a mistake pays for difflib (bench_check_startup)
+
     near = get_close_matches(name.rsplit(".", 1)[-1], FUNCTIONS + F_FUNCTIONS + EINOPS_FUNCTIONS, n=1)
     maybe = f" (did you mean {near[0]}?)" if near else ""
     return UsageError(f"not supported: function {name}(){maybe}; numpy: {', '.join(FUNCTIONS)}; torch.: "

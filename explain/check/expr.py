@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from difflib import get_close_matches
 from typing import Any
 
 from explain import shape_rules as rules
@@ -175,6 +174,8 @@ class Checker:
         if name in FUNCTIONS or name in NP_NAMES:
             raise UsageError(f"{name} is a function or module, not an array: call it, like {name}(x)"
                              if name in FUNCTIONS else f"{name} on its own is not an array: use {name}.FUNCTION(x)")
+
+        from difflib import get_close_matches  # lazy: only a mistake pays for difflib (bench_check_startup)
 
         near = get_close_matches(name, list(self.b.arrays) + list(self.b.dims), n=1)
         maybe = f" (did you mean {near[0]}?)" if near else ""

@@ -6,8 +6,6 @@ Imports only click and :mod:`explain.check` (no numpy, textual or rich), so it s
 from __future__ import annotations
 
 import inspect
-import json
-import textwrap
 
 import click
 
@@ -20,6 +18,16 @@ from explain.errors import UsageError
 
 class CheckCommand(click.Command):
     """A command that says what to do when the shell split an unquoted EXPR into several arguments."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The list of what is supported is generated (explain.check.supported), so the help cannot fall behind
+        # it; it is built when help is shown, not at every start (bench_check_startup).
+        if not getattr(self, "_supported_listed", False):
+            import textwrap  # lazy: only --help wraps text; a check starts without it (bench_check_startup)
+
+            self.help = inspect.cleandoc(self.help or "") + "\n\n\b\n" + "\n".join(textwrap.wrap(help_text(), 100))
+            self._supported_listed = True
+        super().format_help_text(ctx, formatter)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # click consumes the list as it parses
@@ -100,10 +108,9 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
             click.echo(line, err=True)
         raise
     if doc is not None:
+        import json  # lazy: only --json pays for json (bench_check_startup)
+
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo("\n".join(lines or []))
 
-
-# The list of what is supported is generated (explain.check.supported), so the help cannot fall behind it.
-check.help = inspect.cleandoc(check.help or "") + "\n\n\b\n" + "\n".join(textwrap.wrap(help_text(), 100))
