@@ -25,8 +25,6 @@ from explain.check.args import (
     static_int,
     static_ints,
 )
-from explain.check.einops_ops import einops_call, letters_einsum
-from explain.check.methods import visit_method
 from explain.check.supported import (
     EINOPS_FUNCTIONS,
     EINOPS_NAMES,
@@ -40,7 +38,6 @@ from explain.check.supported import (
     TORCH_FUNCTIONS,
     TORCH_NAMES,
 )
-from explain.check.torchops import gather, torch_function
 from explain.errors import ShapeError, UsageError
 
 if TYPE_CHECKING:
@@ -111,6 +108,10 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
         if name == "float" and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
             return ck.make(call, "number", ())
         if name in EINOPS_FUNCTIONS and not (name == "einsum" and call.args and _is_str(call.args[0])):
+            from explain.check.einops_ops import (
+                einops_call,  # lazy: only PyTorch/einops lines load it (bench_check_startup)
+            )
+
             return einops_call(ck, call, name, span)
         if name not in FUNCTIONS:
             raise unknown_function(name)
@@ -126,16 +127,26 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
             return numpy_function(ck, call, func.attr, span)
         if prefix in TORCH_NAMES or prefix in F_NAMES:
             ck.torch = True
+            from explain.check.torchops import (
+                torch_function,  # lazy: only PyTorch/einops lines load it (bench_check_startup)
+            )
+
             return torch_function(ck, call, func.attr, prefix in F_NAMES, span)
         if prefix in EINOPS_NAMES:
             if func.attr not in EINOPS_FUNCTIONS:
                 raise unknown_function(path or func.attr)
+            from explain.check.einops_ops import (
+                einops_call,  # lazy: only PyTorch/einops lines load it (bench_check_startup)
+            )
+
             return einops_call(ck, call, func.attr, span)
         root = prefix.split(".")[0]
         if root in (*NP_NAMES, *TORCH_NAMES, "F", "nn", "math", *EINOPS_NAMES) and root not in ck.env:
             raise unknown_function(path or func.attr)
     if func.attr not in METHODS:
         raise UsageError(f"not supported: the method .{func.attr}(); supported methods: .{', .'.join(METHODS)}")
+    from explain.check.methods import visit_method  # lazy: only lines with methods load it (bench_check_startup)
+
     return visit_method(ck, call, func.attr, ck.visit(func.value), span)
 
 
@@ -166,6 +177,10 @@ def creation(ck: Checker, call: ast.Call, fname: str, args: list[ast.expr]) -> N
 
 def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int]) -> Node:
     if fname == "einsum":
+        from explain.check.einops_ops import (
+            letters_einsum,  # lazy: only PyTorch/einops lines load it (bench_check_startup)
+        )
+
         return letters_einsum(ck, call, span)
     args = bind(fname, call, SIGNATURES[fname], call.args, {"shape": "newshape"} if fname == "reshape" else None)
     if fname in ("ones", "zeros", "arange"):
@@ -217,6 +232,8 @@ def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int
             raise UsageError("repeat() takes one axis")
         return shaping.repeat_interleave(ck, call, this, static_int(ck, args["repeats"], "repeats"), axis, span)
     if fname == "take_along_axis":
+        from explain.check.torchops import gather  # lazy: gather's rule lives with PyTorch's (bench_check_startup)
+
         return gather(ck, call, this, ck.visit(args["indices"]), int_axis(ck, args["axis"], 0, fname), span, numpy=True)
     axis = static_axis(ck, args.get("axis"), None)
     keepdims = static_bool(ck, args.get("keepdims"), "keepdims")

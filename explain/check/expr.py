@@ -15,10 +15,8 @@ import warnings
 from typing import Any
 
 from explain import shape_rules as rules
-from explain.check import hints
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
-from explain.check.index import visit_subscript
 from explain.check.names import Ax, Names, binop_names, fmt_names
 from explain.check.node import Node
 from explain.check.parse import Bindings, check_length
@@ -141,6 +139,8 @@ class Checker:
         if isinstance(node, (ast.BinOp, ast.Compare)):
             return self.binop(node)
         if isinstance(node, ast.Subscript):
+            from explain.check.index import visit_subscript  # lazy: only indexing loads it (bench_check_startup)
+
             return visit_subscript(self, node)
         if isinstance(node, ast.Attribute):
             return self.attribute(node)
@@ -207,6 +207,8 @@ class Checker:
         try:
             shape = rules.matmul(left.shape, right.shape) if mat else rules.broadcast(left.shape, right.shape)
         except ShapeError as err:
+            from explain.check import hints  # lazy: only a mismatch needs the fix finder (bench_check_startup)
+
             einops = _EINOPS.search(self.src) is not None
             if mat:
                 hint, fix = hints.matmul_hint(left, right)
@@ -221,6 +223,8 @@ class Checker:
             raise self.fail(err, span[0], span[1], [left, right], hint, ("left", "right"), fix) from None
         names, clash = self.binop_names("matmul" if mat else op, left, right)
         if clash:
+            from explain.check import hints  # lazy: only a mismatch needs the fix finder (bench_check_startup)
+
             hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
             if fix is None:
                 hint, fix = hints.names_hint(left, right, self.torch, _EINOPS.search(self.src) is not None, mat)
