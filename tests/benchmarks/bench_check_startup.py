@@ -2,14 +2,17 @@
 
 Not a test (pytest collects test_*.py only): run it by hand, ``python tests/benchmarks/bench_check_startup.py``.
 Both commands are launched as fresh processes, interleaved so drift in machine load hits both alike; the
-report gives the median and best of each, and the ratio of medians, which must stay within 1.5.
+report gives the median and best of each, and the ratio of medians, which must stay within 1.2 (issue 28).
 Exits 1 if the ratio is over ``--max-ratio``.
 
-Two rounds: the environment as it is, and with bytecode caching on. When PYTHONDONTWRITEBYTECODE is set
-(as in some dev containers), explain's modules are compiled from source on every launch while click's
-site-packages come precompiled, which is not how an installed explain runs; the second round caches bytecode
-under a temporary PYTHONPYCACHEPREFIX, so nothing is written into the checkout. The first round is the one
-the budget applies to.
+The budget applies to explain as it runs once installed: ``pip install`` compiles every module to bytecode, so
+a launch reads ``.pyc`` files. When PYTHONDONTWRITEBYTECODE is set (as in some dev containers) an editable
+checkout is compiled from source on every launch while click's site-packages come precompiled; that round is
+printed for information, and the budgeted round caches bytecode under a temporary PYTHONPYCACHEPREFIX, so
+nothing is written into the checkout.
+
+Wall time on a shared 2-core machine is noisy, so when valgrind is installed the report adds the number of
+instructions each command executes (callgrind), which load does not change: a cross-check of the ratio.
 
 ``--quick`` (CI: tests/unit/test_benchmarks.py) launches each command once, one round, and asserts no
 budget: it checks the benchmark still runs.
@@ -68,22 +71,47 @@ def measure(label: str, runs: int, env: dict[str, str] | None = None) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--runs", type=int, default=20, help="launches of each command (default 20)")
-    parser.add_argument("--max-ratio", type=float, default=1.5, help="fail above this ratio (default 1.5)")
+    parser.add_argument("--max-ratio", type=float, default=1.2, help="fail above this ratio (default 1.2)")
     parser.add_argument("--quick", action="store_true", help="one launch each, no budget (CI: does it still run?)")
     opts = parser.parse_args()
     if opts.quick:
         measure("one launch each (--quick, no budget):", 1)
         return 0
 
-    ratio = measure("as this environment runs it:", opts.runs)
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        measure("as this environment runs it (modules compiled at every launch; not budgeted):", opts.runs)
         with tempfile.TemporaryDirectory() as cache:
             env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
             env["PYTHONPYCACHEPREFIX"] = cache
-            measure("with bytecode cached (as an installed explain runs):", opts.runs, env)
+            ratio = measure("with bytecode cached (as an installed explain runs):", opts.runs, env)
+            instruction_counts(env)
+    else:
+        ratio = measure("with bytecode cached (as an installed explain runs):", opts.runs)
+        instruction_counts(None)
     print(f"budget {opts.max_ratio:.2f}: {'ok' if ratio <= opts.max_ratio else 'OVER'}")
     return 0 if ratio <= opts.max_ratio else 1
 
+
+def instruction_counts(env: dict[str, str] | None) -> None:
+    """Print the instructions each command executes (valgrind's callgrind), if valgrind is installed."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("instructions: valgrind not installed, skipped")
+        return
+    counts = {}
+    for name, cmd in (("import click", [sys.executable, "-c", "import click"]),
+                      ("explain check", explain_command() + CHECK_ARGS)):
+        out = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                             capture_output=True, text=True, env=env).stderr
+        found = [line.split("Collected :")[1] for line in out.splitlines() if "Collected :" in line]
+        if not found:
+            print("instructions: valgrind gave no count, skipped")
+            return
+        counts[name] = int(found[-1].split()[0])
+    print("instructions executed (valgrind; load does not change them):")
+    for name, n in counts.items():
+        print(f"  {name:<14} {n / 1e6:8.1f} M")
+    print(f"  ratio {counts['explain check'] / counts['import click']:.2f}")
 
 if __name__ == "__main__":
     sys.exit(main())
