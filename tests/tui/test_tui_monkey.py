@@ -2,16 +2,24 @@
 300-byte name, ``~nosuchuser``, ``/dev/full``, escape sequences, 5,000 digits) into whatever has focus, on a
 small model with a tutorial and the real export and picture writers. The app neither raises nor hangs, and
 nothing is written outside the working folder (every write goes through explain.atomic, whose targets are
-recorded here; the folders around are compared before and after). MONKEY_KEYS overrides the count locally."""
+recorded here; the folders around are compared before and after). MONKEY_KEYS overrides the count locally.
+
+Each key is sent as Pilot.press sends it, then ``pilot.pause(0)``: every message queued on the screen and its
+widgets is handled and the screen painted before the next key. Pilot.press itself also waits twice per key for
+the process to look idle (at least 2 × 20 ms, up to 2 s while a worker thread computes): 5,000 keys spent more
+than three of their six minutes asleep. Workers here run while the keys go on, as they do for a quick typist."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import random
+import unicodedata
 from pathlib import Path
 
 from conftest import drive
 from textual import events
+from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 
 import explain.atomic
 from explain.tui.app import ExplainApp
@@ -23,6 +31,17 @@ EXTRA = ["up", "down", "left", "right", "tab", "shift+tab", "escape", "enter", "
 PASTES = ["a\0b", "n" * 300, "~nosuchuser_monkey/plot", "/dev/full", "/dev/null", ".", "..", "/", "\x1b[31mred",
           "9" * 5000, "-1", "nan", "1e-320", "sub/", "ok_name", "", "   "]
 SIZES = [(80, 24), (120, 40), (200, 50), (60, 20), (100, 30), (81, 25)]
+
+
+def _key_event(key: str) -> events.Key:
+    """The Key event Pilot.press builds for ``key`` (textual's App._press_keys): a name and its character."""
+    if len(key) == 1 and not key.isalnum():
+        key = _character_to_key(key)
+    try:
+        char = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+    except KeyError:
+        char = key if len(key) == 1 else None
+    return events.Key(key, char)
 
 
 def _listing(d: Path) -> dict[str, int]:
@@ -56,14 +75,21 @@ def test_five_thousand_random_keys_with_resizes_and_pastes(gpt_trace, tutorial, 
             elif r < 0.03:
                 focused = app.screen.focused or app.screen
                 focused.post_message(events.Paste(rng.choice(PASTES)))
-                await pilot.pause()
+                await pilot.pause(0)
             else:
-                await pilot.press(rng.choice(keys))
+                app.post_message(_key_event(rng.choice(keys)))
+                await pilot.pause(0)
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.is_running
 
-    drive(app, script, size=(120, 40), timeout=2400)  # a hang guard: about 2 min on a quiet 2-core machine
+    # Hang guards, not speed targets (about 2 min on a quiet 2-core machine): wait_for ends an await that never
+    # returns; faulthandler ends the process with every thread's stack if a key blocks the event loop itself.
+    faulthandler.dump_traceback_later(1800, exit=True)
+    try:
+        drive(app, script, size=(120, 40), timeout=1500)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
     for path in written:
         assert work in path.resolve().parents, f"wrote {path} outside the working folder"
     for d, before in around.items():
