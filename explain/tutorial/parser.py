@@ -16,6 +16,7 @@ from explain.readers import regular_file
 from explain.registry import MODELS
 from explain.tutorial.arrays import to_array
 from explain.tutorial.errors import Source
+from explain.tutorial.interp import parse as parse_interp
 from explain.tutorial.schema import (
     DEFAULT_TOL,
     EXPECT_KEYS,
@@ -112,7 +113,7 @@ class _Parser:
                             "narration")
         stops = [self.stop(s, i, tol) for i, s in enumerate(stops_data)]
         return Tutorial(name, title, summary, model, stops, options, embeddings, weights, path, tol, self.src,
-                        self.generation(data.get("generate", {})))
+                        self.generation(data.get("generate", {})), parse_interp(self, data.get("interp", {})))
 
     def generation(self, d: Any) -> dict[str, Any]:
         """The [generate] table: max_new_tokens, temperature (a number, or one per text of the batch), top_k,

@@ -17,6 +17,7 @@ from explain.shape_rules import fmt_shape
 from explain.trace import Step, Trace
 from explain.tutorial.checks import Check, check_stop
 from explain.tutorial.errors import Source, TutorialError
+from explain.tutorial.interp import record as record_interp
 from explain.tutorial.schema import Stop, Tutorial
 
 # CLI flags in engine messages, as the [options] keys a tutorial writes
@@ -89,8 +90,10 @@ def _run(tutorial: Tutorial) -> Trace:
     try:
         opts = run_options(tutorial)
         if tutorial.weights:
-            return run(tutorial.model, weights=_full_weights(tutorial, opts), **opts)
-        return run(tutorial.model, **opts)
+            trace = run(tutorial.model, weights=_full_weights(tutorial, opts), **opts)
+        else:
+            trace = run(tutorial.model, **opts)
+        return record_interp(tutorial.model, trace, opts, tutorial.interp)
     except TutorialError:
         raise
     except ExplainError as exc:

@@ -21,7 +21,7 @@ from explain.tutorial.errors import Source
 
 DEFAULT_TOL = 1e-6  # absolute; book numbers printed to 4 decimals need tol = 5e-5
 
-TOP_KEYS = ("title", "summary", "model", "tol", "options", "generate", "weights", "stops")
+TOP_KEYS = ("title", "summary", "model", "tol", "options", "generate", "weights", "stops", "interp")
 GENERATE_KEYS = tuple(o.name for o in GENERATION if o.tutorial)  # explain.generate's settings
 STOP_KEYS = ("step", "title", "narration", "cell", "precision", "question", "answer", "expect")
 OPTION_KEYS = tuple(o.name for o in OPTIONS if o.tutorial)
@@ -92,3 +92,4 @@ class Tutorial:
     tol: float = DEFAULT_TOL
     source: Source | None = field(default=None, repr=False, compare=False)
     generate: dict[str, Any] = field(default_factory=dict)  # a [generate] table: new tokens after the run
+    interp: dict[str, Any] = field(default_factory=dict)  # an [interp] table: lens, attribution, patch steps
