@@ -42,12 +42,16 @@ def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:
     what = {"resid": "each block's input at one position", "mlp": "each MLP output at one position",
             "heads": "each head's z at every position"}[s.kind]
     title = Text(f"recovered fraction, patching {what}", style="italic")
-    table = Table()
-    table.add_column("step", no_wrap=True)
+    table = Table(padding=(0, 1), collapse_padding=True)
+    table.add_column("layer", no_wrap=True)
     for c, label in enumerate(s.columns):
-        table.add_column(label if s.kind == "heads" else f"{c} {label}", justify="right", no_wrap=True)
-    for r, name in enumerate(s.steps):
-        table.add_row(name, *[Text(num(v, digits), style=_style(v)) for v in s.recovered[r]])
+        table.add_column(label.replace("head ", "h") if s.kind == "heads" else f"{c} {label}", justify="right",
+                         no_wrap=True)
+    for r in range(len(s.steps)):  # fixed decimals: a cell's width does not depend on its value
+        table.add_row(str(r), *[Text(f"{v + 0.0:.{digits}f}", style=_style(v)) for v in s.recovered[r]])
+    rows = Text({"resid": f"row L: the input of block L ({s.steps[0]}, then blocks.L−1.resid_post)",
+                 "mlp": "row L: blocks.L.mlp_out", "heads": "row L: blocks.L.attn.z, one head at every position"}[s.kind],
+                style="dim")
     note = Text("(patched − corrupted) / (clean − corrupted): 1 restores the clean run's difference, 0 changes "
                 f"nothing; {s.executed:,} steps recomputed in all (only those after each patch point)", style="dim")
-    return Group(runs_line(s.runs), title, table, note)
+    return Group(runs_line(s.runs), title, table, rows, note)

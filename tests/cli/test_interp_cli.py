@@ -89,7 +89,7 @@ PATCH = ("patch", "gpt", "--checkpoint", CKPT, "--text", "The cat is", "--corrup
 def test_patch_sweep_draws_the_recovered_fraction():
     out = invoke(*PATCH, "--sweep", "resid", "--plain")
     assert out.exit_code == 0, out.output
-    assert "recovered fraction" in out.output and "blocks.0.resid_post" in out.output and "␣step" in out.output
+    assert "recovered fraction" in out.output and "blocks.0.resid_pre" in out.output and "␣step" in out.output
     doc = json.loads(invoke(*PATCH, "--sweep", "heads", "--json").stdout)
     assert doc["columns"] == ["head 0", "head 1"] and len(doc["recovered"]) == 2
 
