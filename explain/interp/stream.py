@@ -19,6 +19,7 @@ from explain.recorder import Recorder, Ref
 from explain.registry import MODELS, able, quoted
 from explain.request import open_for
 from explain.trace import Step, Trace
+from explain.trained import use_trained
 
 WHY = "the lens, attribution and patching read the stream as that sum, which needs a pre-norm model"
 
@@ -114,7 +115,9 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
 
 def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
-    the run's texts."""
+    the run's texts. ``trained`` becomes the shipped folder first, as the run itself will read it (its words are
+    not the text's)."""
+    use_trained(options, options.get("weights"))
     if options.get("checkpoint") is not None:
         options["checkpoint"] = open_for(model, options["checkpoint"])
         return options["checkpoint"]
