@@ -17,7 +17,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from explain.trace import Trace
-from explain.tui.keys import KEYS
+from explain.tui.keys import KEYS, palette_title
 from explain.tui.screens.step import StepScreen
 
 EXIT_AFTER_FIRST_FRAME = "EXPLAIN_TUI_EXIT_AFTER_FIRST_FRAME"
@@ -80,7 +80,7 @@ class ExplainApp(App[None]):
             name = key.action.split("(")[0]
             if key.action == "quit" or screen.check_action(name, ()) is False:
                 continue
-            yield SystemCommand(key.help, f"key: {key.shown_keys}", partial(screen.run_action, key.action))
+            yield SystemCommand(palette_title(key), f"key: {key.shown_keys}", partial(screen.run_action, key.action))
         from explain.tui.tutorial import shipped  # lazy: screen loaded on first use
 
         yield SystemCommand("Tutorials: choose one", "the list of every tutorial", self.action_pick_tutorial)

@@ -57,6 +57,16 @@ KEYS: list[Key] = [
         group="drill"),
     Key("u", "scroll_drill(-1)", "scroll", "Scroll the drill-down up", "Cell", group="drill"),
     Key("a", "answer", "answer", "Reveal the answer to the stop's question", "Tutorial"),
+    # why: the four views of issue 27 as one footer item (yAPW why), so they fit at 80 columns (after a tutorial's
+    # answer key, which a tutorial at 80 keeps)
+    Key("y", "lens", "lens", "The logit lens: the top word after each layer and each attention, at every position",
+        "Why", group="why"),
+    Key("A", "attribution", "attribution", "Direct logit attribution: which head, MLP or embedding writes the top "
+        "word (against the runner-up)", "Why", group="why"),
+    Key("P", "patching", "patching", "Activation patching: the recovered fraction per layer × position (a run "
+        "opened by 'explain patch --sweep')", "Why", group="why"),
+    Key("W", "generated", "attention to new", "Each generated token's attention over the text so far (grows with G)",
+        "Why", group="why"),
     Key("s", "turn(-1, 1)", "slice", "Next slice along the last leading axis (the head)", "Slice", group="slice"),
     Key("S", "turn(-1, -1)", "slice", "Previous slice along the last leading axis", "Slice", group="slice"),
     Key("b", "turn(0, 1)", "slice", "Next slice along the first leading axis (the batch)", "Slice", group="slice"),
@@ -92,14 +102,6 @@ KEYS: list[Key] = [
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
     Key("c", "picture", "svg", "Save the screen as an SVG picture, named after the step (in this folder)", "Run"),
     Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt only)", "Run"),
-    Key("y", "lens", "lens", "The logit lens: the top word after each layer and each attention, at every position",
-        "Why"),
-    Key("A", "attribution", "attribution", "Direct logit attribution: which head, MLP or embedding writes the top "
-        "word (against the runner-up)", "Why"),
-    Key("P", "patching", "patching", "Activation patching: the recovered fraction per layer × position (a run "
-        "opened by 'explain patch --sweep')", "Why"),
-    Key("W", "generated", "attention to new", "Each generated token's attention over the text so far (grows with G)",
-        "Why"),
     Key("H", "page(0, -1)", "pan", "Pan left a window", "Cell", group="pan"),
     Key("J,pagedown", "page(1, 0)", "pan", "Pan down a window", "Cell", "J", group="pan"),
     Key("K,pageup", "page(-1, 0)", "pan", "Pan up a window", "Cell", "K", group="pan"),
@@ -149,6 +151,14 @@ def footer_actions(width: int, enabled: Callable[[str], bool]) -> frozenset[str]
         room -= w
         chosen.update(k.action for k in item)
     return frozenset(chosen)
+
+
+def palette_title(key: Key) -> str:
+    """The key's command in the palette: its help, led by its footer group's label when the help does not say
+    it, so what the footer shows ("yAPW why") is what the palette finds ("why")."""
+    if key.group and key.group.lower() not in key.help.lower():
+        return f"{key.group}: {key.help}"
+    return key.help
 
 
 def bindings() -> list[Binding]:

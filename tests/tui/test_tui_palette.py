@@ -13,7 +13,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from explain.tui.app import ExplainApp
-from explain.tui.keys import KEYS
+from explain.tui.keys import KEYS, palette_title
 from explain.tui.screens.help import keys_table
 
 
@@ -24,7 +24,7 @@ def test_every_action_in_palette_and_help(gpt_trace, tutorial):
         screen = app.screen
         enabled = [k for k in KEYS if screen.check_action(k.action.split("(")[0], ()) is not False]
         commands = {c.title for c in app.get_system_commands(screen)}
-        assert {k.help for k in enabled if k.action != "quit"} <= commands
+        assert {palette_title(k) for k in enabled if k.action != "quit"} <= commands
         assert "Quit the application" in {c.help for c in app.get_system_commands(screen)} or "Quit" in commands
         await pilot.press("question_mark")
         await pilot.pause()
@@ -90,6 +90,26 @@ def test_footer_shows_what_fits_with_help_and_quit_always(gpt_trace, tutorial, s
 
     drive(app, script, size=size)
 
+
+@pytest.mark.parametrize("size, with_tutorial", [((80, 24), False), ((120, 40), False), ((120, 40), True),
+                                                 ((200, 50), False), ((200, 50), True)])
+def test_footer_shows_the_why_keys(gpt_trace, tutorial, size, with_tutorial):
+    """y A P W (lens, attribution, patching, attention to new tokens) are one footer item, 'yAPW why', at every
+    size from 80×24 (in a tutorial from 120 columns: at 80 its answer key comes first); the palette finds each by
+    the footer's word 'why'."""
+    app = ExplainApp(gpt_trace, tutorial=tutorial if with_tutorial else None)
+
+    async def script(pilot):
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        shown = [k.key_display for k in footer.query(FooterKey)]
+        assert {"y", "A", "P", "W"} <= set(shown), shown
+        assert footer.virtual_size.width <= footer.size.width
+        why = {c.title for c in app.get_system_commands(app.screen) if c.title.startswith("why: ")}
+        assert {k.action for k in KEYS if palette_title(k) in why} == {"lens", "attribution", "patching",
+                                                                       "generated"}
+
+    drive(app, script, size=size)
 
 
 def test_footer_follows_a_resize(gpt_trace):
