@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import _until, drive, text_of
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Footer
+from textual.widgets._footer import FooterKey
 
 import explain
 from explain.interp.patching import prepare, sweep_runs
@@ -17,6 +18,17 @@ from explain.tui.keys import KEYS
 from explain.tui.state import View
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
+
+
+def footer_keys(screen) -> list[str]:
+    """The keys a screen's Footer shows."""
+    return [k.key_display for k in screen.query_one(Footer).query(FooterKey)]
+
+
+def footer_whole(screen) -> bool:
+    """The Footer shows its keys whole: it does not need to scroll."""
+    footer = screen.query_one(Footer)
+    return footer.virtual_size.width <= footer.size.width
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
 
@@ -44,6 +56,8 @@ def test_lens_screen_and_its_cell(size):
         table = screen.query_one(DataTable)
         assert table.row_count == 5 and len(table.columns) == 5  # 2 layers: 0, 0+attn, 1, 1+attn, 2; 4 tokens
         assert table.region.width > 0 and table.region.height >= 3
+        await _until(pilot, lambda: len(footer_keys(screen)) >= 2)
+        assert {"⏎", "esc"} <= set(footer_keys(screen)) and footer_whole(screen)  # the table's own Enter hid ⏎
         await pilot.press("right", "down")
         await pilot.pause()
         line = text_of(screen.query_one("#grid-cell"))
@@ -109,6 +123,8 @@ def test_generated_screen_grows_with_the_text():
         await _on(pilot, "GeneratedScreen")
         screen = app.screen
         assert screen.query_one(DataTable).row_count == 3
+        await _until(pilot, lambda: len(footer_keys(screen)) >= 6)
+        assert {"⏎", "esc", "n", "p", "s", "S"} <= set(footer_keys(screen)) and footer_whole(screen)  # at 80
         step_screen = app.screen_stack[-2]
         step_screen.view = View(longer)  # what a G in the step view does: a longer run
         await _until(pilot, lambda: screen.query_one(DataTable).row_count == 5, tries=3000)
@@ -117,7 +133,7 @@ def test_generated_screen_grows_with_the_text():
         await pilot.pause()
         assert screen.att.layer == 0
 
-    drive(app, script)
+    drive(app, script, size=(80, 24))
 
 
 @pytest.mark.parametrize("key, model, needle", [("y", "encoder", "post-LN"), ("A", "attention", "no residual"),

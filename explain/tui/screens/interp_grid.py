@@ -43,7 +43,9 @@ class GridScreen(ModalScreen[Any]):
     GridScreen #grid-title, GridScreen #grid-cell { height: auto; max-height: 6; padding: 0 1; }
     GridScreen DataTable { height: 1fr; }
     """
-    BINDINGS = [Binding("escape,q", "dismiss(None)", "close"), Binding("enter", "open", "open cell")]
+    # Enter has priority: the DataTable's own (hidden) Enter would otherwise shadow it, and the footer would not
+    # say what Enter does
+    BINDINGS = [Binding("escape,q", "dismiss(None)", "close"), Binding("enter", "open", "open cell", priority=True)]
 
     def header(self) -> Text:
         raise NotImplementedError
