@@ -93,7 +93,7 @@ KEYS: list[Key] = [
     Key("plus,equals_sign", "precision(1)", "digits", "One more digit after the point", "View", "+",
         group="digits"),
     Key("minus", "precision(-1)", "digits", "One digit fewer", "View", "-", group="digits"),
-    Key("m", "heads", "heads", "All heads' attention patterns side by side", "View"),
+    Key("m", "heads", "heads", "Every layer × head attention pattern, as a grid", "View"),
     Key("i", "toggle_operands", "inputs", "Show or hide the operands (the step's inputs)", "View"),
     Key("T", "toggle_sidebar", "tree", "Show or hide the step tree / narration", "View"),
     Key("e", "rerun", "re-run", "Change the input text and the config, and run again", "Run"),

@@ -1,4 +1,4 @@
-"""The heads view (``m``) at GPT-2 small's 12 heads: 4 tiles a row at 120 columns, each with every key column
+"""One layer's heads (``m`` then ``z``: the grid's zoom) at GPT-2 small's 12 heads: 4 tiles a row at 120 columns, each with every key column
 and a one-line title; the head the step view shows is marked; the arrows choose a head and Enter opens it in
 the step view; n/p page through the layers' patterns."""
 
@@ -8,7 +8,7 @@ from conftest import drive, text_of
 
 import explain
 from explain.tui.app import ExplainApp
-from explain.tui.screens.heads import HeadsScreen, tiles_per_row
+from explain.tui.screens.layer_heads import LayerHeadsScreen, tiles_per_row
 from explain.tui.widgets.pattern_tile import PatternTile
 
 TRACE = None
@@ -27,8 +27,10 @@ def test_twelve_heads_fit_whole_at_120_columns():
     async def script(pilot):
         await pilot.press("m")
         await pilot.pause()
+        await pilot.press("z")
+        await pilot.pause()
         screen = app.screen
-        assert isinstance(screen, HeadsScreen) and screen._per_row == 4
+        assert isinstance(screen, LayerHeadsScreen) and screen._per_row == 4
         tiles = list(screen.query(PatternTile))
         assert [t.head for t in tiles] == list(range(12))
         for tile in tiles:
@@ -47,6 +49,8 @@ def test_arrows_choose_a_head_enter_opens_it_and_n_pages_layers():
 
     async def script(pilot):
         await pilot.press("m")
+        await pilot.pause()
+        await pilot.press("z")
         await pilot.pause()
         await pilot.press("n")  # the next layer's pattern
         await pilot.pause()

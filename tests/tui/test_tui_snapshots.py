@@ -52,7 +52,14 @@ def test_snapshot_rerun_form(snap_compare):
 
 
 def test_snapshot_heads(snap_compare):
+    """One layer's heads with their values: the grid's zoom (m, then z)."""
     app = ExplainApp(explain.run("multihead", n_heads=4, d_model=16))
+    assert snap_compare(app, press=["m", "z"], terminal_size=(120, 40))
+
+
+def test_snapshot_head_grid(snap_compare):
+    """The layer × head grid (m) of a 2-layer, 4-head gpt at 120×40: every tile, the + cell, the kv-free ruler."""
+    app = ExplainApp(explain.run("gpt", n_heads=4, d_model=16))
     assert snap_compare(app, press=["m"], terminal_size=(120, 40))
 
 

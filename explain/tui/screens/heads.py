@@ -1,157 +1,279 @@
-"""The heads screen (``m``): every head's attention pattern side by side, as heatmaps with the tokens on the
-rows (queries) and key indices on the columns, on the [0, 1] scale of probabilities; the cell under the main
-cursor is marked in every head, so heads can be compared cell by cell.
+"""The heads screen (``m``): every attention pattern of the pass at once, as a layer × head grid of small
+heatmaps (BertViz's model view), drawn by :mod:`explain.render.head_grid`: a row per pattern step (``L3``; for
+the transformer ``E0`` encoder, ``D0`` decoder self-attention, ``D0x`` its cross-attention), a column per head;
+for grouped-query attention (llama) a second ruler says which key/value head each query head shares.
 
-As many tiles per row as fit whole (GPT-2 small's 12 heads of a short text: 4 × 3 at 120 columns); more rows
-scroll. Arrows choose a head (the one the step view shows is marked), Enter opens it in the step view, ``n`` /
-``p`` page to the next / previous layer's pattern. Dismisses with the view to show, or None."""
+GPT-2 small's 12 × 12 fit at 200×50; a smaller terminal pages the layers (and, with many heads, the heads). A
+pattern longer than its tile is max-pooled, said on screen. The colours are the step screen's scale (``V``
+there), and its cell cursor is the ``+`` in every tile (``H J K L`` move it). Arrows choose a tile, Enter opens
+it in the step view, ``z`` shows its layer's heads with their values (:mod:`.layer_heads`). Pooling a long
+pattern reads all of it (20 ms a layer of GPT-2 small's 12 heads at 1,024 tokens): a page bigger than
+:data:`SYNC_VALUES` is pooled in a thread, its tiles dotted until done, so the screen opens at once."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from explain import ops
-from explain.trace import Step, Trace
+from explain.ops.base import num
+from explain.render.head_grid import LABEL_W, Geometry, Pooled, draw_grid, geometry, pool
+from explain.render.step import axis_labels
+from explain.trace import Step
+from explain.tui.screens.layer_heads import (  # noqa: F401 - re-exported: the step screen imports them from here
+    LayerHeadsScreen,
+    head_axis,
+    is_pattern,
+    pattern_step,
+    tiles_per_row,
+)
 from explain.tui.state import View
-from explain.tui.widgets.pattern_tile import PatternTile
 
-MAX_TILES = 16
-GAP = 1  # columns between tiles (the key ruler and the values already end in a space)
-
-
-def is_pattern(step: Step) -> bool:
-    """An attention pattern: probabilities over positions (not over the vocabulary)."""
-    return ops.get(step.op).probability and len(step.shape) >= 2 and step.axes[-1] != "vocab"
+SYNC_VALUES = 4_000_000  # a page of patterns up to this many weights is pooled before the first frame
+_NAME = re.compile(r"^(?P<pre>.*?)(?P<side>encoder\.|decoder\.)?blocks\.(?P<n>\d+)\.(?P<attn>\w+)\.pattern$")
 
 
-def pattern_step(trace: Trace, index: int) -> Step | None:
-    """The pattern to show from step ``index``: that step if it is one, else the first one after it in the
-    same block, else the nearest one."""
-    here = trace[index]
-    if is_pattern(here):
-        return here
-    patterns = [s for s in trace if is_pattern(s)]
-    if not patterns:
-        return None
-    block = here.group[:1]
-    same = [s for s in patterns if s.group[:1] == block and s.index > index]
-    return same[0] if same else min(patterns, key=lambda s: abs(s.index - index))
+def row_label(step: Step) -> str:
+    """``L3`` (block 3), ``E0``/``D0`` (the transformer's encoder/decoder), ``D0x`` (its cross-attention)."""
+    m = _NAME.match(step.name)
+    if not m:
+        return step.label[:LABEL_W - 1]
+    side = {"encoder.": "E", "decoder.": "D"}.get(m["side"] or "", "L")
+    return f"{side}{m['n']}{'x' if 'cross' in m['attn'] else ''}"
 
 
-def head_axis(step: Step) -> int | None:
-    """The position of the head axis among the step's leading (slice) axes, if it has one."""
-    axes = list(step.axes[:-2])
-    return axes.index("head") if "head" in axes else None
-
-
-def tiles_per_row(n: int, need: int, width: int) -> int:
-    """How many tiles of ``need`` columns fit side by side in ``width``, with GAP between them."""
-    return max(1, min(n, (width + GAP) // (need + GAP)))
+def pass_of(step: Step) -> str:
+    """The forward pass a pattern belongs to: what its name has before the blocks (``gen.2.`` for a generated
+    token's; the encoder and the decoder are one pass)."""
+    m = _NAME.match(step.name)
+    return m["pre"] if m else step.name
 
 
 class HeadsScreen(ModalScreen[View | None]):
-    """One tile per head (at most 16) of the pattern in ``view``."""
+    """Every pattern of the pass of ``view``'s step × every head; dismisses with the view to show, or None."""
 
+    DEFAULT_CSS = """
+    HeadsScreen { align: center middle; }
+    HeadsScreen #dialog { width: 100%; height: 100%; border: round $accent; background: $surface; padding: 0 1; }
+    HeadsScreen #grid { height: 1fr; }
+    """
     BINDINGS = [Binding("escape,q,m", "dismiss(None)", "close"), Binding("enter", "open", "open head"),
+                Binding("z", "zoom", "layer's heads"),
                 Binding("left,h", "choose(0, -1)", show=False), Binding("right,l", "choose(0, 1)", show=False),
                 Binding("up,k", "choose(-1, 0)", show=False), Binding("down,j", "choose(1, 0)", show=False),
-                Binding("n,pagedown", "layer(1)", "next layer"), Binding("p,pageup", "layer(-1)", "previous layer")]
+                Binding("H", "cell(0, -1)", show=False), Binding("L", "cell(0, 1)", show=False),
+                Binding("K", "cell(-1, 0)", show=False), Binding("J", "cell(1, 0)", show=False),
+                Binding("n,pagedown", "page(1)", "next page"), Binding("p,pageup", "page(-1)", "previous page")]
 
     def __init__(self, view: View) -> None:
         super().__init__()
-        self.view = view  # the step view's own: its head is the one "shown"
-        self.pattern = view
-        axis = head_axis(view.step)
-        self.selected = view.lead[axis] if axis is not None and axis < len(view.lead) else 0
-        self._per_row = 1
+        self.view = view
+        here = view.step
+        self.patterns = [s for s in view.trace if is_pattern(s) and pass_of(s) == pass_of(here)]
+        self.row = self.patterns.index(here) if here in self.patterns else 0
+        axis = head_axis(here)
+        self.head = view.lead[axis] if axis is not None and axis < len(view.lead) else 0
+        self.cell = view.cell
+        self.n_heads = max((s.shape[head_axis(s)] if head_axis(s) is not None else 1) for s in self.patterns)
+        self.n = max(max(s.shape[-2:]) for s in self.patterns)
+        self.geo: Geometry | None = None
+        self.pooled: dict[tuple[int, tuple[int, int]], list[Pooled]] = {}  # (row, drawn size) → one per head
+        self._pending: set[tuple[int, tuple[int, int]]] = set()
 
     # -- what is shown -------------------------------------------------------------------------------------
-    def _patterns(self) -> list[Step]:
-        return [s for s in self.view.trace if is_pattern(s)]
+    def _lead(self, step: Step, head: int) -> tuple[int, ...]:
+        """The slice of ``step`` for ``head``: the step view's batch item, that head."""
+        axes, lead = step.axes[:-2], []
+        for i, a in enumerate(axes):
+            if a == "head":
+                lead.append(min(head, step.shape[i] - 1))
+            else:
+                lead.append(min(self.view.lead[i] if i < len(self.view.lead) else 0, step.shape[i] - 1))
+        return tuple(lead)
 
-    def _views(self) -> list[tuple[View, int | None]]:
-        step = self.pattern.step
+    def _heads_of(self, step: Step):
+        """The (heads, T_q, T_k) array of the step view's batch item."""
+        import numpy as np  # lazy: numpy off the shape path
+
         axis = head_axis(step)
+        lead = self._lead(step, 0)
         if axis is None:
-            return [(self.pattern, None)]
-        lead = self.pattern.lead
-        return [(replace(self.pattern, lead=tuple(h if i == axis else x for i, x in enumerate(lead))), h)
-                for h in range(min(step.shape[axis], MAX_TILES))]
+            return np.asarray(step.output[lead] if lead else step.output)[None]
+        index = tuple(slice(None) if i == axis else x for i, x in enumerate(lead))
+        return step.output[index]
 
-    def _header(self) -> Text:
-        step, patterns = self.pattern.step, self._patterns()
-        n = step.shape[head_axis(step)] if head_axis(step) is not None else 1
-        more = f" (first {MAX_TILES} of {n})" if n > MAX_TILES else ""
-        layer = f"  pattern {patterns.index(step) + 1} of {len(patterns)}" if len(patterns) > 1 else ""
-        colours = {"row": "each row's own min–max", "slice": "each head's own min–max"}.get(self.pattern.scale,
-                                                                                             "[0, 1]")
-        return Text.assemble((step.name, "bold cyan"), f": {n} head{'s' if n != 1 else ''}{more}{layer}. Rows are "
-                             f"queries, columns keys; colours on {colours}.\n",
-                             ("←↑↓→ choose a head · Enter opens it · n/p next/previous layer · Esc closes", "dim"))
+    def _kv(self, step: Step) -> dict[int, int] | None:
+        """Query head → the key/value head it shares, read from the block's repeat_kv step (llama's GQA)."""
+        rep = [s for s in self.view.trace if s.op == "repeat_kv" and s.group == step.group]
+        if not rep:
+            return None
+        n = int(rep[0].attrs.get("n", 1))
+        return {h: h // n for h in range(step.shape[head_axis(step)])} if n > 1 else None
+
+    def _page(self) -> tuple[list[int], list[int]]:
+        geo = self.geo
+        assert geo is not None
+        lp, hp = geo.layers_per_page, geo.heads_per_page
+        first_row, first_head = (self.row // lp) * lp, (self.head // hp) * hp
+        return (list(range(first_row, min(len(self.patterns), first_row + lp))),
+                list(range(first_head, min(self.n_heads, first_head + hp))))
+
+    def _key(self, row: int) -> tuple[int, tuple[int, int]]:
+        assert self.geo is not None
+        step = self.patterns[row]
+        return row, (min(step.shape[-2], 2 * self.geo.tile_h), min(step.shape[-1], self.geo.tile_w))
+
+    def _pool_row(self, row: int) -> None:
+        key = self._key(row)
+        if key not in self.pooled:
+            self.pooled[key] = pool(self._heads_of(self.patterns[row]), *key[1])
+
+    def _title(self) -> Text:
+        step = self.patterns[self.row]
+        rows, heads = self._page()
+        n_q, n_k = step.shape[-2:]
+        t = Text.assemble((f"Attention patterns: {len(self.patterns)} × {self.n_heads} heads", "bold"),
+                          f" (rows: {'–'.join(dict.fromkeys(row_label(self.patterns[r]) for r in (rows[0], rows[-1])))}"
+                          f"{'' if len(rows) == len(self.patterns) else f' of {len(self.patterns)}'}"
+                          f"{'' if len(heads) == self.n_heads else f'; heads {heads[0]}–{heads[-1]}'}), "
+                          "queries down, keys across")
+        pooled = self.pooled.get(self._key(self.row))
+        if pooled and pooled[0].block != (1, 1):
+            q, k = pooled[0].block
+            t.append(f"; {n_q}×{n_k} drawn {len(pooled[0].row_edges) - 1}×{len(pooled[0].col_edges) - 1}: "
+                     f"each cell the largest weight of up to {q}×{k} (max-pool)", "yellow")
+        scale = {"row": "each row's own min–max", "slice": "each tile's own min–max"}.get(self.view.scale,
+                                                                                          "[0, 1]")
+        t.append(f". Colours on {scale}; grey: masked (all 0).")
+        if self._kv(step):
+            t.append(" kv: the key/value head each query head shares (grouped-query attention).")
+        t.append("\n")
+        t.append("←↑↓→ choose · H J K L move the + cell · Enter opens · z values · n/p page · Esc closes", "dim")
+        return t
+
+    def _foot(self) -> Text:
+        step = self.patterns[self.row]
+        q, k = min(self.cell[0], step.shape[-2] - 1), min(self.cell[1], step.shape[-1] - 1)
+        value = float(step.output[self._lead(step, self.head) + (q, k)])
+        words = axis_labels(self.view.trace, step, len(step.shape) - 2, self._lead(step, self.head)) or []
+        keys = axis_labels(self.view.trace, step, len(step.shape) - 1, self._lead(step, self.head)) or []
+        qw = f" '{words[q]}'" if q < len(words) else ""
+        kw = f" '{keys[k]}'" if k < len(keys) else ""
+        kv = self._kv(step)
+        shares = f" (shares key/value head {kv[self.head]})" if kv else ""
+        return Text.assemble((f"{row_label(step)} head {self.head}{shares}", "bold"),
+                             f"  {step.name}[…, {q}, {k}]: query {q}{qw}, key {k}{kw} = ",
+                             (num(value, self.view.precision), "bold green"))
+
+    def _grid(self) -> Text:
+        if self.geo is None:
+            return Text("")
+        rows, heads = self._page()
+        tiles = {}
+        for r in rows:
+            pooled = self.pooled.get(self._key(r))
+            for h in heads:
+                tiles[(r, h)] = pooled[h] if pooled and h < len(pooled) else None
+        kv = self._kv(self.patterns[rows[0]])
+        grid = draw_grid(tiles, rows, heads, self.geo, self.n, selected=(self.row, self.head),
+                         cursor=self.cell, scale_mode=self.view.scale, kv=kv,
+                         labels={r: row_label(self.patterns[r]) for r in rows})
+        return grid
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self._header(), id="heads-title")
-            with VerticalScroll(id="tiles-scroll", can_focus=False):  # the arrows choose heads; it scrolls to them
-                yield Grid(*self._tiles(), id="tiles")
+            yield Static("", id="grid-title")
+            yield Static("", id="grid")
+            yield Static("", id="grid-foot")
 
-    def _tiles(self) -> list[PatternTile]:
-        shown = self.view.index == self.pattern.index
-        axis = head_axis(self.pattern.step)
-        current = self.view.lead[axis] if shown and axis is not None and axis < len(self.view.lead) else None
-        return [PatternTile(v, h, selected=(h or 0) == self.selected, shown=h == current) for v, h in self._views()]
+    def on_resize(self) -> None:  # also the first layout: a screen gets its size as a resize
+        self._layout()
 
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._fit)
+    def _layout(self) -> None:
+        width = max(self.size.width - 4, 10)  # border and padding
+        kv_row = 1 if self._kv(self.patterns[0]) else 0
+        for _ in range(2):  # the title says how the page is pooled, and its lines take from the grid's height
+            title = len(self._title().wrap(self.app.console, width)) if self.geo is not None else 3
+            height = self.size.height - 2 - title - 1  # border, title, foot
+            self.geo = geometry(len(self.patterns), self.n_heads, self.n, width, max(height - kv_row, 3))
+            self._fill(redraw=False)
+        self._redraw()
 
-    def on_resize(self) -> None:
-        self._fit()
+    def _fill(self, redraw: bool = True) -> None:
+        """Pool the page's patterns (at once when small, else in a thread), then draw."""
+        rows, heads = self._page()
+        todo = [r for r in rows if self._key(r) not in self.pooled and self._key(r) not in self._pending]
+        size = sum(self.patterns[r].output.size for r in todo)
+        if size <= SYNC_VALUES:
+            for r in todo:
+                self._pool_row(r)
+        elif todo:
+            self._pending.update(self._key(r) for r in todo)
+            self._pool_rows(todo)
+        if redraw:
+            self._redraw()
 
-    def _fit(self) -> None:
-        """Tiles per row: as many as fit whole in the width there is."""
-        tiles = list(self.query(PatternTile))
-        if not tiles:
+    @work(thread=True, exclusive=False)
+    def _pool_rows(self, rows: list[int]) -> None:
+        for r in rows:
+            self._pool_row(r)
+            self._pending.discard(self._key(r))
+            self.app.call_from_thread(self._redraw)
+
+    def _redraw(self) -> None:
+        if not self.is_attached:
             return
-        width = self.query_one("#tiles", Grid).content_size.width or self.size.width - 4
-        self._per_row = tiles_per_row(len(tiles), max(t.needed_width() for t in tiles), width)
-        grid = self.query_one("#tiles", Grid)
-        grid.styles.grid_size_columns = self._per_row
-        grid.styles.grid_gutter_horizontal = GAP
+        self.query_one("#grid-title", Static).update(self._title())
+        self.query_one("#grid", Static).update(self._grid())
+        self.query_one("#grid-foot", Static).update(self._foot())
 
     # -- actions -------------------------------------------------------------------------------------------
-    def action_choose(self, d_row: int, d_col: int) -> None:
-        n = len(self._views())
-        target = self.selected + d_row * self._per_row + d_col
-        if not 0 <= target < n:
+    def action_choose(self, d_row: int, d_head: int) -> None:
+        row, head = self.row + d_row, self.head + d_head
+        if not (0 <= row < len(self.patterns) and 0 <= head < self.n_heads):
             return
-        self.selected = target
-        for tile in self.query(PatternTile):
-            tile.selected = (tile.head or 0) == target
-            tile.refresh()
-        chosen = [t for t in self.query(PatternTile) if t.selected]
-        if chosen:
-            chosen[0].scroll_visible(animate=False)
+        page = self._page()
+        self.row, self.head = row, head
+        if self._page() != page:
+            self._fill()
+        else:
+            self._redraw()
+
+    def action_cell(self, d_row: int, d_col: int) -> None:
+        n_q, n_k = self.patterns[self.row].shape[-2:]
+        self.cell = (max(0, min(n_q - 1, self.cell[0] + d_row)), max(0, min(n_k - 1, self.cell[1] + d_col)))
+        self._redraw()
+
+    def action_page(self, delta: int) -> None:
+        assert self.geo is not None
+        row = self.row + delta * self.geo.layers_per_page
+        if not 0 <= row < len(self.patterns):
+            row = max(0, min(len(self.patterns) - 1, row))
+            if row == self.row:
+                self.notify(f"no {'later' if delta > 0 else 'earlier'} page", timeout=2)
+                return
+        self.row = row
+        self._fill()
+
+    def _chosen(self) -> View:
+        step = self.patterns[self.row]
+        n_q, n_k = step.shape[-2:]
+        cell = (min(self.cell[0], n_q - 1), min(self.cell[1], n_k - 1))
+        return replace(self.view, index=step.index, lead=self._lead(step, self.head), cell=cell)
 
     def action_open(self) -> None:
-        views = self._views()
-        self.dismiss(views[min(self.selected, len(views) - 1)][0])
+        self.dismiss(self._chosen())
 
-    async def action_layer(self, delta: int) -> None:
-        patterns = self._patterns()
-        i = patterns.index(self.pattern.step) + delta
-        if not 0 <= i < len(patterns):
-            self.notify(f"no {'later' if delta > 0 else 'earlier'} attention pattern", timeout=2)
-            return
-        self.pattern = replace(self.pattern, index=patterns[i].index).clamped()
-        self.query_one("#heads-title", Static).update(self._header())
-        grid = self.query_one("#tiles", Grid)
-        await grid.remove_children()
-        await grid.mount_all(self._tiles())
-        self._fit()
+    def action_zoom(self) -> None:
+        def back(view: View | None) -> None:  # Enter there opens a head in the step view: so does the grid
+            if view is not None:
+                self.dismiss(view)
+
+        self.app.push_screen(LayerHeadsScreen(self._chosen()), back)
