@@ -49,6 +49,33 @@ def test_stops_narration_answer_wander_and_back(gpt_trace, tutorial):
     drive(app, script)
 
 
+def test_narration_drawn_again_after_wandering_where_it_was_hidden(gpt_trace, tutorial):
+    """At 80 columns, wandering hides the sidebar (the tree needs 100): t shows the narration again, painted with
+    its stop's text, not the 'wandering' lines it last drew (a hidden pane has no width to draw the new text at)."""
+    app = ExplainApp(gpt_trace, tutorial=tutorial)
+
+    async def script(pilot):
+        pane = app.screen.query_one(NarrationPane)
+        painted: dict[int, str] = {}
+        draw = pane.render_line
+
+        def render_line(y):  # what the terminal gets, line by line, as it is painted
+            strip = draw(y)
+            painted[y] = " ".join(strip.text.split())
+            return strip
+
+        pane.render_line = render_line
+        await pilot.press("n", "w")
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        await pilot.pause()
+        shown = " ".join(painted[y] for y in sorted(painted))
+        assert app.screen.tutorial_on and pane.region.width > 0
+        assert "What shape is Q?" in shown and "wandering" not in shown, shown
+
+    drive(app, script, size=(80, 24))
+
 def test_tutorial_keys_hidden_without_tutorial(gpt_trace):
     app = ExplainApp(gpt_trace)
 

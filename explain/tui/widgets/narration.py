@@ -92,6 +92,8 @@ class NarrationPane(ScrollView):
             self.scroll_to(y=self._answer_line() if _answer_revealed(old, new) else 0, animate=False,
                            immediate=True)
             self.refresh()
+        else:  # hidden (wandering at 80 columns): no width to draw at; drawn at its first paint once shown
+            self._width = 0
 
     def _answer_line(self) -> int:
         """Where to scroll when the answer has just been revealed (on a small screen it is below the fold): the
