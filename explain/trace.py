@@ -167,6 +167,8 @@ class Trace(Sequence[Step]):
             raise ShapeError(f"cell {list(index)} is outside {step.name}, whose shape is {list(step.shape)}")
         op = ops.get(step.op)
         extra = {"vocab": self.labels.get("vocab")} if op.reads_vocab else {}
+        if op.row_words and step.axes[-1:] == ("vocab",):  # a row over the vocabulary: its k are words
+            extra["words"] = self.labels.get("vocab")
         ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
         if self.origin is None:
             return ex

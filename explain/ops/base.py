@@ -151,6 +151,9 @@ class Op:
     # Whether explain() names token ids by their words: the trace then passes ``vocab`` (the vocabulary's
     # labels) to it, so a student reads "id 26 (dog)", not a bare number.
     reads_vocab: ClassVar[bool] = False
+    # Whether its table of terms has a row per index k of the output's last axis: over a vocabulary (the next
+    # token's softmax) the trace passes that axis's words as ``words``, and k is written "7042 ␣Paris".
+    row_words: ClassVar[bool] = False
 
     # -- shapes ---------------------------------------------------------------------------------------------
     def shape(self, *shapes: Shape, **attrs: Any) -> Shape:

@@ -4,9 +4,10 @@ layer norm."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from explain import shape_rules as sr
-from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, id_word, idx, num, register
 from explain.shape_rules import fmt_shape
 
 
@@ -28,6 +29,7 @@ class Softmax(_RowOp):
 
     kind = "softmax"
     probability = True
+    row_words = True
     helpers = ("softmax",)
     default_note = ("Softmax turns each row of scores into weights that are positive and sum to 1: "
                     "exp(score) / Σ exp(scores). Larger scores get exponentially more weight.")
@@ -38,7 +40,7 @@ class Softmax(_RowOp):
     def source(self, out, ins, **attrs) -> str:
         return f"softmax({ins[0]})"
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
+    def explain(self, index, inputs, output, syms: Syms, words: Any = None, **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path
 
         r, j = _row(index)
@@ -52,7 +54,8 @@ class Softmax(_RowOp):
                 "a row needs at least one position it may attend to"])
         e = np.exp(row - m)
         s = e.sum()
-        rows = [(k, float(x), float(x - m), float(ek), float(ek / s)) for k, (x, ek) in enumerate(zip(row, e))]
+        rows = [(k if words is None else id_word(k, words), float(x), float(x - m), float(ek), float(ek / s))
+                for k, (x, ek) in enumerate(zip(row, e))]
         lines = [f"max of the row = {num(m)} (subtracted first so exp cannot overflow; the result is unchanged)",
                  f"Σ exp = {num(s)}",
                  f"exp({num(row[j])} − {arg(m)}) / {num(s)} = {num(e[j])} / {num(s)} = {num(output[index])}"]
