@@ -72,8 +72,8 @@ class LazyGroup(click.Group):
         except click.exceptions.Abort:
             _fail("aborted", 1, prefix="")
         except MemoryError:
-            _fail("ran out of memory; use a shorter input, fewer --layers, or a smaller --vocab/--d-model "
-                  "(explain refuses runs it can estimate; this one was not)", 1)
+            _fail("ran out of memory; use a shorter input or drop --backward (without --checkpoint, fewer --layers "
+                  "or a smaller --vocab/--d-model too; explain refuses runs it can estimate; this one was not)", 1)
         except BrokenPipeError:
             _quiet_stdout()  # the reader went away (explain … | head): not an error of ours
             sys.exit(0)

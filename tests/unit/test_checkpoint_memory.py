@@ -65,3 +65,16 @@ def test_backward_added_later_to_a_checkpoint_run(gguf: Path, monkeypatch: pytes
     with pytest.raises(ResourceError) as err:
         explain.api.with_backward(trace)
     assert "drop --backward" in str(err.value) and not any(opt in str(err.value) for opt in SIZE_OPTIONS)
+
+
+def test_an_out_of_memory_it_could_not_estimate_still_suggests_what_works(gguf: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last resort (a MemoryError no estimate foresaw) does not know whether the run had a checkpoint: it
+    offers the size options only for a run without one."""
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(explain.api, "run", out_of_memory)
+    line = _one_line(_run("run", "--checkpoint", str(gguf), "--text", TEXT, "--plain"))
+    assert "ran out of memory" in line and "shorter input" in line and "drop --backward" in line
+    assert "without --checkpoint, fewer --layers" in line, line
