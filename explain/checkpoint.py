@@ -1,8 +1,9 @@
 """Hugging Face GPT-2 checkpoints: a folder written by ``save_pretrained`` (``config.json``,
 ``model.safetensors``, optionally ``tokenizer.json``) opened as the engine's ``gpt``.
 
-:func:`open_checkpoint` reads and checks ``config.json`` only (the json module, nothing else), so
-``explain shapes gpt --checkpoint DIR`` stays as light as any shape query. The heavier pieces load on first use:
+:func:`open_checkpoint` reads ``config.json`` and model.safetensors' JSON header, and checks that they agree
+(:mod:`explain.folder_check`: json, nothing else), so ``explain shapes gpt --checkpoint DIR`` stays as light as
+any shape query and refuses a folder whose files disagree. The heavier pieces load on first use:
 the token labels from ``tokenizer.json`` (json again), the tokenizer itself (the ``tokenizers`` package) when
 text is encoded, and the weights (numpy and ``safetensors``) when :meth:`Checkpoint.params` is called.
 
@@ -33,9 +34,9 @@ from typing import Any
 
 from explain import tokenizer_guard, wordlevel
 from explain.errors import ExplainError, InputError, WeightsError
+from explain.folder_check import Table, check_caps, check_tensors, header_table
 from explain.limits import MAX_JSON_BYTES
 from explain.readers import read_json
-from explain.shape_rules import fmt_shape
 from explain.text import RowLabels
 from explain.token_labels import token_labels
 
@@ -43,7 +44,6 @@ CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json
 INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
 # Both names are GELU's tanh approximation, the only GELU the engine computes (explain.kernels.gelu).
 ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh")
-FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")
 
 # transformers' GPT2Config defaults, used for the keys a config.json leaves out, as transformers does.
 _DEFAULTS: dict[str, Any] = dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
@@ -152,6 +152,17 @@ def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
+def check_gpt2(table: Table, path: Path, o: dict[str, Any]) -> dict[str, str]:
+    """A GPT-2 model.safetensors' tensors (``table``: name -> shape, dtype) against the shapes config.json
+    implies (:func:`explain.folder_check.check_tensors`); returns the key of each tensor, prefix and all."""
+    prefix = "transformer." if any(k.startswith("transformer.") for k in table) else ""
+    says = (f"n_layer {o['n_layers']}, n_embd {o['d_model']}, n_inner {o['d_ff']}, vocab_size {o['d_vocab']}, "
+            f"n_positions {o['n_ctx']}")
+    short = lambda k: None if _IGNORED.fullmatch(k) else k[len(prefix):] if k.startswith(prefix) else k  # noqa: E731
+    return check_tensors(table, _expected_shapes(o), says, short=short, stored=lambda s: prefix + s,
+                         where=lambda k: f"'{path}'", missing_where=f"'{path}'")
+
+
 def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
     """The engine's parameters (float64) from a GPT-2 model.safetensors, every key and shape checked against
     the config first; errors name the file and the key."""
@@ -168,32 +179,8 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
         raise WeightsError(f"cannot read '{path}': {msg}; it must be a safetensors file "
                            "(save_pretrained(safe_serialization=True) writes one)") from None
     with f:
-        keys = list(f.keys())
-        prefix = "transformer." if any(k.startswith("transformer.") for k in keys) else ""
-        want = _expected_shapes(o)
-        found: dict[str, str] = {}
-        for k in keys:
-            short = k[len(prefix):] if k.startswith(prefix) else k
-            if short in want:
-                found[short] = k
-            elif not _IGNORED.fullmatch(k):
-                raise WeightsError(f"'{path}' has a tensor '{k}' that a GPT-2 with n_layer {o['n_layers']} does "
-                                   f"not use; check that {CONFIG} belongs to this {WEIGHTS}")
-        missing = [s for s in want if s not in found]
-        if missing:
-            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            raise WeightsError(f"'{path}' has no tensor '{prefix}{missing[0]}' of shape "
-                               f"{fmt_shape(want[missing[0]])}{more}; check that {CONFIG} belongs to this {WEIGHTS}")
-        for short in want:  # in model order, so the first error is the earliest tensor
-            k = found[short]
-            sl = f.get_slice(k)
-            shape, dtype = tuple(sl.get_shape()), sl.get_dtype()
-            if shape != want[short]:
-                raise WeightsError(f"tensor '{k}' in '{path}' has shape {fmt_shape(shape)} but {CONFIG} (n_embd "
-                                   f"{o['d_model']}, n_inner {o['d_ff']}, vocab_size {o['d_vocab']}, n_positions "
-                                   f"{o['n_ctx']}) needs {fmt_shape(want[short])}")
-            if dtype not in FLOAT_DTYPES:
-                raise WeightsError(f"tensor '{k}' in '{path}' is {dtype}; explain reads {', '.join(FLOAT_DTYPES)}")
+        table = {k: (tuple(f.get_slice(k).get_shape()), f.get_slice(k).get_dtype()) for k in f.keys()}
+        found = check_gpt2(table, path, o)
 
         def get(short: str) -> Any:
             k = found[short]
@@ -220,6 +207,8 @@ class Checkpoint:
         self.config = config
         self.options: dict[str, Any] = _config_options(config, f"'{path / CONFIG}'")
         self.weights_path = path / WEIGHTS
+        check_caps(self.options)
+        check_gpt2(header_table(self.weights_path), self.weights_path, self.options)  # the files agree, or one line
         tok = path / TOKENIZER
         self.tokenizer_path: Path | None = tok if tok.is_file() else None
         self._labels: dict[int, str] | None = None

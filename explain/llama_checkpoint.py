@@ -2,8 +2,8 @@
 engine's ``llama``: ``config.json``, ``model.safetensors`` or shards listed in ``model.safetensors.index.json``,
 and ``tokenizer.json``.
 
-Reading the config (and the tensor names, from the safetensors headers: JSON, no tensor data) is all that
-opening does, so ``explain shapes`` stays light; the weights are read on first use. The tensors map onto the
+Reading the config and the safetensors headers (JSON, no tensor data), and checking that they and the index agree
+(:mod:`explain.folder_check`), is all that opening does, so ``explain shapes`` stays light; the weights are read on first use. The tensors map onto the
 engine's parameters like this (a Hugging Face linear weight is stored [out, in]; the engine computes x·W)::
 
     model.embed_tokens.weight [V, d]                 W_E
@@ -22,14 +22,12 @@ a sliding window shorter than the context, biases on o_proj or the MLP, an activ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from explain.checkpoint import (
     CONFIG,
-    FLOAT_DTYPES,
     INSTALL,
     WEIGHTS,
     Checkpoint,
@@ -38,7 +36,7 @@ from explain.checkpoint import (
     _read_json,
 )
 from explain.errors import InputError, WeightsError
-from explain.shape_rules import fmt_shape
+from explain.folder_check import check_caps, check_index, check_tensors, header_table
 
 MODEL_TYPES = ("llama", "mistral", "qwen2")
 INDEX = "model.safetensors.index.json"
@@ -146,21 +144,6 @@ def to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def _header_names(path: Path) -> set[str]:
-    """The tensor names in a safetensors file's JSON header (no tensor data read)."""
-    try:
-        with open(path, "rb") as fh:
-            n = int.from_bytes(fh.read(8), "little")
-            if not 0 < n <= 100 * 2**20:
-                raise ValueError(f"a header of {n} bytes")
-            header = json.loads(fh.read(n))
-    except (OSError, ValueError) as exc:
-        raise WeightsError(f"cannot read '{path}': {exc}; it must be a safetensors file") from None
-    if not isinstance(header, dict):
-        raise WeightsError(f"cannot read '{path}': its header is not a JSON object; it must be a safetensors file")
-    return {k for k in header if k != "__metadata__"}
-
-
 class LlamaCheckpoint(Checkpoint):
     """A Llama/Mistral/Qwen2 folder: its config as ``llama`` options, its tokenizer.json, its weights."""
 
@@ -170,7 +153,8 @@ class LlamaCheckpoint(Checkpoint):
         self.path, self.config = path, config
         index = path / INDEX
         if (path / WEIGHTS).is_file():
-            self.files = {n: path / WEIGHTS for n in _header_names(path / WEIGHTS)}
+            tables = {WEIGHTS: header_table(path / WEIGHTS)}
+            wmap = dict.fromkeys(tables[WEIGHTS], WEIGHTS)
         elif index.is_file():
             doc = _read_json(index, "a safetensors index (weight_map: tensor name → shard file)")
             wmap = doc.get("weight_map") if isinstance(doc, dict) else None
@@ -179,10 +163,16 @@ class LlamaCheckpoint(Checkpoint):
             missing = sorted({v for v in wmap.values() if not (path / v).is_file()})
             if missing:
                 raise WeightsError(f"'{index}' lists the shard '{missing[0]}', which is not in '{path}'")
-            self.files = {k: path / v for k, v in wmap.items()}
+            tables = {v: header_table(path / v) for v in sorted(set(wmap.values()))}
+            check_index(index, wmap, tables)
         else:
             raise InputError(f"checkpoint folder '{path}' has neither {WEIGHTS} nor {INDEX}")
+        self.files = {k: path / v for k, v in wmap.items()}
         self.options = llama_options(config, f"'{path / CONFIG}'", set(self.files))
+        check_caps(self.options)
+        table = {k: t[k] for t in tables.values() for k in t}  # every tensor the folder holds: the files agree
+        check_tensors(table, expected_shapes(self.options), self._says(), short=lambda k: k, stored=lambda k: k,
+                      where=lambda k: f"'{self.files[k]}'", missing_where=f"checkpoint '{path}'")
         if self.options["n_ctx"] < (config.get("max_position_embeddings") or 0):  # a sliding window binds past it
             self.context_what = (f"the checkpoint's sliding window of {self.options['n_ctx']} tokens (explain does "
                                  "not compute windowed attention)")
@@ -192,6 +182,13 @@ class LlamaCheckpoint(Checkpoint):
         self._labels = None
         self._tokenizer = None
         self._params = None
+
+    def _says(self) -> str:
+        """config.json's sizes, as an error names them."""
+        o = self.options
+        return (f"num_hidden_layers {o['n_layers']}, hidden_size {o['d_model']}, num_attention_heads {o['n_heads']}, "
+                f"num_key_value_heads {o['n_kv_heads']}, head_dim {o['d_head']}, intermediate_size {o['d_ff']}, "
+                f"vocab_size {o['d_vocab']}")
 
     def pad_id(self) -> int:
         for key in ("pad_token_id", "eos_token_id", "bos_token_id"):
@@ -207,19 +204,14 @@ class LlamaCheckpoint(Checkpoint):
         return self._params
 
     def _load(self) -> dict[str, Any]:
-        """Every tensor checked (present, its shape, a float type) before any is converted; then float64."""
+        """Every tensor as float64 (present, its shape and a float type were checked on opening)."""
         import numpy as np  # lazy: numpy off the shape path
 
         try:
             from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
         except ImportError:
             raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
-        want = expected_shapes(self.options)
-        missing = [k for k in want if k not in self.files]
-        if missing:
-            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            raise WeightsError(f"checkpoint '{self.path}' has no tensor '{missing[0]}' of shape "
-                               f"{fmt_shape(want[missing[0]])}{more}; check that {CONFIG} belongs to these weights")
+        want = expected_shapes(self.options)  # every name, shape and type was checked when the folder opened
         handles: dict[Path, Any] = {}
         try:
             for path in sorted(set(self.files[k] for k in want)):
@@ -228,15 +220,6 @@ class LlamaCheckpoint(Checkpoint):
                 except Exception as exc:  # the parser's own errors (bad header, truncated file)
                     msg = (str(exc).splitlines() or [type(exc).__name__])[0]
                     raise WeightsError(f"cannot read '{path}': {msg}; it must be a whole safetensors file") from None
-            for k, shape in want.items():
-                sl = handles[self.files[k]].get_slice(k)
-                got, dtype = tuple(sl.get_shape()), sl.get_dtype()
-                if got != shape:
-                    raise WeightsError(f"tensor '{k}' in '{self.files[k]}' has shape {fmt_shape(got)} but {CONFIG} "
-                                       f"needs {fmt_shape(shape)}")
-                if dtype not in FLOAT_DTYPES:
-                    raise WeightsError(f"tensor '{k}' in '{self.files[k]}' is {dtype}; explain reads "
-                                       f"{', '.join(FLOAT_DTYPES)}")
 
             def get(k: str) -> Any:
                 f = handles[self.files[k]]

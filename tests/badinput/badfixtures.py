@@ -58,9 +58,47 @@ def _checkpoint(d: Path, config: dict | str, tensors: dict[str, tuple[list[int],
                 tokenizer: str | None = None) -> None:
     d.mkdir()
     (d / "config.json").write_text(config if isinstance(config, str) else json.dumps(config))
-    (d / "model.safetensors").write_bytes(_safetensors(tensors or {"wte.weight": ([8, 4], bytes(128))}))
+    (d / "model.safetensors").write_bytes(_safetensors(tensors or _gpt2_tensors()))
     if tokenizer is not None:
         (d / "tokenizer.json").write_text(tokenizer)
+
+
+def _gpt2_tensors(n_layer: int = 1, d: int = 4, vocab: int = 8, ctx: int = 8) -> dict[str, tuple[list[int], bytes]]:
+    """Every tensor of a GPT-2 (GPT2LMHeadModel's names), zeros of the shapes its config implies."""
+    shapes = {"transformer.wte.weight": [vocab, d], "transformer.wpe.weight": [ctx, d],
+              "transformer.ln_f.weight": [d], "transformer.ln_f.bias": [d]}
+    for i in range(n_layer):
+        for k, shape in (("ln_1.weight", [d]), ("ln_1.bias", [d]), ("attn.c_attn.weight", [d, 3 * d]),
+                         ("attn.c_attn.bias", [3 * d]), ("attn.c_proj.weight", [d, d]), ("attn.c_proj.bias", [d]),
+                         ("ln_2.weight", [d]), ("ln_2.bias", [d]), ("mlp.c_fc.weight", [d, 4 * d]),
+                         ("mlp.c_fc.bias", [4 * d]), ("mlp.c_proj.weight", [4 * d, d]), ("mlp.c_proj.bias", [d])):
+            shapes[f"transformer.h.{i}.{k}"] = shape
+    return {k: (v, bytes(4 * int(np.prod(v)))) for k, v in shapes.items()}
+
+
+LLAMA_CONFIG = dict(model_type="llama", hidden_size=4, num_attention_heads=2, num_key_value_heads=1,
+                    num_hidden_layers=1, intermediate_size=8, vocab_size=8, max_position_embeddings=8)
+
+
+def _llama_tensors() -> dict[str, tuple[list[int], bytes]]:
+    """Every tensor of LLAMA_CONFIG's model (tied embeddings), zeros."""
+    p = "model.layers.0."
+    shapes = {"model.embed_tokens.weight": [8, 4], "model.norm.weight": [4], p + "input_layernorm.weight": [4],
+              p + "self_attn.q_proj.weight": [4, 4], p + "self_attn.k_proj.weight": [2, 4],
+              p + "self_attn.v_proj.weight": [2, 4], p + "self_attn.o_proj.weight": [4, 4],
+              p + "post_attention_layernorm.weight": [4], p + "mlp.gate_proj.weight": [8, 4],
+              p + "mlp.up_proj.weight": [8, 4], p + "mlp.down_proj.weight": [4, 8]}
+    return {k: (v, bytes(4 * int(np.prod(v)))) for k, v in shapes.items()}
+
+
+def _sharded(d: Path, index: dict[str, str], shards: dict[str, list[str]]) -> None:
+    """A Llama folder whose tensors are split over ``shards`` (file -> names) with ``index`` as its weight_map."""
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    t = _llama_tensors()
+    for name, keys in shards.items():
+        (d / name).write_bytes(_safetensors({k: t[k] for k in keys}))
+    (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": index}))
 
 
 def hostile_tokenizer(regex: str = r"(?:a|a?)+\d") -> dict:
@@ -167,8 +205,8 @@ def make(d: Path) -> Path:
     _checkpoint(d / "ck_layers4", _gpt2_config(n_layer=10_000))
     _checkpoint(d / "ck_list", "[1, 2, 3]")
     _checkpoint(d / "ck_bool", _gpt2_config(n_layer=True))
-    _checkpoint(d / "ck_esc", _gpt2_config(), {"wte.weight": ([8, 4], bytes(128)),
-                                                f"h.0.{ESC}": ([1], bytes(4))})
+    _checkpoint(d / "ck_esc", _gpt2_config(), {**_gpt2_tensors(), f"h.0.{ESC}": ([1], bytes(4))})
+    _checkpoint(d / "ck_ok", _gpt2_config())
     _checkpoint(d / "ck_tokdeep", _gpt2_config(), tokenizer="[" * 100_000 + "]" * 100_000)
     _checkpoint(d / "ck_toktype", _gpt2_config(), tokenizer='{"model": {"vocab": [1, 2, 3]}}')
     _checkpoint(d / "ck_tokhostile", _gpt2_config(), tokenizer=json.dumps(hostile_tokenizer()))
@@ -179,6 +217,35 @@ def make(d: Path) -> Path:
     _checkpoint(d / "ck_wfifo", _gpt2_config())
     (d / "ck_wfifo" / "model.safetensors").unlink()
     os.mkfifo(d / "ck_wfifo" / "model.safetensors")
+
+    # checkpoint folders whose files disagree: refused on opening, before any tensor is read
+    full = _gpt2_tensors()
+    _checkpoint(d / "ck_vocab", _gpt2_config(vocab_size=16), full)  # wte has 8 rows
+    _checkpoint(d / "ck_deeper", _gpt2_config(n_layer=2), full)  # the file holds one block
+    _checkpoint(d / "ck_shallower", _gpt2_config(), _gpt2_tensors(n_layer=2))
+    _checkpoint(d / "ck_notensor", _gpt2_config(), {k: v for k, v in full.items() if "c_fc.bias" not in k})
+    _checkpoint(d / "ck_int", _gpt2_config(), {**full, "transformer.ln_f.bias": ([4], bytes(16))})
+    (d / "ck_int" / "model.safetensors").write_bytes((d / "ck_int" / "model.safetensors").read_bytes().replace(
+        b'"transformer.ln_f.bias": {"dtype": "F32"', b'"transformer.ln_f.bias": {"dtype": "I32"'))
+    big = hostile_tokenizer()
+    big["pre_tokenizer"] = None
+    big["model"]["vocab"] = {f"t{i}": i for i in range(20)}
+    _checkpoint(d / "ck_tokvocab", _gpt2_config(), full, tokenizer=json.dumps(big))  # 20 tokens, 8 rows
+    _checkpoint(d / "ck_cut", _gpt2_config(), full)
+    whole = (d / "ck_cut" / "model.safetensors").read_bytes()
+    (d / "ck_cut" / "model.safetensors").write_bytes(whole[: len(whole) - 100])  # an interrupted copy
+    _checkpoint(d / "ck_offsets", _gpt2_config(), full)
+    (d / "ck_offsets" / "model.safetensors").write_bytes(whole.replace(b'"shape": [4]', b'"shape": [5]', 1))
+    names = sorted(_llama_tensors())
+    half = {"model-1.safetensors": names[:6], "model-2.safetensors": names[6:]}
+    _sharded(d / "ck_shard_gone", {k: f for f, ks in half.items() for k in ks}, {"model-1.safetensors": names[:6]})
+    _sharded(d / "ck_shard_wrong", dict.fromkeys(names, "model-1.safetensors"), half)
+    _sharded(d / "ck_shard_unlisted", {k: "model-1.safetensors" for k in names[:6]},
+             {"model-1.safetensors": names})  # the index leaves out tensors its shard holds
+    _sharded(d / "ck_shard_ok", {k: f for f, ks in half.items() for k in ks}, half)
+    (d / "ck_llama_size").mkdir()
+    (d / "ck_llama_size" / "config.json").write_text(json.dumps({**LLAMA_CONFIG, "intermediate_size": 16}))
+    (d / "ck_llama_size" / "model.safetensors").write_bytes(_safetensors(_llama_tensors()))
 
     # --- things that are not files ---
     (d / "folder.npy").mkdir()

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.registry", "explain.check", "explain.trained"),  # the model registry (names, capabilities, defaults);
     # the shape checker; where the shipped trained GPT lives
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
-     "explain.sampling", "explain.tokenizer_guard"),
+     "explain.sampling", "explain.tokenizer_guard", "explain.folder_check"),
     ("explain.ops",),
     ("explain.trace", "explain.recorder", "explain.slices", "explain.origin"),
     ("explain.models", "explain.weights", "explain.wordlevel",
