@@ -69,6 +69,21 @@ class ExplainApp(App[None]):
 
         self.push_screen(TutorialPicker(shipped(), current), chosen)
 
+    def action_model_map(self) -> None:
+        """The model map (M) over the step screen; Enter there moves the step screen to the part chosen."""
+        from explain.tui.screens.model_map import ModelMapScreen  # lazy: screen loaded on first use
+
+        screen = self.screen
+        if not isinstance(screen, StepScreen):
+            return
+
+        def chosen(index: int | None) -> None:
+            if index is not None and index != screen.view.index:
+                screen._leave_path("the model map")  # a tutorial says the jump left its path
+                screen.view = screen.view.go(index)
+
+        self.push_screen(ModelMapScreen(screen.trace, screen.view.index), chosen)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         # Textual's own "Keys" (its key panel) beside our help ("Keys and what the panes show") made two "Keys"
         for command in super().get_system_commands(screen):

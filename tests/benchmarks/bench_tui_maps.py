@@ -27,7 +27,7 @@ from bench_tui_startup import PYTHON, Terminal  # noqa: E402 - the shared pseudo
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
 SMALL = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, n_ctx=64)
 WORDS = "the cat sat on the mat and the dog is happy".split()
-KEYS = {"m": b"m"}
+KEYS = {"m": b"m", "M": b"M"}
 SIZE = (200, 50)
 
 

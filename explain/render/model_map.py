@@ -1,0 +1,144 @@
+"""The model map, as text: the architecture of a run drawn from its steps' names and groups (no model code is
+read): embed → each block's parts (attention, MLP, the residual adds ``+``, the norms) → the final norm →
+logits and loss; the encoder and the decoder of the ``transformer`` side by side, their shared head below.
+
+A :class:`Node` is a box of one or more steps (a block's attention is one box: q, k, v, scores, …, its output
+projection); rows of nodes are joined by ``→`` and rows by an edge that carries the shape of the tensor that
+flows along it, ``│ (1, 4, 8)``. Generation and gradient steps are mapped to the forward step they come from, so
+the map lights the part of the model a step belongs to wherever the step screen is."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rich.text import Text
+
+from explain.shape_rules import fmt_shape
+from explain.trace import Trace
+
+_BLOCK = re.compile(r"^(?P<side>encoder\.|decoder\.)?blocks\.(?P<n>\d+)\.(?P<rest>.+)$")
+_SHORT = {"self_attn": "self", "cross_attn": "cross"}  # the decoder's row must fit half of 80 columns
+SIDES = ("encoder.", "decoder.")
+
+
+@dataclass
+class Node:
+    """A box of the map: its label, the steps it stands for (indices into the trace, in order) and the shape of
+    its output (its last step's)."""
+
+    label: str
+    steps: list[int] = field(default_factory=list)
+    key: str = ""  # the forward name prefix its steps share (``blocks.0.attn``, ``embed``): see :func:`node_key`
+    shape: tuple[int, ...] = ()
+
+
+@dataclass
+class Row:
+    """One line of the map: a label (``L3`` for a block, empty outside the blocks) and its nodes."""
+
+    label: str
+    nodes: list[Node]
+    edge: str = ""  # the shapes flowing down out of the row (``(1, 4, 8) + (4, 8)``); empty: the row's output
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.nodes[-1].shape
+
+
+def forward_name(name: str) -> str:
+    """The forward step a step comes from: ``blocks.0.attn.q.grad`` → ``blocks.0.attn.q`` (a gradient),
+    ``gen.2.blocks.0.attn.q`` → ``blocks.0.attn.q`` (a generated token's pass)."""
+    name = re.sub(r"^gen\.\d+\.", "", name)
+    return name.split(".grad")[0]
+
+
+def node_key(name: str, op: str) -> tuple[str, str]:
+    """(key, label) of the node a forward step belongs to: a block's sub-group (``attn``, ``mlp``), its output
+    projection with it (``attn_out`` → ``attn``), an add as ``+``, anything else by its own name."""
+    m = _BLOCK.match(name)
+    if not m:
+        return name, name.rpartition(".")[2] if name.startswith(SIDES) else name
+    block = name[: len(name) - len(m["rest"])]
+    part = m["rest"].split(".")[0]
+    if "." in m["rest"]:  # inside a sub-group: attn.q → attn
+        return block + part, _SHORT.get(part, part)
+    if part.endswith("_out") and part[:-4]:
+        return block + part[:-4], _SHORT.get(part[:-4], part[:-4])
+    return block + part, "+" if op == "add" else part
+
+
+def build(trace: Trace) -> tuple[list[list[Row]], list[Row]]:
+    """The map of ``trace``: a column of rows per side (one for a decoder-only model; the encoder's and the
+    decoder's for the transformer), and the rows after every block (the head: final norm, logits, loss)."""
+    columns: dict[str, list[Row]] = {}
+    tail: list[Row] = []
+    nodes: dict[str, Node] = {}
+    seen_block = False
+    for step in trace:
+        if step.name != forward_name(step.name) or step.name.startswith("gen."):
+            continue  # a gradient's or a generated token's step: lit through the forward step it comes from
+        key, label = node_key(step.name, step.op)
+        if key in nodes:
+            nodes[key].steps.append(step.index)
+            nodes[key].shape = tuple(step.shape)
+            continue
+        node = nodes[key] = Node(label, [step.index], key, tuple(step.shape))
+        side = next((s for s in SIDES if step.name.startswith(s)), "")
+        m = _BLOCK.match(step.name)
+        seen_block = seen_block or m is not None
+        rows = columns.setdefault(side, []) if side or m or not seen_block else tail
+        row_label = f"{side[:1].upper() if side else 'L'}{m['n']}" if m else ""
+        if not rows or rows[-1].label != row_label:
+            rows.append(Row(row_label, []))
+        rows[-1].nodes.append(node)
+    for rows in [*columns.values(), tail]:
+        for row, below in zip(rows, rows[1:] + tail[:1]):
+            row.edge = _edge(trace, row, below)
+    if "encoder." in columns and "decoder." in columns:  # the encoder's output goes to every cross-attention
+        last = columns["encoder."][-1]
+        last.edge = f"{fmt_shape(last.shape)} → each decoder cross"
+    return list(columns.values()), tail
+
+
+def _edge(trace: Trace, row: Row, below: Row) -> str:
+    """The shapes of what ``row`` hands to the row ``below``: the inputs of the first step below that are
+    steps of ``row`` (gpt's first add reads embed (1, 4, 8) and pos_embed (4, 8)); else ``row``'s output."""
+    mine = {trace[i].name for n in row.nodes for i in n.steps}
+    first = trace[below.nodes[0].steps[0]]
+    shapes = [fmt_shape(trace.shape_of(name)) for name in first.inputs if name in mine]
+    return " + ".join(shapes) if shapes else fmt_shape(row.shape)
+
+
+def lines_of(rows: list[Row], width: int, lit: set[int], chosen: Node | None,
+             places: dict[int, tuple[int, int]], col: int, top: int, last_edge: bool = True) -> list[Text]:
+    """The rows drawn in ``width`` columns (a row too long wraps under itself). Between two nodes of a row the
+    arrow carries the shape leaving the first when it changes (``─(1, 4, 8)→``); below a row that is not
+    followed by another block, an edge with the shape leaving it (``│ (1, 4, 8)``). ``places`` gets each
+    node's (line, column) on screen, for the cursor."""
+    out: list[Text] = []
+    for i, row in enumerate(rows):
+        head = f"{row.label:<4}" if row.label else ""
+        line = Text(head, style="bold", no_wrap=True, overflow="crop")
+        shown: tuple[int, ...] | None = None
+        for j, node in enumerate(row.nodes):
+            piece = f" {node.label} "
+            sep = ""
+            if j:
+                before = row.nodes[j - 1].shape
+                sep = "→" if before == shown or before == node.shape else f"─{fmt_shape(before)}→"
+                shown = before
+            if len(line) + len(sep) + len(piece) > width and len(line) > len(head):
+                out.append(line)
+                line = Text(" " * max(len(head), 1), no_wrap=True, overflow="crop")
+                sep = sep[1:] if sep.startswith("─") else sep
+            line.append(sep, "dim green" if len(sep) > 1 else "dim")
+            here = any(s in lit for s in node.steps)
+            style = " ".join(x for x in ("bold reverse" if node is chosen else "", "yellow" if here else "") if x)
+            places[id(node)] = (top + len(out), col + len(line))
+            line.append(piece, style or ("" if row.label else "cyan"))
+        out.append(line)
+        following = rows[i + 1] if i + 1 < len(rows) else None
+        if (following is not None and not (row.label and following.label)) or (following is None and last_edge):
+            out.append(Text(f" │ {row.edge or fmt_shape(row.shape)}", style="dim green"))  # the edge down
+    return out
