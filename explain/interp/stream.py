@@ -103,6 +103,7 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
         raise UsageError(f"{what} is empty; give one token of the vocabulary, e.g. {what} ' Paris'")
     ids = tokenizer.encode(word)
     unknown = not getattr(tokenizer, "fixed", True) and ids == [UNK] and word.strip().lower() != "<unk>"
+    unknown = unknown or bool(getattr(tokenizer, "unknown", None))  # a checkpoint's word vocabulary: became <unk>
     if len(ids) == 1 and not unknown:
         return int(ids[0])
     if unknown or not ids:

@@ -46,6 +46,7 @@ def test_lens_export_recomputes_its_steps(tmp_path):
     (("lens", "encoder", "--word", "cat"), 2, "post-LN"),
     (("lens", "gpt", "--checkpoint", CKPT, "--text", "The cat is", "--word", " mat"), 1, "is 2 tokens"),
     (("lens", "gpt", "--word", "Paris"), 1, "not in the vocabulary"),
+    (("lens", "gpt", "--trained", "--word", "zebra"), 1, "'zebra' is not in the vocabulary"),  # not read as <unk>
     (("lens", "gpt", "--word", "cat", "--plain", "--json"), 2, "choose one of"),
     (("lens", "gpt", "--word", "cat", "-o", "x.txt"), 2, "*.py"),
 ])
@@ -75,6 +76,7 @@ def test_attribute_json_and_export(tmp_path):
 @pytest.mark.parametrize("args, code, needle", [
     (("attribute", "transformer", "--word", "cat"), 2, "post-LN"),
     (("attribute", "gpt", "--word", "Paris"), 1, "not in the vocabulary"),
+    (("attribute", "gpt", "--trained", "--word", "mat", "--vs", "zebra"), 1, "'zebra' is not in the vocabulary"),
     (("attribute", "gpt", "--word", "cat", "--vs", "cat"), 2, "is --word itself"),
     (("attribute", "gpt"), 2, "--word"),
 ])
