@@ -15,6 +15,7 @@ import explain
 from explain.interp.patching import prepare, sweep_runs
 from explain.tui.app import ExplainApp
 from explain.tui.keys import KEYS
+from explain.tui.screens.interp_grid import GridScreen
 from explain.tui.state import View
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
@@ -39,8 +40,10 @@ def _on(pilot, name: str):
         screen = pilot.app.screen
         if type(screen).__name__ != name:
             return False
-        tables = screen.query(DataTable)
-        return not tables or tables.first().row_count > 0
+        if not isinstance(screen, GridScreen):
+            return True
+        tables = screen.query(DataTable)  # empty until the screen has composed
+        return bool(tables) and tables.first().row_count > 0
 
     return _until(pilot, ready, tries=3000)  # a hang guard, not a speed target: a loaded machine is slow
 
@@ -153,3 +156,33 @@ def test_keys_that_do_not_apply_say_why(key, model, needle):
 def test_the_keys_are_in_the_key_table():
     actions = {k.action for k in KEYS}
     assert {"lens", "attribution", "patching", "generated"} <= actions
+
+
+def test_the_rank_trail_stays_short_on_a_deep_model():
+    """A run of equal ranks is said once; only the runs near the cursor's point are spelled out between the first
+    and the last, so a 30-layer model's 61 points stay a few lines (SmolLM2's trail filled 6 lines and was cut)."""
+    from explain.tui.screens.lens import trail
+
+    ranks = [(f"{i}{s}", 1000 - 30 * i - len(s)) for i in range(30) for s in ("", "+attn")] + [("30", 1)]
+    line = trail(ranks, 40)
+    assert line.plain.startswith("0: 1000 … ") and line.plain.endswith(" … 30: 1")
+    assert line.plain.count("→") == 6 and "20: 400" in line.plain  # point 40 is '20', three runs either side
+    assert [line.plain[s.start:s.end] for s in line.spans if s.style == "bold"] == ["20: 400"]
+    same = [("0", 9), ("0+attn", 5), ("1", 5), ("1+attn", 5), ("2", 1)]
+    assert trail(same, 2).plain == "0: 9 → 0+attn–1+attn: 5 → 2: 1"
+
+
+def test_the_lens_line_is_whole_at_80x24_on_twelve_layers():
+    app = ExplainApp(explain.run("gpt", n_layers=12))
+
+    async def script(pilot):
+        await pilot.press("y")
+        await _on(pilot, "LensScreen")
+        await pilot.press("down", "down")
+        await pilot.pause()
+        cell = app.screen.query_one("#grid-cell")
+        await _until(pilot, lambda: "layer by layer" in text_of(cell))
+        assert "layer by layer: 0" in text_of(cell) and "12: " in text_of(cell)  # the first point and the last
+        assert cell.virtual_size.height <= cell.size.height, (cell.virtual_size, cell.size)  # nothing cut
+
+    drive(app, script, size=(80, 24))

@@ -45,12 +45,36 @@ class LensScreen(GridScreen):
         if not 0 <= row < len(self.lens.rows) or not 0 <= col < len(self.tokens):
             return Text("")
         follow = self._following(col)
-        ranks = " → ".join(f"{r.label}: {r.rank}" for r in follow.rows)
         here = follow.rows[row]
         return Text.assemble((here.step, "cyan"),
                              f"  the final prediction after position {col}, {follow.word_text!r}, has rank "
-                             f"{here.rank} and p = {num(here.prob, 4)} here; its rank layer by layer: {ranks}")
+                             f"{here.rank} and p = {num(here.prob, 4)} here; its rank layer by layer: ",
+                             trail([(r.label, r.rank or 0) for r in follow.rows], row))
 
     def source(self, row: int, col: int) -> tuple[str, tuple[int, ...]]:
         word = self.lens.rows[row].top[col][0]
         return lens_probs(lens_point(self.lens.rows[row].step)), (0, col, word)
+
+
+def trail(ranks: list[tuple[str, int]], at: int, around: int = 3) -> Text:
+    """The rank at each point, a run of equal ranks said once ('3–9+attn: 5'), the first and the last point always
+    and only the runs near ``at`` (its own in bold) between them, so the line stays a few lines long on a 30-layer
+    model (61 points) at 80 columns."""
+    runs: list[tuple[int, int]] = []  # [first, last] point of each run of one rank
+    for i, (_, rank) in enumerate(ranks):
+        if runs and ranks[runs[-1][0]][1] == rank:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    mine = next(k for k, (a, b) in enumerate(runs) if a <= at <= b)
+    keep = {0, len(runs) - 1, *range(mine - around, mine + around + 1)}
+    out, last = Text(), -1
+    for k, (a, b) in enumerate(runs):
+        if k not in keep:
+            continue
+        if out:
+            out.append(" … " if k != last + 1 else " → ")
+        label = ranks[a][0] if a == b else f"{ranks[a][0]}–{ranks[b][0]}"
+        out.append(f"{label}: {ranks[a][1]}", style="bold" if k == mine else "")
+        last = k
+    return out
