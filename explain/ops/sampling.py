@@ -177,8 +177,8 @@ class TopP(_Filter):
         return float(p)
 
     def formula(self, syms: Syms, p: float = 1.0, **attrs) -> str:
-        return (f"{syms.out}[v] = {syms.ins[0]}[v] if (probability of the tokens ranked above v) < p else −inf"
-                f"   (p = {num(p)})")
+        # one line of the step screen's header at 80 columns (issue 26, defect 9): 'P(…)' for 'probability of'
+        return f"{syms.out}[v] = {syms.ins[0]}[v] if P(tokens ranked above v) < p, else −inf   (p = {num(p)})"
 
     def explain(self, index, inputs, output, syms: Syms, p: float = 1.0, vocab: Any = None,
                 **attrs) -> CellExplanation:

@@ -121,3 +121,17 @@ def test_small_things_of_defect_9():
         tut = load_tutorial(name)
         texts = [tut.summary] + [f"{s.title} {s.narration} {s.question or ''}" for s in tut.stops]
         assert not any("z(2)" in t for t in texts)
+
+
+def test_a_generations_header_lines_fit_80_columns():
+    """Defect 9: on a generation's steps the header's formula and signature lines fit the step screen's centre
+    at 80 columns (the top-p formula took 90 cells and wrapped); the first line is checked by its own test."""
+    from rich.cells import cell_len
+
+    from explain.tui.layout import centre_width
+
+    width = centre_width(80, tutorial=False)[1]
+    trace = explain.generate("gpt", text="the cat is", top_k=3, top_p=0.9, temperature=0.7, max_new_tokens=2)
+    long = [(s.name, line) for s in trace if s.name.startswith("gen.") for line in (s.formula, s.signature)
+            if cell_len(line) > width]
+    assert long == []
