@@ -92,7 +92,7 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
         signal.signal(signal.SIGINT, previous)
     held = f", held-out {res.val_losses[-1][1]:.4f}" if res.val_losses else ""
     what = f"stopped at step {len(res.losses)} of {settings.steps} (Ctrl-C)" if res.stopped else \
-        f"{len(res.losses)} steps"
+        f"{len(res.losses)} step{'s' if len(res.losses) != 1 else ''}"
     click.echo(f"{what} in {res.seconds:.1f} s: training loss {res.losses[-1]:.4f}{held}; saved '{out}' "
                f"(open it with: explain run {model} --checkpoint {out})")
 

@@ -130,3 +130,10 @@ def test_a_run_that_will_not_fit_is_refused_before_allocating(tmp_path, monkeypa
     monkeypatch.setenv("EXPLAIN_MAX_BYTES", str(10**6))  # 1 MB: the shipped sizes need more
     one_line_error(invoke("train", "gpt", "--steps", "1", "-o", str(tmp_path / "x")), 1, "needs about", "at most")
     assert not (tmp_path / "x").exists()
+
+
+def test_one_step_is_said_in_the_singular(tmp_path):
+    """Issue 26, defect 9: '1 steps'."""
+    r = invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "-o", str(tmp_path / "m"))
+    assert r.exit_code == 0, r.output
+    assert "1 step in" in r.output and "1 steps" not in r.output
