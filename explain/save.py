@@ -2,8 +2,10 @@
 a step) in a file other tools load in one call, written atomically (:mod:`explain.atomic`).
 
 * ``FILE.npz``: numpy's uncompressed archive, keys = step names: ``np.load(FILE)["blocks.0.attn.pattern"]``
-  (torch users: ``torch.from_numpy``). ``np.savez`` writes one member at a time, in chunks, so a GPT-2-size
-  trace is never copied whole.
+  (torch users: ``torch.from_numpy``), written as ``np.savez`` writes it (a zip of ``.npy`` members, stored,
+  zip64) but with each member's bytes handed to ``zipfile`` straight from the array's memory: ``np.savez``
+  copies every 16 MiB chunk (``tobytes``) before zipfile checksums and writes it, 8.7 s of a GPT-2-size save
+  with 1,024 tokens (8.9 GB).
 * ``FILE.safetensors``: the safetensors layout (an 8-byte little-endian header length, a JSON header giving each
   tensor's dtype, shape and byte range, then the raw little-endian data), written here tensor by tensor
   because ``safetensors.numpy.save`` builds the whole file in memory (8 GB at GPT-2 size) and ``save_file``
@@ -13,6 +15,7 @@ a step) in a file other tools load in one call, written atomically (:mod:`explai
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -25,7 +28,6 @@ from explain.trace import Trace
 
 SUFFIXES = (".npz", ".safetensors")
 _DTYPES = {"f8": "F64", "f4": "F32", "i8": "I64", "i4": "I32", "b1": "BOOL", "u1": "U8"}
-_CHUNK = 16 * 2**20
 
 
 def tensors(trace: Trace) -> dict[str, np.ndarray]:
@@ -50,10 +52,25 @@ def _write_safetensors(arrays: dict[str, np.ndarray], fh: BinaryIO) -> None:
     fh.write(len(text).to_bytes(8, "little"))
     fh.write(text)
     for arr in arrays.values():
-        flat = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).reshape(-1)
-        step = max(1, _CHUNK // max(1, arr.itemsize))
-        for i in range(0, flat.size, step):  # a chunk at a time: never a second copy of a big tensor
-            fh.write(flat[i:i + step].tobytes())
+        fh.write(_raw(arr.astype(arr.dtype.newbyteorder("<"), copy=False)))
+
+
+def _raw(arr: np.ndarray) -> memoryview:
+    """The array's bytes in C order as a memoryview of its own memory (a copy only if it is not C-contiguous)."""
+    return memoryview(np.require(arr, requirements="C").reshape(-1).view(np.uint8))
+
+
+def _write_npz(arrays: dict[str, np.ndarray], fh: BinaryIO) -> None:
+    """What ``np.savez`` writes (members NAME.npy, stored, zip64; ``np.load`` reads it), each member's data
+    written from the array's memory: zipfile checksums and writes a buffer without copying it."""
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, arr in arrays.items():
+            if arr.dtype.hasobject:  # np.savez would pickle it, which np.load then refuses by default
+                raise UsageError(f"step {name} holds Python objects, which an .npz cannot store without pickling")
+            c = np.require(arr, requirements="C")  # the header says C order: a Fortran-order view is copied
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array_header_1_0(member, np.lib.format.header_data_from_array_1_0(c))
+                member.write(_raw(c))
 
 
 def check_save_path(path: str) -> None:
@@ -70,7 +87,7 @@ def save_trace(trace: Trace, path: str, force: bool = False) -> tuple[Path, int,
     arrays = tensors(trace)
     with atomic_write(target, force=force) as fh:
         if target.suffix == ".npz":
-            np.savez(fh, **arrays)
+            _write_npz(arrays, fh)
         else:
             _write_safetensors(arrays, fh)
     return target, len(arrays), sum(a.nbytes for a in arrays.values())

@@ -41,6 +41,23 @@ def test_npz_and_safetensors_hold_every_step(wide, tmp_path) -> None:
         save_trace(wide, str(tmp_path / "t.txt"))
 
 
+def test_npz_members_are_what_np_savez_writes(tmp_path) -> None:
+    """The .npz writer hands zipfile each array's own memory: a transposed (Fortran-order) view, a 0-d value,
+    booleans, integers and a zero-size array come back from np.load exactly, as np.savez's archive does."""
+    from explain.save import _write_npz
+
+    arrays = {"t": np.arange(12.0).reshape(3, 4).T, "s": np.array(2.5), "b": np.array([True, False]),
+              "i": np.arange(5, dtype=np.int32), "e": np.zeros((0, 3)), "blocks.0.attn.pattern": np.eye(3)[::2]}
+    with open(tmp_path / "ours.npz", "wb") as fh:
+        _write_npz(arrays, fh)
+    np.savez(tmp_path / "numpy.npz", **arrays)
+    with np.load(tmp_path / "ours.npz") as ours, np.load(tmp_path / "numpy.npz") as ref:
+        assert ours.files == ref.files
+        for k in ref.files:
+            assert ours[k].dtype == ref[k].dtype and ours[k].shape == ref[k].shape
+            np.testing.assert_array_equal(ours[k], ref[k])
+
+
 def test_json_omits_only_the_steps_past_the_limit_and_keeps_their_statistics(wide) -> None:
     doc = json.loads(trace_json(wide))
     steps = {s["name"]: s for s in doc["steps"]}
