@@ -38,6 +38,18 @@ def _style(v: float) -> str:
     return f"black on rgb({r},{g},{b})"
 
 
+def fraction(v: float, digits: int = 2) -> str:
+    """A recovered fraction with fixed decimals, so a column's width does not depend on its values; one that rounds
+    to zero is 0.00, not -0.00."""
+    return f"{round(float(v), digits) + 0.0:.{digits}f}"
+
+
+def rows_legend(s: Sweep) -> str:
+    """What row L of a sweep patches (its rows are labelled by layer only)."""
+    return {"resid": f"row L: the input of block L ({s.steps[0]}, then blocks.L−1.resid_post)",
+            "mlp": "row L: blocks.L.mlp_out", "heads": "row L: blocks.L.attn.z, one head at every position"}[s.kind]
+
+
 def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:
     what = {"resid": "each block's input at one position", "mlp": "each MLP output at one position",
             "heads": "each head's z at every position"}[s.kind]
@@ -47,11 +59,9 @@ def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:
     for c, label in enumerate(s.columns):
         table.add_column(label.replace("head ", "h") if s.kind == "heads" else f"{c} {label}", justify="right",
                          no_wrap=True)
-    for r in range(len(s.steps)):  # fixed decimals: a cell's width does not depend on its value
-        table.add_row(str(r), *[Text(f"{v + 0.0:.{digits}f}", style=_style(v)) for v in s.recovered[r]])
-    rows = Text({"resid": f"row L: the input of block L ({s.steps[0]}, then blocks.L−1.resid_post)",
-                 "mlp": "row L: blocks.L.mlp_out", "heads": "row L: blocks.L.attn.z, one head at every position"}[s.kind],
-                style="dim")
+    for r in range(len(s.steps)):
+        table.add_row(str(r), *[Text(fraction(v, digits), style=_style(v)) for v in s.recovered[r]])
+    rows = Text(rows_legend(s), style="dim")
     note = Text("(patched − corrupted) / (clean − corrupted): 1 restores the clean run's difference, 0 changes "
                 f"nothing; {s.executed:,} steps recomputed in all (only those after each patch point)", style="dim")
     return Group(runs_line(s.runs), title, table, rows, note)

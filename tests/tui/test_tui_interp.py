@@ -116,6 +116,30 @@ def test_sweep_screen_opens_a_cells_patched_run():
     drive(app, script)
 
 
+@pytest.mark.parametrize("size", SIZES)
+def test_an_eight_token_sweep_is_whole_from_80_columns(size):
+    """Rows by layer (what they patch said in the title), fixed two decimals: tutorial 20's sweep on the trained
+    GPT, 2 rows × 8 positions, needs no sideways scrolling at 80×24; the clean row 0 at the changed position
+    recovers 1."""
+    clean, corrupt = "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book"
+    runs = prepare("gpt", clean, corrupt, "tired", "happy", trained=True)
+    runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
+    app = ExplainApp(runs.corrupt)
+
+    async def script(pilot):
+        await pilot.press("P")
+        await _on(pilot, "SweepScreen")
+        table = app.screen.query_one(DataTable)
+        await _until(pilot, lambda: table.virtual_size.width > 0)
+        assert table.virtual_size.width <= table.size.width, (table.virtual_size, table.size)
+        assert [str(table.get_row_at(r)[0]) for r in range(2)] == ["0", "1"]
+        assert str(table.get_row_at(0)[3]) == "1.00" and str(table.get_row_at(1)[3]) == "0.88"
+        assert str(table.get_row_at(1)[5]) == "0.00"  # -4.6e-06, not "-0.00"
+        assert "row L: the input of block L" in text_of(app.screen.query_one("#grid-title"))
+
+    drive(app, script, size=size)
+
+
 def test_generated_screen_grows_with_the_text():
     short = explain.generate("gpt", max_new_tokens=3, text="The cat is", seed=1, ignore_eos=True)
     longer = explain.generate("gpt", max_new_tokens=5, text="The cat is", seed=1, ignore_eos=True)

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from explain.interp.patching import Sweep, describe
 from explain.ops.base import num
+from explain.render.patching import fraction, rows_legend
 from explain.tui.screens.interp_grid import GridScreen, heat
 
 
@@ -21,16 +22,20 @@ class SweepScreen(GridScreen):
         r = self.sweep.runs
         return Text.assemble(("activation patching", "bold cyan"), f": logit[{r.word_text!r}] − logit[{r.vs_text!r}]"
                              f" is {num(r.clean_diff, 4)} clean and {num(r.corrupt_diff, 4)} corrupted; each cell is "
-                             "the recovered fraction (patched − corrupted) / (clean − corrupted).\n",
+                             "the recovered fraction (patched − corrupted) / (clean − corrupted); "
+                             f"{rows_legend(self.sweep)}.\n",
                              ("Enter records and opens that patched run · Esc closes", "dim"))
 
     def columns(self) -> list[str]:
         s = self.sweep
-        return s.columns if s.kind == "heads" else [f"{c} {w}" for c, w in enumerate(s.columns)]
+        if s.kind == "heads":
+            return [c.replace("head ", "h") for c in s.columns]
+        return [f"{c} {w}" for c, w in enumerate(s.columns)]
 
     def rows(self) -> list[tuple[str, list[Text]]]:
-        return [(name, [Text(num(v, 2), style=heat(v, hi=1.0, diverging=True)) for v in row])
-                for name, row in zip(self.sweep.steps, self.sweep.recovered)]
+        # rows by layer and fixed decimals, as the printed heatmap: an 8-token sweep fits 80 columns
+        return [(str(r), [Text(fraction(v), style=heat(v, hi=1.0, diverging=True)) for v in row])
+                for r, row in enumerate(self.sweep.recovered)]
 
     def describe(self, row: int, col: int) -> Text:
         s = self.sweep
