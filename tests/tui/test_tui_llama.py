@@ -44,9 +44,13 @@ def tiny():
 
 
 @pytest.fixture(scope="module")
-def q4(tmp_path_factory: pytest.TempPathFactory):
-    path = gguf_files.write_gguf(tmp_path_factory.mktemp("tui") / "m.gguf", "Q4_1")
-    return explain.run("llama", checkpoint=str(path), text=TEXT)
+def q4_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return gguf_files.write_gguf(tmp_path_factory.mktemp("tui") / "m.gguf", "Q4_1")
+
+
+@pytest.fixture(scope="module")
+def q4(q4_path: Path):
+    return explain.run("llama", checkpoint=str(q4_path), text=TEXT)
 
 
 def _region_lines(app: Any, region: Any) -> list[str]:
@@ -150,3 +154,23 @@ def test_gguf_weight_origin_in_the_drill_down(q4, size):
             assert _words(line) in drill, (line, drill)
 
     drive(app, script, size=size)
+
+
+def test_g_generates_from_the_gguf_and_the_new_run_keeps_the_weights_origin(q4, q4_path):
+    """G (5 new tokens) on a llama run from a GGUF file: the run again with the file's weights, sampled with
+    the run's seed, and the drill-down of a new token's projection still says where its weight
+    came from."""
+    app = ExplainApp(q4, options={"checkpoint": str(q4_path), "text": TEXT})
+
+    async def script(pilot):
+        s = app.screen
+        await pilot.press("G")
+        for _ in range(200):  # the run happens in a worker thread
+            await pilot.pause(0.05)
+            if s.trace is not q4:
+                break
+        assert s.trace.generation is not None and len(s.trace.generation.steps) == 5
+        step = next(st for st in s.trace if st.name.startswith("gen.1.") and st.name.endswith("attn.q"))
+        assert s.trace.explain(step, (0, 0, 0, 0)).origin is not None
+
+    drive(app, script, size=(120, 40))
