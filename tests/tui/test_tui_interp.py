@@ -116,11 +116,10 @@ def test_sweep_screen_opens_a_cells_patched_run():
     drive(app, script)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_an_eight_token_sweep_is_whole_from_80_columns(size):
+def test_an_eight_token_sweep_is_whole_from_80_columns(size=(80, 24)):
     """Rows by layer (what they patch said in the title), fixed two decimals: tutorial 20's sweep on the trained
-    GPT, 2 rows × 8 positions, needs no sideways scrolling at 80×24; the clean row 0 at the changed position
-    recovers 1."""
+    GPT, 2 rows × 8 positions, needs no sideways scrolling at 80×24 (so none wider); the clean row 0 at the
+    changed position recovers 1."""
     clean, corrupt = "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book"
     runs = prepare("gpt", clean, corrupt, "tired", "happy", trained=True)
     runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
