@@ -18,6 +18,7 @@ backward steps too.
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -223,6 +224,9 @@ def check_lr(lr: Any) -> float:
         raise UsageError(f"--lr must be a number such as 0.1, got {lr!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise UsageError(f"--lr must be a positive number such as 0.1, got {lr!r}")
+    if value < sys.float_info.min:  # subnormal: lr × gradient underflows, the step changes (almost) nothing
+        raise UsageError(f"--lr {value!r} is below the smallest normal float64 ({sys.float_info.min:.3g}): the step "
+                         "would change nothing; give a rate such as 0.1")
     return value
 
 

@@ -23,6 +23,13 @@ from explain.trained import SIZES as TRAINED_SIZES  # the shipped model's: expla
 SIZES = ("d_model", "n_heads", "n_layers", "d_ff", "n_ctx", "qkv_bias")
 
 
+def _finite_lr(value: float) -> float:
+    """--lr as explain run checks it (a positive, finite, normal float): NaN passes FloatRange's comparisons."""
+    from explain.backward import check_lr  # lazy: numpy only once a command runs
+
+    return check_lr(value)
+
+
 def _size_options(f):
     for name in reversed(SIZES):
         o = OPTION[name]
@@ -40,6 +47,7 @@ def _size_options(f):
 @click.option("--steps", type=click.IntRange(min=1, max=10**7), default=None,
               help="Optimizer steps (default 2000, the shipped model's).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True, max=10), default=None, metavar="RATE",
+              callback=lambda ctx, param, v: v if v is None else _finite_lr(v),  # NaN passes FloatRange's bounds
               help="Peak learning rate of AdamW, after a warm-up; cosine decay to a tenth (default 0.006).")
 @click.option("--batch-size", type=click.IntRange(min=1, max=4096), default=None,
               help="Sequences per step, each --context tokens (default 16).")

@@ -36,7 +36,9 @@ class NumberFormat:
         if self.integer:
             i = int(v)
             return f"{i} {self.words[i]}" if self.words is not None and 0 <= i < len(self.words) else str(i)
-        if self.exponent:
+        if self.exponent < -300:  # a subnormal grid (5e-324 has exponent -324): 10.0 ** -324 is 0.0
+            v = v * 1e300 / 10.0 ** (self.exponent + 300)
+        elif self.exponent:
             v = v / 10.0 ** self.exponent
         if v == 0:
             return f"{0.0:.{self.precision}f}"  # -0.0 (an ignored target's gradient) is 0, not "-0.0000"

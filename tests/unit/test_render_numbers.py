@@ -90,3 +90,19 @@ def test_plain_to_a_file_keeps_full_numbers_and_the_elision(tmp_path):
     for row in rows:
         for cell in row.split()[2:]:
             assert cell == "…" or re.fullmatch(r"-?\d+\.\d{4}", cell), cell  # no number cut short
+
+
+def test_a_subnormal_grid_is_scaled_not_divided_by_zero():
+    """Values near float64's smallest (4.94e-324: exponent -324, where 10.0 ** -324 is 0.0) print as mantissas
+    of the legend's power of ten: each is the value scaled exactly (decimal arithmetic, the reference) and
+    rounded to the 4 decimals shown."""
+    from decimal import Decimal
+
+    from explain.render.tensor import fmt
+
+    for values in ([5e-324, 1e-323], [4.9e-321, -1e-322], [1e-310, 3e-309], [1.5e308, -1e307]):
+        nf = number_format(np.array([values]))
+        assert nf.legend() == f"values ×1e{nf.exponent:+03d}"
+        for v in values:
+            exact = Decimal(v).scaleb(-nf.exponent)
+            assert abs(Decimal(fmt(v, nf)) - exact) <= Decimal("0.00005") + abs(exact) * Decimal("1e-12"), (v, nf)
