@@ -247,6 +247,12 @@ def make(d: Path) -> Path:
     (d / "ck_llama_size" / "config.json").write_text(json.dumps({**LLAMA_CONFIG, "intermediate_size": 16}))
     (d / "ck_llama_size" / "model.safetensors").write_bytes(_safetensors(_llama_tensors()))
 
+    # --- GGUF files and training corpora ---
+    (d / "cut.gguf").write_bytes(b"GGUF" + struct.pack("<I", 3))  # the magic and version, then nothing
+    (d / "counts.gguf").write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 2**63 - 1, 2**63 - 1))  # 2^63 tensors
+    (d / "corpus_bin.txt").write_bytes(b"\xff\xfe\x00 binary")
+    w("corpus_empty.txt", "\n\n")
+
     # --- things that are not files ---
     (d / "folder.npy").mkdir()
     os.mkfifo(d / "fifo.npy")

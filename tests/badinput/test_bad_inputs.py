@@ -215,6 +215,11 @@ CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
      ("does not list",)),
     ("folder-llama-size", ["shapes", "llama", "--checkpoint", "ck_llama_size", "--tokens", "1"],
      ("mlp.gate_proj.weight", "intermediate_size 16", "needs (16, 4)")),
+    ("gguf-truncated", ["run", "llama", "--checkpoint", "cut.gguf", "--tokens", "1", "--plain"], ("cut.gguf",)),
+    ("gguf-absurd-counts", ["shapes", "llama", "--checkpoint", "counts.gguf", "--tokens", "1"], ("counts.gguf",)),
+    ("corpus-not-utf8", ["train", "gpt", "--corpus", "corpus_bin.txt", "-o", "never"], ("UTF-8",)),
+    ("corpus-empty", ["train", "gpt", "--corpus", "corpus_empty.txt", "-o", "never"], ("0 usable lines",)),
+    ("corpus-fifo", ["train", "gpt", "--corpus", "fifo.npy", "-o", "never"], ("FIFO",)),
     # -- writes
     ("params-dangling-symlink", ["params", "attention", "-o", "dangling.npz"], ("symbolic link",)),
     ("params-folder", ["params", "attention", "-o", "folder.npy"], ()),
