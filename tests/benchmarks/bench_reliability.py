@@ -38,10 +38,12 @@ GPT2_SMALL = ["--d-model", "768", "--heads", "12", "--layers", "12", "--d-ff", "
               "--context", "1024"]
 SMALL = ["--d-model", "64", "--heads", "4", "--layers", "2", "--vocab", "3000", "--context", "64"]
 QUICK = "--quick" in sys.argv
+CPU: list[float] = []  # each measured command's CPU seconds, in order
 
 
 def measure(args: list[str], stdout: str = os.devnull, cwd: str | None = None) -> tuple[int, float, int, str]:
-    """(exit code, wall seconds, peak RSS bytes, last stderr line) of ``python -m explain ARGS``."""
+    """(exit code, wall seconds, peak RSS bytes, last stderr line) of ``python -m explain ARGS``; its CPU
+    seconds (user + system, from ``wait4``: what a loaded machine does not inflate much) in ``CPU[-1]``."""
     with open(stdout, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "explain", *args], stdout=out, stderr=subprocess.PIPE,
@@ -49,6 +51,7 @@ def measure(args: list[str], stdout: str = os.devnull, cwd: str | None = None) -
         err = proc.stderr.read().decode("utf-8", "replace")
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+        CPU.append(usage.ru_utime + usage.ru_stime)
         proc.returncode = os.waitstatus_to_exitcode(status)
         proc.stderr.close()
     return proc.returncode, wall, usage.ru_maxrss * 1024, (err.strip().splitlines() or [""])[-1]
@@ -69,7 +72,7 @@ def refusals() -> bool:
     for args, label in cases:
         code, wall, rss, line = measure(args)
         ok &= code in (1, 2) and (QUICK or wall < 1.0)
-        print(f"  {label:<48}: exit {code}, {wall:5.2f} s, {rss / 2**20:5.0f} MiB  {line[:60]}")
+        print(f"  {label:<48}: exit {code}, {wall:5.2f} s (CPU {CPU[-1]:4.2f} s), {rss / 2**20:4.0f} MiB  {line[:50]}")
     return ok
 
 
@@ -84,7 +87,8 @@ def hostile_tokenizer(tmp: Path) -> bool:
         (ck / name).write_bytes((src / name).read_bytes())
     (ck / "tokenizer.json").write_text(json.dumps(make()))
     code, wall, rss, line = measure(["run", "gpt", "--checkpoint", str(ck), "--text", "a" * 3000, "--plain"])
-    print(f"hostile tokenizer on 3 kB of text (target < 2 s): exit {code}, {wall:.2f} s  {line[:80]}")
+    print(f"hostile tokenizer on 3 kB of text (target < 2 s): exit {code}, {wall:.2f} s (CPU {CPU[-1]:.2f} s; "
+          f"with the guard's subprocess)  {line[:80]}")
     return code == 1 and "tokenizer.json" in line and (QUICK or wall < 2.0)
 
 
@@ -126,7 +130,8 @@ def outputs(tmp: Path, n_tokens: int) -> bool:
         code, wall, rss, line = measure(["run", "gpt", *model, "--tokens", tokens, *args], stdout=out)
         res[mode] = (code, wall, rss)
         extra = f", document {doc.stat().st_size / 2**20:,.1f} MiB" if mode == "--json" and doc.exists() else ""
-        print(f"  {mode:<8}: exit {code}, {wall:6.1f} s, peak {rss / 2**30:.2f} GiB{extra}  {line[:60] if code else ''}")
+        print(f"  {mode:<8}: exit {code}, {wall:6.1f} s (CPU {CPU[-1]:5.1f} s), peak {rss / 2**30:.2f} GiB{extra}  "
+              f"{line[:60] if code else ''}")
     ok = all(code == 0 for code, _, _ in res.values())
     if ok:
         json.loads(doc.read_text())  # one valid document
