@@ -37,7 +37,10 @@ def _interrupt(d: Path, sig: int, force: bool) -> int:
     """Start the big write into ``d/w.npz``, send ``sig`` once its temporary sibling holds AT bytes; the exit
     code."""
     args = [sys.executable, "-m", "explain", "params", *BIG, "-o", "w.npz", *(["--force"] if force else [])]
-    proc = subprocess.Popen(args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # SIGINT as a terminal delivers Ctrl-C: a run started in the background without job control (CI under nohup
+    # or `&`) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt: the write ran to its end
+    proc = subprocess.Popen(args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         tmp = _temp(d)
