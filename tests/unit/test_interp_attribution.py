@@ -37,6 +37,22 @@ def test_the_parts_sum_to_the_logit(options, vs):
     assert result.logit == want
 
 
+@pytest.mark.parametrize("folder", ["hf_llama", "hf_qwen2"])
+@pytest.mark.parametrize("vs", [None, " is"])
+def test_the_parts_sum_to_the_logit_on_llama_checkpoints(folder, vs):
+    """The issue's 'llama and its checkpoints': a Llama and a Qwen2 folder (RMSNorm's frozen scale, no position
+    embedding, no output biases; Qwen2's q/k/v biases are inside each head's write)."""
+    result = attribute("llama", " cat", vs, checkpoint=str(DATA / "llama" / folder), text="The cat is")
+    t = result.trace
+    final = t["ln_final"]
+    np.testing.assert_allclose(t["attrib.parts"].output.sum(axis=0), t[final.inputs[0]].output[0, -1], rtol=0,
+                               atol=1e-10)
+    assert abs(result.total - result.logit) <= 1e-10
+    assert abs(sum(v for _, v in result.parts) - result.logit) <= 1e-10
+    logits = t["logits"].output[0, -1]
+    assert result.logit == logits[result.word] - (logits[result.vs] if result.vs is not None else 0.0)
+
+
 def test_parts_and_contributions_equal_transformers_hooks():
     exp = np.load(EXPECTED)
     result = attribute("gpt", " happy", " the", checkpoint=str(CKPT), text="The cat is")
