@@ -137,6 +137,10 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     after the forward pass. For the backward pass (:mod:`explain.backward`): ``backward=True``,
     ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and
     ``lr`` (one SGD step, then the loss after it).
+
+    Which weights, as on the CLI: ``gpt`` opens the trained model that ships with explain
+    (:mod:`explain.trained`) unless ``random_weights=True``, ``weights``, ``checkpoint`` or a size option
+    (``d_model``, ``n_layers``, …) is given; random weights come from ``seed``.
     """
     from explain.weights import (  # lazy: numpy off the shape path
         check_params,
@@ -144,7 +148,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
         load_params,
     )
 
-    use_trained(options, weights)
+    use_trained(options, weights, model, draws=sampling is not None)  # gpt: the trained model unless told
     if options.get("checkpoint") is not None:
         options["checkpoint"] = open_for(model, options["checkpoint"])  # open once: the tokenizer, then the weights
     training = training_of(options)
@@ -177,7 +181,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training)
-    trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"))
+    trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"),
+                                  options.get("embeddings") is not None)
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
     if options.get("checkpoint") is not None and weights is None:  # a GGUF says where each weight came from
         trace.origin = getattr(options["checkpoint"], "weight_origin", None)
@@ -191,13 +196,15 @@ def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, t
     ``generation`` (:class:`~explain.trace.Generation`) names the steps that hold the new tokens (see
     :func:`generated_ids`).
 
-    ``seed`` seeds everything random: the initial weights (without a checkpoint or ``weights``) and the draws.
-    ``temperature=0`` is greedy decoding. The generation stops early once the end-of-text token is drawn (a
+    ``seed`` seeds only the draws, as on the CLI: gpt opens the trained model unless ``random_weights``,
+    ``weights``, ``checkpoint`` or a size is given, and random weights are then seed 0's (:func:`run` seeds
+    them). ``temperature=0`` is greedy decoding. The generation stops early once the end-of-text token is drawn (a
     checkpoint's ``eos_token_id``, or ``<eos>``), unless ``ignore_eos``. ``sampling``, settings already
     validated by :func:`explain.sampling.make_sampling` (the CLI's), stands for the five settings before it. The
     other options are :func:`run`'s."""
+    seed = options.pop("seed", None)  # the draws' seed only: the weights are the trained ones, or seed 0's
     if sampling is None:
-        sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
+        sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, seed)
     if not ignore_eos:
         sampling = replace(sampling, eos=eos_of(model, options))
     return run(model, sampling=sampling, **options)

@@ -89,7 +89,11 @@ OPTIONS: tuple[Option, ...] = (
                 "the local Hugging Face cache, or a GGUF file (llama); MODEL may then be left out."),
     Option("trained", "--trained", "flag", group="weights", needs="checkpoint",
            help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
-                "sentences and copying); its config sets every size."),
+                "sentences and copying); its config sets every size. gpt opens it by default, unless "
+                "--random-weights, --weights, --checkpoint or a size option is given."),
+    Option("random_weights", "--random-weights", "flag", group="weights",
+           help="Initialise the weights at random from --seed instead (gpt's default is the trained model; the "
+                "other models have only random weights)."),
     Option("d_model", "--d-model", "int", default=8, min=MODEL_SIZE_MIN, max=MAX_WIDTH, summary=True, shown=True,
            label="d_model", help="Width of the residual stream / embeddings."),
     Option("n_heads", "--heads", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_HEADS, summary=True, shown=True, affects="heads",
@@ -111,8 +115,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("n_ctx", "--context", "int", default=32, min=MODEL_SIZE_MIN, max=MAX_CONTEXT, summary=True,
            help="Context length (default 32)."),
     Option("seed", "--seed", "int", default=0, min=0, max=SEED_MAX, summary=True, shown=True, affects="weights",
-           help="Seed of the initial weights (default 0): GPT-2's N(0, 0.02²) for the models initialised as GPT-2 "
-                "is, torch's nn.Linear/nn.Embedding defaults for the others."),
+           help="Seed of random weights (default 0): GPT-2's N(0, 0.02²) for the models initialised as GPT-2 "
+                "is, torch's nn.Linear/nn.Embedding defaults for the others. On generate it seeds only the draws."),
     Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), needs="normalize",
            help="{models} only: softmax, or divide by the row sum."),
     Option("backward", "--backward", "flag", group="backward",

@@ -49,14 +49,15 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
 
     Each new token is a group of steps: the forward pass of its one new position on the key/value cache, the
     logits, ÷ temperature, the top-k and top-p filters, softmax and the draw (greedy, or a seeded uniform
-    number u and the cumulative probabilities it falls between). --seed seeds the draws (and the initial
-    weights, without --checkpoint or --weights): the same seed gives the same text.
+    number u and the cumulative probabilities it falls between). --seed seeds only the draws: the same seed
+    gives the same text. gpt opens the trained model that ships with explain unless --random-weights,
+    --weights, --checkpoint or a size option is given (random weights are then seed 0's).
 
     \b
     Examples:
       explain generate gpt --checkpoint DIR --text "The cat" --max-new-tokens 5 --top-k 3
-      explain generate gpt --text "The cat is" --greedy --plain
-      explain generate gpt --text "The cat is" --temperature 0.7 --top-p 0.9 --seed 1 --json > gen.json
+      explain generate gpt --trained --text "the cat sat on the" --greedy --plain
+      explain generate gpt --trained --text "the cat is" --temperature 0.7 --top-p 0.9 --seed 1 --json > gen.json
       explain generate gpt --trained --text "the cat sat on the" --greedy --new-attention --layer 1 --head 2 --plain
     """
     check_outputs(plain, as_json, save, force)

@@ -102,11 +102,14 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
         slice_: str | None, cell: str | None, **kwargs) -> None:
     """Run MODEL one operation at a time and step through it.
 
-    Without --plain or --json, opens the TUI on the run.
+    Without --plain or --json, opens the TUI on the run. gpt opens the trained model that ships with explain
+    unless --random-weights, --weights, --checkpoint or a size option is given; random weights come from
+    --seed. The header says which: "trained: gpt-tiny" or "random, seed N".
 
     \b
     Examples:
-      explain run gpt --plain
+      explain run gpt --trained --plain
+      explain run gpt --random-weights --seed 3 --plain
       explain run attention --text "Thinking Machines" --d-model 4
       explain run simple --embeddings journey.npy --text "Your journey starts with one step" --plain
       explain run multihead --heads 4 --d-model 16 --json > run.json

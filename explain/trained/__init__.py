@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from explain.errors import UsageError
+from explain.options import OPTIONS, flag
 
 SHIPPED = Path(__file__).resolve().parent / "gpt-tiny"
 # Its sizes, explain train's defaults: small enough to train in minutes on two cores, two layers so that an
@@ -22,21 +23,53 @@ SHIPPED = Path(__file__).resolve().parent / "gpt-tiny"
 SIZES: dict[str, Any] = dict(d_model=64, n_heads=4, n_layers=2, d_ff=256, n_ctx=48)
 
 
-def use_trained(options: dict[str, Any], weights: Any = None) -> None:
-    """``trained=True`` (--trained) in a run's options becomes the shipped folder as its checkpoint."""
-    if not options.pop("trained", False):
-        return
-    if options.get("checkpoint") is not None or weights is not None:
+# The model that opens the shipped weights when none are named (the rule in the README and --trained's help).
+DEFAULT_TRAINED = "gpt"
+# The options that size a model: any of them asks for a model of that size, so random weights.
+SIZE_OPTIONS = tuple(o.name for o in OPTIONS if o.group == "config" and o.type == "int" and o.name != "seed")
+WHICH = "--random-weights, --weights, --checkpoint or a size option"
+
+
+def use_trained(options: dict[str, Any], weights: Any = None, model: str | None = None, draws: bool = False) -> None:
+    """Decide which weights a run of ``model`` shows, in ``options`` (a run's keyword arguments, edited in place):
+    ``trained=True`` (--trained), or ``model`` gpt with none of --random-weights, --weights, --checkpoint or a
+    size option, becomes the shipped folder as its checkpoint; ``random_weights`` is dropped (the seed then seeds
+    the weights). A ``seed`` beside the trained weights seeds only the draws (``draws``: a generation) and is
+    refused otherwise, since there is nothing random to seed."""
+    trained = options.pop("trained", False)
+    random = options.pop("random_weights", False)
+    given = options.get("checkpoint") is not None or weights is not None
+    if trained and random:
+        raise UsageError("--trained and --random-weights ask for different weights; keep one")
+    if random and given:
+        raise UsageError("--random-weights initialises the weights from --seed; drop --checkpoint/--weights, or "
+                         "drop --random-weights")
+    if trained and given:
         raise UsageError("--trained opens the shipped model's weights; drop --checkpoint/--weights, or drop --trained")
+    sized = [o for o in SIZE_OPTIONS if options.get(o) is not None]
+    if trained and sized:
+        raise UsageError(f"--trained opens the shipped model, whose config sets every size; drop {flag(sized[0])} "
+                         "or drop --trained (a size option alone asks for random weights)")
+    if not trained and (random or given or sized or model != DEFAULT_TRAINED or options.get("embeddings") is not None):
+        return
+    if options.get("seed") is not None and not draws:
+        raise UsageError(f"--seed seeds random weights, and {model or 'the model'} opens the trained model; add "
+                         "--random-weights to see random weights, or drop --seed")
+    if draws:
+        options.pop("seed", None)  # the draws' seed, already in the sampling settings
     options["checkpoint"] = str(SHIPPED)
 
 
-def weights_label(checkpoint: Any, weights: Any, seed: int, has_weights: bool = True) -> str:
+def weights_label(checkpoint: Any, weights: Any, seed: int, has_weights: bool = True,
+                  embeddings_given: bool = False) -> str:
     """Which weights a run shows, as its header says: "trained: gpt-tiny", "checkpoint: DIR", "weights: FILE",
-    "weights: given", "random, seed N", or "random embeddings, seed N" (a model whose only parameters are its embeddings)."""
+    "weights: given", "random, seed N", or, for a model whose only parameters are its embeddings, "random
+    embeddings, seed N" ("no weights; embeddings given" with --embeddings)."""
     if checkpoint is not None:
         path = os.path.realpath(str(getattr(checkpoint, "path", checkpoint)))
         return f"trained: {SHIPPED.name}" if path == os.path.realpath(SHIPPED) else f"checkpoint: {path}"
     if weights is not None:
         return f"weights: {weights}" if isinstance(weights, (str, os.PathLike)) else "weights: given"
-    return f"random, seed {seed}" if has_weights else f"random embeddings, seed {seed}"
+    if not has_weights:
+        return "no weights; embeddings given" if embeddings_given else f"random embeddings, seed {seed}"
+    return f"random, seed {seed}"

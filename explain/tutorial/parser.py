@@ -169,7 +169,7 @@ class _Parser:
                 out[key] = list(v)
             elif key == "embeddings":
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)
-            elif key in ("backward", "trained"):  # switches: trained = true opens the shipped trained GPT
+            elif key in ("backward", "trained", "random_weights"):  # switches: trained = true opens the shipped GPT
                 if not isinstance(v, bool):
                     raise self.fail(f"must be true or false, got {v!r}", f"write {key} = true", field=f)
                 out[key] = v

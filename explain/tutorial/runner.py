@@ -89,7 +89,8 @@ def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
 def _run(tutorial: Tutorial) -> Trace:
     try:
         opts = run_options(tutorial)
-        if tutorial.weights:
+        if tutorial.weights:  # given by [weights], the rest random from the seed: random_weights says the rest
+            opts.pop("random_weights", None)
             trace = run(tutorial.model, weights=_full_weights(tutorial, opts), **opts)
         else:
             trace = run(tutorial.model, **opts)

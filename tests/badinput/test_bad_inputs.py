@@ -270,7 +270,7 @@ def test_a_sharded_folder_whose_files_agree_runs(fx: Path) -> None:
 
 @pytest.mark.parametrize("args", [["shapes", "gpt"], ["run", "gpt", "--json"], ["run", "gpt", "--plain"],
                                   ["tutorial", "list"], ["check", "a @ b", "--shape", "a=2,3", "--shape", "b=3,4"],
-                                  ["export", "gpt", "--step", "embed", "-o", "-"]],
+                                  ["export", "gpt", "--random-weights", "--step", "embed", "-o", "-"]],
                          ids=["shapes", "run-json", "run-plain", "tutorial-list", "check", "export-stdout"])
 def test_full_disk_on_stdout_is_one_line(fx: Path, args: list[str]) -> None:
     with open("/dev/full", "wb") as full:

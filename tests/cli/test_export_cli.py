@@ -23,7 +23,7 @@ def test_help_has_examples() -> None:
 
 def test_one_step_to_a_file(tmp_path: Path) -> None:
     out = tmp_path / "scores.py"
-    r = invoke("export", "gpt", "--step", "blocks.0.attn.scores", "-o", str(out))
+    r = invoke("export", "gpt", "--random-weights", "--step", "blocks.0.attn.scores", "-o", str(out))
     assert r.exit_code == 0, r.output
     assert r.stdout == ""  # the report is a diagnostic, on stderr
     assert f"wrote {out}" in r.stderr and "1 step computed and checked" in r.stderr
@@ -33,7 +33,7 @@ def test_one_step_to_a_file(tmp_path: Path) -> None:
 
 def test_range_from_to(tmp_path: Path) -> None:
     out = tmp_path / "attn.py"
-    r = invoke("export", "gpt", "--from", "blocks.0.attn.q", "--to", "blocks.0.attn_out", "-o", str(out))
+    r = invoke("export", "gpt", "--random-weights", "--from", "blocks.0.attn.q", "--to", "blocks.0.attn_out", "-o", str(out))
     assert r.exit_code == 0, r.output
     text = out.read_text()
     assert "blocks_0_ln1 = np.array(" in text  # the range starts from the recorded ln1
@@ -53,7 +53,7 @@ def test_open_ended_ranges(tmp_path: Path) -> None:
 
 def test_whole_run_with_model_options_and_sidecar(tmp_path: Path) -> None:
     out = tmp_path / "gpt.py"
-    r = invoke("export", "gpt", "--layers", "1", "--d-model", "12", "--heads", "3", "--text", "a cat sat", "-o",
+    r = invoke("export", "gpt", "--random-weights", "--layers", "1", "--d-model", "12", "--heads", "3", "--text", "a cat sat", "-o",
                str(out))
     assert r.exit_code == 0, r.output
     assert (tmp_path / "gpt.npz").exists() and "gpt.npz" in r.stderr
@@ -81,43 +81,43 @@ def test_stdout(tmp_path: Path) -> None:
 
 
 def test_stdout_refuses_a_sidecar_or_a_notebook() -> None:
-    one_line_error(invoke("export", "gpt", "-o", "-"), 2, "sidecar", "-o gpt.py")
-    r = invoke("export", "gpt", "--from", "blocks.0.attn.q", "--to", "blocks.0.attn.z", "-o", "-")
+    one_line_error(invoke("export", "gpt", "--random-weights", "-o", "-"), 2, "sidecar", "-o gpt.py")
+    r = invoke("export", "gpt", "--random-weights", "--from", "blocks.0.attn.q", "--to", "blocks.0.attn.z", "-o", "-")
     assert r.exit_code == 0  # a small range fits in literals
-    one_line_error(invoke("export", "gpt", "--format", "ipynb", "-o", "-"), 2, "notebook", "stdout", ".ipynb")
+    one_line_error(invoke("export", "gpt", "--random-weights", "--format", "ipynb", "-o", "-"), 2, "notebook", "stdout", ".ipynb")
 
 
 def test_bad_step_names_suggest() -> None:
-    one_line_error(invoke("export", "gpt", "--step", "blocks.0.attn.score", "-o", "-"), 2,
+    one_line_error(invoke("export", "gpt", "--random-weights", "--step", "blocks.0.attn.score", "-o", "-"), 2,
                    "blocks.0.attn.score", "did you mean", "'blocks.0.attn.scores'")
-    one_line_error(invoke("export", "gpt", "--from", "blocks.0.atn.q", "-o", "-"), 2, "'blocks.0.attn.q'")
+    one_line_error(invoke("export", "gpt", "--random-weights", "--from", "blocks.0.atn.q", "-o", "-"), 2, "'blocks.0.attn.q'")
 
 
 def test_from_after_to() -> None:
-    one_line_error(invoke("export", "gpt", "--from", "blocks.0.attn_out", "--to", "blocks.0.attn.q", "-o", "-"), 2,
+    one_line_error(invoke("export", "gpt", "--random-weights", "--from", "blocks.0.attn_out", "--to", "blocks.0.attn.q", "-o", "-"), 2,
                    "--from 'blocks.0.attn_out'", "after", "--to 'blocks.0.attn.q'")
 
 
 def test_step_with_range_is_a_usage_error() -> None:
-    one_line_error(invoke("export", "gpt", "--step", "loss", "--from", "logits", "-o", "-"), 2, "--step", "--from")
+    one_line_error(invoke("export", "gpt", "--random-weights", "--step", "loss", "--from", "logits", "-o", "-"), 2, "--step", "--from")
 
 
 def test_existing_files_are_not_overwritten(tmp_path: Path) -> None:
     out, side = tmp_path / "gpt.py", tmp_path / "gpt.npz"
     out.write_bytes(b"# mine\n")
-    one_line_error(invoke("export", "gpt", "-o", str(out)), 2, "exists", "--force")
+    one_line_error(invoke("export", "gpt", "--random-weights", "-o", str(out)), 2, "exists", "--force")
     assert out.read_bytes() == b"# mine\n" and not side.exists()
     out.unlink()
     side.write_bytes(b"my arrays")
-    one_line_error(invoke("export", "gpt", "-o", str(out)), 2, "gpt.npz", "exists", "--force")
+    one_line_error(invoke("export", "gpt", "--random-weights", "-o", str(out)), 2, "gpt.npz", "exists", "--force")
     assert side.read_bytes() == b"my arrays" and not out.exists()
-    r = invoke("export", "gpt", "-o", str(out), "--force")
+    r = invoke("export", "gpt", "--random-weights", "-o", str(out), "--force")
     assert r.exit_code == 0 and side.read_bytes() != b"my arrays"
     assert run_python(out).returncode == 0
 
 
 def test_bad_paths(tmp_path: Path) -> None:
-    one_line_error(invoke("export", "gpt", "-o", str(tmp_path / "nowhere" / "x.py")), 2, "does not exist")
-    one_line_error(invoke("export", "gpt", "-o", str(tmp_path / "x.txt")), 2, "*.py")
+    one_line_error(invoke("export", "gpt", "--random-weights", "-o", str(tmp_path / "nowhere" / "x.py")), 2, "does not exist")
+    one_line_error(invoke("export", "gpt", "--random-weights", "-o", str(tmp_path / "x.txt")), 2, "*.py")
     one_line_error(invoke("export", "nope", "-o", "-"), 2)
     assert list(tmp_path.iterdir()) == []

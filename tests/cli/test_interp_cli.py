@@ -55,7 +55,7 @@ def test_lens_refusals_are_one_line(args, code, needle):
 
 
 def test_attribute_ranks_the_parts_and_shows_their_sum():
-    out = invoke("attribute", "gpt", "--word", "happy", "--vs", "cat", "--plain")
+    out = invoke("attribute", "gpt", "--random-weights", "--word", "happy", "--vs", "cat", "--plain")
     assert out.exit_code == 0, out.output
     assert "logit['happy'] − logit['cat']" in out.output and "blocks.1 head 1" in out.output
     assert "sum of the 11 contributions" in out.output and "TransformerLens" in out.output

@@ -45,7 +45,7 @@ def fake_tutorial() -> FakeTutorial:
 
 @pytest.fixture(scope="session")
 def gpt_trace():
-    return explain.run("gpt")
+    return explain.run("gpt", random_weights=True)
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,7 @@ def test_r_records_the_backward_pass_and_jumps_between_value_and_gradient(gpt_tr
 
 
 def test_gradient_cells_are_explained():
-    app = ExplainApp(explain.run("gpt", backward=True))
+    app = ExplainApp(explain.run("gpt", random_weights=True, backward=True))
 
     async def script(pilot):
         await goto(pilot, "blocks.0.attn.masked.grad")
@@ -94,7 +94,7 @@ def test_gradient_cells_readable_at_every_size(size):
     """Softmax's and layer norm's gradient cells (and a parameter's, the logits'): the drill-down's result line
     on screen, and the result matrix shows at least one row (a 4-D slice with word rulers needs more than the
     matrix's bare minimum of lines)."""
-    trace = explain.run("gpt", backward=True)
+    trace = explain.run("gpt", random_weights=True, backward=True)
     app = ExplainApp(trace)
 
     async def script(pilot):

@@ -42,13 +42,13 @@ SAMPLE = 400  # cells looked at for the longest result line (a vocabulary-wide s
 
 # The sample runs: between them, every op kind of the registry (see test_every_kind_has_a_run).
 RUNS: dict[str, Any] = {
-    "gpt backward + sgd": lambda: explain.run("gpt", backward=True, lr=0.5),
-    "generate top-k top-p": lambda: explain.generate("gpt", max_new_tokens=2, top_k=3, top_p=0.9,
+    "gpt backward + sgd": lambda: explain.run("gpt", random_weights=True, backward=True, lr=0.5),
+    "generate top-k top-p": lambda: explain.generate("gpt", random_weights=True, max_new_tokens=2, top_k=3, top_p=0.9,
                                                      temperature=0.8, seed=1),
-    "generate greedy": lambda: explain.generate("gpt", max_new_tokens=1, greedy=True),
+    "generate greedy": lambda: explain.generate("gpt", random_weights=True, max_new_tokens=1, greedy=True),
     "transformer backward": lambda: explain.run("transformer", backward=True),
     "simple sum mse": lambda: explain.run("simple", normalize="sum", backward=True),
-    "padded batch backward": lambda: explain.run("gpt", text=["the cat sat", "a dog"], backward=True),
+    "padded batch backward": lambda: explain.run("gpt", random_weights=True, text=["the cat sat", "a dog"], backward=True),
     "attention": lambda: explain.run("attention", text="Thinking Machines"),
     "llama backward": lambda: explain.run("llama", backward=True),
     "llama generate": lambda: explain.generate("llama", max_new_tokens=1, greedy=True),

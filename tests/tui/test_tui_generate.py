@@ -21,7 +21,7 @@ def go(screen, name: str) -> None:
 
 
 def test_predictions_follow_the_step_the_position_and_the_batch() -> None:
-    app = ExplainApp(explain.run("gpt", text=["the cat is happy", "a dog is nice"]))
+    app = ExplainApp(explain.run("gpt", random_weights=True, text=["the cat is happy", "a dog is nice"]))
 
     async def script(pilot):
         s, pane = app.screen, app.screen.query_one(PredictionsPane)

@@ -50,7 +50,7 @@ def _on(pilot, name: str):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_lens_screen_and_its_cell(size):
-    app = ExplainApp(explain.run("gpt"))
+    app = ExplainApp(explain.run("gpt", random_weights=True))
 
     async def script(pilot):
         await pilot.press("y")
@@ -140,8 +140,8 @@ def test_an_eight_token_sweep_is_whole_from_80_columns(size=(80, 24)):
 
 
 def test_generated_screen_grows_with_the_text():
-    short = explain.generate("gpt", max_new_tokens=3, text="The cat is", seed=1, ignore_eos=True)
-    longer = explain.generate("gpt", max_new_tokens=5, text="The cat is", seed=1, ignore_eos=True)
+    short = explain.generate("gpt", random_weights=True, max_new_tokens=3, text="The cat is", seed=1, ignore_eos=True)
+    longer = explain.generate("gpt", random_weights=True, max_new_tokens=5, text="The cat is", seed=1, ignore_eos=True)
     app = ExplainApp(short)
 
     async def script(pilot):

@@ -33,7 +33,7 @@ def feeds(view):
 
 
 def test_scores_mark_row_i_of_q_and_row_j_of_k():
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     view = view_at(t, "blocks.0.attn.scores", (0, 1, 1, 2))
     fq, fk = feeds(view)
     q = operand_view(view, "blocks.0.attn.q", "Q", 60, fq)
@@ -46,7 +46,7 @@ def test_scores_mark_row_i_of_q_and_row_j_of_k():
 
 
 def test_layer_norm_marks_its_row_and_embed_the_tokens_row():
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     view = view_at(t, "blocks.0.ln1", (0, 2, 3))
     x = operand_view(view, t["blocks.0.ln1"].inputs[0], "x", 200, feeds(view)[0])
     assert set(marked_lines(x)) == {2 + 2 + 1}  # title, slice line, ruler, rows 0, 1, then row 2

@@ -10,7 +10,7 @@ from explain.tui.app import ExplainApp
 
 
 def gpt() -> ExplainApp:
-    return ExplainApp(explain.run("gpt"))
+    return ExplainApp(explain.run("gpt", random_weights=True))
 
 
 def go_to(app: ExplainApp, name: str, *keys: str):
@@ -34,7 +34,7 @@ def test_snapshot_attention_pattern(snap_compare):
 
 
 def test_snapshot_tutorial_small_terminal(snap_compare):
-    app = ExplainApp(explain.run("gpt"), tutorial=fake_tutorial())
+    app = ExplainApp(explain.run("gpt", random_weights=True), tutorial=fake_tutorial())
     assert snap_compare(app, press=["n", "n"], terminal_size=(80, 24))
 
 

@@ -244,7 +244,7 @@ def test_a_step_change_is_drawn_whole_in_one_frame(size, which):
     matrix, drill-down (its table cut to the pane the layout is about to give it, not the old one) and
     narration. Textual may draw the same screen once more after its layout settles; no later frame differs."""
     if which == "run":
-        app = ExplainApp(explain.run("gpt"))
+        app = ExplainApp(explain.run("gpt", random_weights=True))
     else:
         app, _, _ = tutorial_app(which)
     frames: list[str] = []

@@ -74,7 +74,7 @@ def test_labels_are_cut_only_when_the_columns_would_not_fit():
 def test_the_cache_tells_its_two_keys_apart_and_marks_the_appended_row():
     # defect 8: both operands titled K, the appended row unmarked, rows numbered not named, and at 80×24 the
     # operands hidden, so "earlier keys kept, one appended" was nowhere on screen
-    trace = explain.generate("gpt", text="the cat is", max_new_tokens=2, greedy=True)
+    trace = explain.generate("gpt", random_weights=True, text="the cat is", max_new_tokens=2, greedy=True)
     drawn = trace.labels["vocab"][int(trace["gen.0.next"].output[0, 0])]
     app = ExplainApp(trace, start="gen.1.blocks.0.attn.k_cache")
 
@@ -104,7 +104,7 @@ def test_palette_has_one_keys_entry_and_the_header_fits_80_columns():
 
     from explain.tui.widgets.step_info import header
 
-    trace = explain.generate("gpt", text="the cat is", max_new_tokens=2)
+    trace = explain.generate("gpt", random_weights=True, text="the cat is", max_new_tokens=2)
     app = ExplainApp(trace)
     titles = [c.title for c in app.get_system_commands(app.get_default_screen())]
     assert sum(t.startswith("Keys") for t in titles) == 1, titles

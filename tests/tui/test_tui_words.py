@@ -41,9 +41,9 @@ def plain(renderable, width: int = 200) -> str:
 @pytest.fixture(scope="module")
 def runs():
     return {
-        "sampled": explain.generate("gpt", text="the cat is", max_new_tokens=3, top_k=3, top_p=0.9, seed=1),
-        "greedy": explain.generate("gpt", text="the cat is", max_new_tokens=2, greedy=True),
-        "padded targets": explain.run("gpt", text=["the cat sat", "a dog"]),
+        "sampled": explain.generate("gpt", random_weights=True, text="the cat is", max_new_tokens=3, top_k=3, top_p=0.9, seed=1),
+        "greedy": explain.generate("gpt", random_weights=True, text="the cat is", max_new_tokens=2, greedy=True),
+        "padded targets": explain.run("gpt", random_weights=True, text=["the cat sat", "a dog"]),
         "byte-level": explain.generate("gpt", checkpoint=CKPT, text="The cat", max_new_tokens=2, top_k=3,
                                        ignore_eos=True),
     }
@@ -122,7 +122,7 @@ def test_byte_level_text_keeps_visible_whitespace_and_ids(runs):
 
 
 def test_tui_shows_the_text_so_far_and_the_words():
-    trace = explain.generate("gpt", text="the cat is", max_new_tokens=2, top_k=3, seed=1)
+    trace = explain.generate("gpt", random_weights=True, text="the cat is", max_new_tokens=2, top_k=3, seed=1)
     vocab = trace.labels["vocab"]
     app = ExplainApp(trace, start="gen.1.next")
 

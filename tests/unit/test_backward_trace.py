@@ -34,12 +34,12 @@ def test_every_gradient_cell_is_explained(model: str) -> None:
 
 @pytest.mark.parametrize("model", MODELS)
 def test_shape_only_plan_has_the_same_backward_steps(model: str) -> None:
-    numeric, shapes = explain.run(model, backward=True), plan(model, backward=True)
+    numeric, shapes = explain.run(model, backward=True, random_weights=True), plan(model, backward=True)
     assert [(s.name, s.op, s.shape, s.group) for s in numeric] == [(s.name, s.op, s.shape, s.group) for s in shapes]
 
 
 def test_gradients_are_named_and_filed_beside_their_forward_step() -> None:
-    t = explain.run("gpt", backward=True)
+    t = explain.run("gpt", random_weights=True, backward=True)
     grad = t["blocks.0.attn.pattern.grad"]
     assert grad.op == "weighted_sum.grad" and grad.syms.out == "∂L/∂A"
     assert grad.group == ("backward", "blocks.0", "attn")
@@ -55,7 +55,7 @@ def test_gradients_are_named_and_filed_beside_their_forward_step() -> None:
 
 
 def test_a_value_feeding_several_steps_accumulates_named_contributions() -> None:
-    t = explain.run("gpt", backward=True)
+    t = explain.run("gpt", random_weights=True, backward=True)
     acc = t["blocks.0.ln1.grad"]
     assert acc.op == "accumulate"
     assert set(acc.attrs["sources"]) == {"blocks.0.attn.q", "blocks.0.attn.k", "blocks.0.attn.v"}
@@ -81,7 +81,7 @@ def test_mask_gives_zero_gradient_to_every_future_score() -> None:
 
 
 def test_the_residual_stream_passes_gradients_through_unchanged() -> None:
-    t = explain.run("gpt", backward=True)
+    t = explain.run("gpt", random_weights=True, backward=True)
     out = t["blocks.1.resid_post.grad"].output
     np.testing.assert_array_equal(t["blocks.1.mlp_out.grad"].output, out)
     np.testing.assert_array_equal(t["blocks.1.resid_mid.grad.from.blocks.1.resid_post"].output, out)
@@ -103,7 +103,7 @@ def test_models_without_a_loss_take_an_objective() -> None:
 
 def test_bad_objectives_are_refused_with_the_fix() -> None:
     with pytest.raises(UsageError, match="has a loss"):
-        explain.run("gpt", backward=True, grad_output=np.zeros((1, 4, 45)))
+        explain.run("gpt", random_weights=True, backward=True, grad_output=np.zeros((1, 4, 45)))
     with pytest.raises(UsageError, match="one objective"):
         explain.run("attention", backward=True, grad_output=np.zeros((2, 4)), output_target=np.zeros((2, 4)))
     with pytest.raises(UsageError, match="add --backward"):
@@ -111,13 +111,13 @@ def test_bad_objectives_are_refused_with_the_fix() -> None:
     with pytest.raises(InputError, match=r"shape \[3, 4\].*\[2, 4\]"):
         explain.run("attention", backward=True, grad_output=np.zeros((3, 4)))
     with pytest.raises(UsageError, match="--lr must be a positive"):
-        explain.run("gpt", lr=0.0)
+        explain.run("gpt", random_weights=True, lr=0.0)
     with pytest.raises(UsageError, match="--output-target"):
         explain.run("attention", lr=0.1, backward=True, grad_output=np.zeros((2, 4)))
 
 
 def test_sgd_step_records_updates_and_the_loss_after() -> None:
-    t = explain.run("gpt", lr=0.1)
+    t = explain.run("gpt", random_weights=True, lr=0.1)
     upd = t["blocks.0.attn.W_Q.updated"]
     np.testing.assert_allclose(upd.output, t.params["blocks.0.attn.W_Q"] - 0.1 * t["blocks.0.attn.W_Q.grad"].output,
                                rtol=1e-15)

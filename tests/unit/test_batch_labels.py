@@ -10,7 +10,7 @@ TEXTS = ["The cat is happy", "The dog is happy"]
 
 
 def batch_trace():
-    return explain.run("gpt", text=TEXTS)
+    return explain.run("gpt", random_weights=True, text=TEXTS)
 
 
 def test_each_item_has_its_own_words():
@@ -52,6 +52,6 @@ def test_token_ids_are_named_by_their_words():
 
 
 def test_single_text_has_no_batch_labels():
-    trace = explain.run("gpt")
+    trace = explain.run("gpt", random_weights=True)
     assert trace.batch_labels == {}
     assert axis_labels(trace, trace["tokens"], 1) == trace.labels["pos"]

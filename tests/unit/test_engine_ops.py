@@ -101,7 +101,7 @@ def test_fully_masked_row_is_zero_and_explained_not_nan() -> None:
 
 
 def test_layer_norm_explanation_gives_mean_and_biased_variance() -> None:
-    t = explain.run("gpt", seed=3)
+    t = explain.run("gpt", random_weights=True, seed=3)
     ex = t.explain("blocks.0.ln1", (0, 2, 5))
     x = t["blocks.0.resid_pre"].output[0, 2]
     assert f"mean = {ops.num(x.mean())}" in ex.lines
@@ -109,7 +109,7 @@ def test_layer_norm_explanation_gives_mean_and_biased_variance() -> None:
 
 
 def test_add_explanation_names_both_terms_with_broadcasting() -> None:
-    t = explain.run("gpt", text=["the cat is happy", "the dog is hungry"])
+    t = explain.run("gpt", random_weights=True, text=["the cat is happy", "the dog is hungry"])
     ex = t.explain("blocks.0.resid_pre", (1, 2, 3))
     # embed (B, T, d) + pos_embed (T, d): the position term has no batch index
     assert [r[0] for r in ex.rows] == ["X[1, 2, 3]", "P[2, 3]"]
@@ -124,7 +124,7 @@ def test_scale_explanation_divides_by_root_dk() -> None:
 
 
 def test_loss_steps_pick_negate_and_average() -> None:
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     ids = t["tokens"].output[0]
     lp = t["log_probs"].output[0]
     picked = t["correct_log_probs"].output[0]
@@ -140,7 +140,7 @@ def test_cell_outside_the_tensor_is_an_error() -> None:
 
 
 def test_unknown_step_name_suggests_the_nearest() -> None:
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     with pytest.raises(explain.errors.StepNotFound, match="blocks.0.attn.pattern"):
         t["blocks.0.attn.patern"]
 

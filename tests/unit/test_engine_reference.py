@@ -69,7 +69,7 @@ def test_gpt_batch_of_two() -> None:
 
 
 def test_gpt_loss_is_mean_negative_log_prob_of_next_token() -> None:
-    t = explain.run("gpt", text="The cat is happy", seed=0)
+    t = explain.run("gpt", random_weights=True, text="The cat is happy", seed=0)
     probs = t["probs"].output[0]
     ids = t["tokens"].output[0]
     by_hand = -np.mean([np.log(probs[i, ids[i + 1]]) for i in range(len(ids) - 1)])

@@ -46,7 +46,7 @@ def test_notebook_runs_and_checks_itself(model: str, options: dict, sidecar: boo
 
 
 def test_notebook_cells_follow_the_steps(tmp_path: Path) -> None:
-    trace = explain.run("gpt")
+    trace = explain.run("gpt", random_weights=True)
     names = trace.names()
     steps = names[names.index("blocks.0.attn.q"): names.index("blocks.0.attn_out") + 1]
     narration = {"blocks.0.attn.scores": "Each **query** meets each key."}
@@ -79,7 +79,7 @@ def test_notebook_cells_follow_the_steps(tmp_path: Path) -> None:
 def test_without_nbformat_a_one_line_install_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nbformat", None)  # import nbformat now raises ImportError
     with pytest.raises(ExplainError) as err:
-        write_export(explain.run("gpt"), tmp_path / "x.ipynb", fmt="ipynb")
+        write_export(explain.run("gpt", random_weights=True), tmp_path / "x.ipynb", fmt="ipynb")
     msg = str(err.value)
     assert "pip install '.[notebook]'" in msg and "\n" not in msg
     assert list(tmp_path.iterdir()) == []

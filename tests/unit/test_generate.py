@@ -91,7 +91,7 @@ def test_sampled_steps_in_order_and_cut_tokens_never_drawn() -> None:
 
 
 def test_batch_generation_draws_per_row() -> None:
-    trace = explain.generate("gpt", text=["the cat", "a dog"], max_new_tokens=3, seed=2)
+    trace = explain.generate("gpt", random_weights=True, text=["the cat", "a dog"], max_new_tokens=3, seed=2)
     ids = generated_ids(trace)
     assert len(ids) == 2 and all(len(r) == 3 for r in ids)
     for n in range(1, 3):  # each row's new token is the one drawn for it
@@ -100,7 +100,7 @@ def test_batch_generation_draws_per_row() -> None:
 
 
 def test_every_generation_cell_explanation_reports_its_value() -> None:
-    trace = explain.generate("gpt", max_new_tokens=3, top_k=3, top_p=0.8)
+    trace = explain.generate("gpt", random_weights=True, max_new_tokens=3, top_k=3, top_p=0.8)
     for step in trace:
         if not step.name.startswith("gen."):
             continue
@@ -153,7 +153,7 @@ def test_generation_past_the_context_and_other_models_are_refused() -> None:
 
 def test_plan_of_a_generation_has_every_step_and_no_values() -> None:
     planned = explain.api.plan("gpt", sampling=make_sampling(4, top_k=2))
-    numeric = explain.generate("gpt", max_new_tokens=4, top_k=2)
+    numeric = explain.generate("gpt", random_weights=True, max_new_tokens=4, top_k=2)
     assert [(s.name, s.shape) for s in planned] == [(s.name, s.shape) for s in numeric]
     assert planned.nbytes == numeric.nbytes
 

@@ -27,7 +27,7 @@ def test_gpt2_initialisation():
     assert np.abs(W).max() <= 1 / 4 and np.std(W) > 0.1
 
 
-@pytest.mark.parametrize("opts", [{}, dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072)],
+@pytest.mark.parametrize("opts", [dict(random_weights=True), dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072)],
                          ids=["default", "gpt2-width"])
 def test_loss_at_initialisation_is_near_ln_vocab(opts):
     tr = explain.run("gpt", text="the quick brown fox jumps over the lazy dog", **opts)

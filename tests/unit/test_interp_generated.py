@@ -15,7 +15,7 @@ from explain.interp.generated import generated_attention
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
 
-@pytest.mark.parametrize("options", [dict(text="The cat is", seed=1),
+@pytest.mark.parametrize("options", [dict(text="The cat is", seed=1, random_weights=True),
                                      dict(checkpoint=str(DATA / "gpt2_tiny"), text="The cat is")])
 def test_row_n_is_the_recorded_pattern(options):
     t = generate("gpt", max_new_tokens=4, ignore_eos=True, **options)
@@ -34,7 +34,7 @@ def test_row_n_is_the_recorded_pattern(options):
 
 
 def test_the_keys_are_the_prompt_then_the_new_words():
-    t = generate("gpt", max_new_tokens=3, text="The cat is", seed=2, ignore_eos=True)
+    t = generate("gpt", random_weights=True, max_new_tokens=3, text="The cat is", seed=2, ignore_eos=True)
     g = generated_attention(t, -1, 1)
     vocab = t.labels["vocab"]
     new = [vocab[int(t[n].output[0, 0])] for n in t.generation.steps]
@@ -43,6 +43,6 @@ def test_the_keys_are_the_prompt_then_the_new_words():
 
 def test_a_run_that_generated_nothing_is_refused():
     with pytest.raises(UsageError, match="generated nothing"):
-        generated_attention(run("gpt"))
+        generated_attention(run("gpt", random_weights=True))
     with pytest.raises(UsageError, match="2 layers and 2 heads"):
-        generated_attention(generate("gpt", max_new_tokens=2), 0, 5)
+        generated_attention(generate("gpt", random_weights=True, max_new_tokens=2), 0, 5)

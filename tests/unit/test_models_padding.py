@@ -50,7 +50,7 @@ def test_each_text_of_a_padded_batch_gets_what_it_gets_alone(model: str, step: s
 
 
 def test_gpt_padded_batch_logits_and_loss_ignore_the_padding() -> None:
-    t = explain.run("gpt", text=TEXTS, seed=4)
+    t = explain.run("gpt", random_weights=True, text=TEXTS, seed=4)
     targets = t["targets"].output
     lengths = [len(x.split()) for x in TEXTS]
     assert [int((row != IGNORE_INDEX).sum()) for row in targets] == [n - 1 for n in lengths]
@@ -144,7 +144,7 @@ def test_each_batch_row_is_labelled_with_its_own_tokens() -> None:
 def test_the_padding_flags_are_booleans_not_token_ids():
     """key_padding holds 1/0 flags (torch's bool mask), so its cells are not named as words of the vocabulary
     (a flag 1 once read 'id 1 (<eos>)')."""
-    t = explain.run("gpt", text=["the cat sat on the mat", "a dog is happy"])
+    t = explain.run("gpt", random_weights=True, text=["the cat sat on the mat", "a dog is happy"])
     step = t["key_padding"]
     assert step.output.dtype == bool
     ex = t.explain(step, (1, 4))

@@ -47,7 +47,7 @@ def test_arithmetic_follows_the_precision_with_negatives_in_parentheses():
     assert num(112.0) == "112"  # an exact integer stays bare in arithmetic (112 / 8 = 14)
     with precision(6):
         assert num(0.1234567) == "0.123457"
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     step = t["blocks.0.ln1"]
     x = t[step.inputs[0]].output[0, 0]
     with precision(3):
@@ -58,7 +58,7 @@ def test_arithmetic_follows_the_precision_with_negatives_in_parentheses():
 
 
 def test_one_result_line():
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     ex = t.explain(t["blocks.0.attn.scores"], (0, 0, 1, 1))
     body, result = text(explanation_body(ex)), text(explanation_result(ex))
     assert result.startswith("sum of 4 products = ") and result.strip().endswith(f"{ex.value:.4f}")
@@ -66,14 +66,14 @@ def test_one_result_line():
 
 
 def test_residual_add_result_named_apart_from_its_input():
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     step = t["blocks.0.resid_mid"]
     ex = t.explain(step, (0, 2, 0))
     assert ex.title == "x′[0, 2, 0] = x[0, 2, 0] + O[0, 2, 0]" and step.formula == "x′ = x + O"
 
 
 def test_scalar_loss_is_a_number_not_a_grid():
-    t = explain.run("gpt")
+    t = explain.run("gpt", random_weights=True)
     out = text(step_output(t, t["loss"]))
     assert re.search(r"= \d+\.\d{4}\s*$", out.strip()) and "0 " not in out.splitlines()[0]
 

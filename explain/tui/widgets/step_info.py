@@ -5,9 +5,11 @@ drill-down name the inputs."""
 from __future__ import annotations
 
 import io
+import os
 from typing import Any
 
 from rich.console import Console, Group
+from rich.text import Text
 
 from explain.render.predictions import text_so_far
 from explain.render.step import step_header
@@ -32,13 +34,33 @@ class StepInfo(ViewWidget):
         return len(console.render_lines(header(view, max(10, width)), pad=False))
 
 
+def short(label: str) -> str:
+    """A weights label with its file's name, not its whole path ('checkpoint: gpt2_tiny'): the header's room."""
+    kind, sep, path = label.partition(": ")
+    if sep and kind in ("checkpoint", "weights") and os.sep in path:
+        return f"{kind}: {os.path.basename(path.rstrip(os.sep))}"
+    return label
+
+
 def header(view: View, width: int = 200) -> Any:
     """The step's header; on a generation's steps the text so far comes first (what the student reads). The
-    first line says 'step 45 of 95', or '45/95' where that keeps it on one line (a generation's long names)."""
+    first line says 'step 45 of 95', or '45/95' where that keeps it on one line (a generation's long names),
+    then which weights the run shows ('trained: gpt-tiny', 'random, seed 0'), on a line of its own where the
+    first has no room. Words the checkpoint's vocabulary lacks are named on every step: they read as <unk>."""
     where = f"step {view.index + 1} of {len(view.trace)}"
-    if len(view.step.name) + len(view.step.op) + len(where) + 6 > width:
+    room = width - len(view.step.name) - len(view.step.op) - 6
+    if len(where) > room:
         where = f"{view.index + 1}/{len(view.trace)}"
-    head = step_header(view.step, where)
+    weights = short(view.trace.weights)
+    if weights and len(where) + len(weights) + 3 <= room:
+        where, weights = f"{where} · {weights}", ""
+    title, *rest = step_header(view.step, where).renderables
+    lines: list[Any] = [title]
+    if weights:
+        lines.append(Text(weights, style="dim"))
+    if view.trace.unknown_words:  # under the title: a short screen shows the header's first four lines only
+        words = ", ".join(f"'{w}'" for w in view.trace.unknown_words)
+        lines.append(Text(f"not in the vocabulary, read as <unk>: {words}", style="yellow"))
     batch = view.lead[0] if view.lead and view.step.axes[:1] == ("batch",) else 0
     text = text_so_far(view.trace, view.index, batch)
-    return head if text is None else Group(text, head)
+    return Group(*([] if text is None else [text]), *lines, *rest)
