@@ -57,8 +57,8 @@ def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sam
         start, seed = objective(rec, training)
         backward(rec, start, seed)
         if training.lr is not None:
-            sgd(rec, training.lr)
-            record_loss_after(rec, training.lr, lambda new: _loss_with(cfg, inp, new, training))
+            sgd(rec, training.lr, training.optimizer)
+            record_loss_after(rec, training.lr, lambda new: _loss_with(cfg, inp, new, training), training.optimizer)
         trace = rec.trace()
     return trace
 
@@ -136,7 +136,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     With ``sampling`` (a :class:`~explain.sampling.Sampling`, see :func:`generate`), new tokens are appended
     after the forward pass. For the backward pass (:mod:`explain.backward`): ``backward=True``,
     ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and
-    ``lr`` (one SGD step, then the loss after it).
+    ``lr`` (one SGD step, then the loss after it; ``optimizer="adamw"``: one AdamW step instead).
 
     Which weights, as on the CLI: ``gpt`` opens the trained model that ships with explain
     (:mod:`explain.trained`) unless ``random_weights=True``, ``weights``, ``checkpoint`` or a size option

@@ -38,6 +38,11 @@ class Training:
     output_target: Any = None  # target of the mean-squared error (the output's shape); None: default_target
     grad_output: Any = None  # a given ∂L/∂output, instead of an objective
     lr: float | None = None
+    optimizer: str = "sgd"  # or "adamw": one AdamW step from a fresh state (explain train's settings)
+
+
+# explain train's AdamW settings (explain.train.step.AdamW; a test holds them equal); the decay on weight matrices
+ADAMW = dict(betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1)
 
 
 def _ref(rec: Recorder, steps: dict[str, Step], name: str) -> Ref:
@@ -201,8 +206,9 @@ def _note(s: Step, i: int, x: str, sym: str, many: bool) -> str:
             f"{ops.get(s.op).vjp_note}").strip()
 
 
-def sgd(rec: Recorder, lr: float) -> list[str]:
-    """One step of gradient descent on every parameter with a gradient; the names of the updated ones."""
+def sgd(rec: Recorder, lr: float, optimizer: str = "sgd") -> list[str]:
+    """One step of gradient descent (or, with ``optimizer="adamw"``, one AdamW step from a fresh state: t = 1,
+    m₀ = v₀ = 0, weight decay on matrices only) on every parameter with a gradient; the updated names."""
     steps = {s.name: s for s in rec.steps}
     done = []
     if rec.backward is not None:
@@ -210,10 +216,23 @@ def sgd(rec: Recorder, lr: float) -> list[str]:
     for name in rec.specs:
         if grad(name) not in steps:
             continue
-        rec.op("sgd", updated(name), rec.reuse(name), _ref(rec, steps, grad(name)), lr=lr,
+        attrs: dict[str, Any] = dict(lr=lr)
+        if optimizer == "adamw":
+            attrs.update(ADAMW, t=1, weight_decay=ADAMW["weight_decay"] if _matrix(name) else 0.0)
+        rec.op(optimizer, updated(name), rec.reuse(name), _ref(rec, steps, grad(name)), **attrs,
                sym=f"{rec.specs[name].sym}′", group=update_group(name))
         done.append(name)
     return done
+
+
+def _matrix(name: str) -> bool:
+    """A weight matrix (W_E, W_pos, W_Q, …, W_out), which AdamW decays; biases and layer-norm gains are not
+    decayed. By name, not by shape: the per-head biases b_Q are (heads, d_head) here but a vector in GPT-2's
+    layout, and nanoGPT and torch decay the 2-D tensors of that layout."""
+    return name.rsplit(".", 1)[-1].startswith("W")
+
+
+OPTIMIZERS = {"sgd": "one step of gradient descent", "adamw": "one AdamW step"}
 
 
 def check_lr(lr: Any) -> float:
@@ -230,12 +249,12 @@ def check_lr(lr: Any) -> float:
     return value
 
 
-def record_loss_after(rec: Recorder, lr: float, loss_with: Any) -> None:
-    """Record the loss after the SGD step: ``loss_with(params)`` runs the model again with the updated
-    parameters. The student sees the loss fall (or, with too large a step, rise)."""
+def record_loss_after(rec: Recorder, lr: float, loss_with: Any, optimizer: str = "sgd") -> None:
+    """Record the loss after the SGD (or AdamW) step: ``loss_with(params)`` runs the model again with the
+    updated parameters. The student sees the loss fall (or, with too large a step, rise)."""
     steps = {s.name: s for s in rec.steps}
     value, text = None, "L′ = the loss with the updated parameters"
-    note = (f"The loss after one step of gradient descent with lr = {lr:g}: the model run again with every "
+    note = (f"The loss after {OPTIMIZERS[optimizer]} with lr = {lr:g}: the model run again with every "
             "updated parameter.")
     if not rec.shape_only:
         import numpy as np  # lazy: numpy off the shape path

@@ -127,6 +127,9 @@ OPTIONS: tuple[Option, ...] = (
            help="Backward of a model without a loss: start from this gradient of the output instead."),
     Option("lr", "--lr", "float", group="backward", metavar="RATE",
            help="Take one SGD step with this learning rate; record the updates and the loss after it."),
+    Option("optimizer", "--optimizer", "choice", group="backward", choices=("sgd", "adamw"),
+           help="The step --lr takes: sgd (W − lr·∂L/∂W, the default), or adamw (one AdamW step from a fresh "
+                "state: m, v, their bias corrections; β 0.9, 0.999, weight decay 0.1 on the weight matrices)."),
     Option("causal", "--causal", "bool", default=False, needs="causal_switch",
            help="Add the causal mask (as the book's MultiHeadAttention, §3.6)."),
     Option("qkv_bias", "--qkv-bias", "bool", default=True, off_flag="--no-qkv-bias", needs="qkv", label="qkv bias",

@@ -123,6 +123,12 @@ def training_of(options: dict[str, Any]) -> Any:
     :class:`explain.backward.Training`, or None for a forward-only run. A learning rate implies backward."""
     wanted = options.pop("backward", False)
     given = {k: options.pop(k, None) for k in ("output_target", "grad_output", "lr")}
+    optimizer = options.pop("optimizer", None)
+    if optimizer is not None and optimizer not in OPTION["optimizer"].choices:
+        raise UsageError(f"--optimizer must be one of {', '.join(OPTION['optimizer'].choices)}, got {optimizer!r}")
+    if optimizer is not None and given["lr"] is None:
+        raise UsageError(f"--optimizer {optimizer} takes one step with a learning rate; add --lr RATE (e.g. --lr "
+                         "0.001)")
     if not wanted and all(v is None for v in given.values()):
         return None
 
@@ -131,7 +137,7 @@ def training_of(options: dict[str, Any]) -> Any:
                          "--backward")
     if given["lr"] is not None:
         given["lr"] = check_lr(given["lr"])
-    return Training(**given)
+    return Training(**given, optimizer=optimizer or "sgd")
 
 
 def eos_of(model: str, options: dict[str, Any]) -> int | None:

@@ -84,6 +84,14 @@ def sig6(x: Any) -> str:
     return special if special is not None else f"{x:.6g}"
 
 
+def sig(x: Any) -> str:
+    """The precision setting's digits as significant digits (4: ``-0.003191``, ``1.018e-05``): for the small
+    quantities an optimizer explains (a running mean of gradients, its square), where decimals would show 0."""
+    x = float(x)
+    special = exact_text(x)
+    return special if special is not None else f"{x:.{_PRECISION.get()}g}"
+
+
 def arg(x: Any, digits: int | None = None) -> str:
     """:func:`num` for an operand inside arithmetic: a negative in parentheses (``(-0.4362)``), so ``a − (-b)``
     never reads as ``a − -b``; its minus is the one every other number has (issue 26: ``-0.1045 − (−0.0493)``

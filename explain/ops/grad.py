@@ -5,6 +5,7 @@
 | ``<kind>.grad`` (:class:`GradOf`) | the gradient of one input of a ``<kind>`` step: every view comes from the forward op's own ``vjp*`` methods |
 | ``accumulate`` | the gradients that arrive at a value feeding several steps, added (the multivariable chain rule) |
 | ``sgd`` | one step of gradient descent on a parameter: W − lr·∂L/∂W |
+| ``adamw`` | one AdamW step on a parameter from a fresh state: m, v, their bias corrections, W − lr·m̂/(√v̂ + ε) |
 
 A gradient step's inputs are ``(∂L/∂output, *the forward inputs, the forward output)``, its attrs the forward
 step's attrs plus ``wrt`` (which input). So the maths of a backward lives only beside its forward.
@@ -12,10 +13,11 @@ step's attrs plus ``wrt`` (which input). So the maths of a backward lives only b
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from explain import shape_rules as sr
-from explain.ops.base import BACKWARD_OF, CellExplanation, Op, Syms, arg, idx, num, register
+from explain.ops.base import BACKWARD_OF, CellExplanation, Op, Syms, arg, idx, num, register, sig
 
 
 class GradOf(Op):
@@ -113,3 +115,64 @@ class Sgd(Op):
                                       "the gradient is " + ("positive: the weight goes down" if g > 0 else
                                                             "negative: the weight goes up" if g < 0 else
                                                             "0: the weight stays")])
+
+
+@register
+class AdamW(Op):
+    """One AdamW step from a fresh state (t = 1, m₀ = v₀ = 0), as torch.optim.AdamW computes it: decay the
+    weight, then m = β₁m₀ + (1−β₁)g, v = β₂v₀ + (1−β₂)g², m̂ = m/(1−β₁ᵗ), v̂ = v/(1−β₂ᵗ), W′ = W − lr·m̂/(√v̂ + ε)."""
+
+    kind = "adamw"
+    differentiable = ()
+    default_note = ("AdamW: each weight moves by lr times its gradient's running mean m̂ over the running root "
+                    "mean square √v̂; on the first step m̂ = g and √v̂ = |g|, so every weight with a gradient "
+                    "moves by about lr, against the gradient's sign, however small the gradient. The weight "
+                    "decay (matrices only) first shrinks W by lr·λ of itself.")
+
+    def formula(self, syms: Syms, lr: float = 1e-3, weight_decay: float = 0.0, **attrs) -> str:
+        decay = f"(1 − {sig(lr)}·{sig(weight_decay)})·" if weight_decay else ""
+        return f"{syms.out} = {decay}{syms.ins[0]} − {sig(lr)}·m̂/(√v̂ + ε),  m̂ = g,  v̂ = g²  (g = {syms.ins[1]})"
+
+    def signature(self, shapes, out, **attrs) -> str:
+        return f"{sr.fmt_shape(shapes[0])}, ∂L/∂W {sr.fmt_shape(shapes[1])} → {sr.fmt_shape(out)}"
+
+    def source(self, out, ins, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+               weight_decay: float = 0.0, t: int = 1, **attrs) -> str:
+        # torch's order of operations: p·(1 − lr·λ), then p − (lr/c₁)·m/(√v/√c₂ + ε), m = (1−β₁)g, v = (1−β₂)g²
+        b1, b2 = betas
+        c1, c2 = 1 - b1**t, 1 - b2**t
+        m, v = f"({1 - b1!r} * {ins[1]})", f"({1 - b2!r} * {ins[1]} * {ins[1]})"
+        return (f"{ins[0]} * {1 - lr * weight_decay!r} - {lr / c1!r} * {m} / "
+                f"(np.sqrt({v}) / {math.sqrt(c2)!r} + {eps!r})")
+
+    def explain(self, index, inputs, output, syms: Syms, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                eps: float = 1e-8, weight_decay: float = 0.0, t: int = 1, **attrs) -> CellExplanation:
+        import numpy as np  # lazy: numpy off the shape path
+
+        w, g = float(inputs[0][index]), float(inputs[1][index])
+        b1, b2 = betas
+        c1, c2 = 1 - b1**t, 1 - b2**t
+        m, v = (1 - b1) * g, (1 - b2) * g * g
+        mh, vh = m / c1, v / c2
+        decayed = w * (1 - lr * weight_decay)
+        step = lr * mh / (np.sqrt(vh) + eps)
+
+        def sarg(x: float) -> str:  # sig() for an operand: a negative in parentheses
+            return f"({sig(x)})" if x < 0 else sig(x)
+
+        W, G = f"{syms.ins[0]}{idx(index)}", f"g = {syms.ins[1]}{idx(index)}"
+        decay = (f"weight decay λ = {sig(weight_decay)}: {num(w)} × (1 − {sig(lr)}×{sig(weight_decay)}) = "
+                 f"{num(decayed)}" if weight_decay else "no weight decay (a bias or a layer-norm gain)")
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: one AdamW step from {W}",
+                               lines=[f"{G} = {sig(g)};  lr = {sig(lr)}, β₁ = {sig(b1)}, β₂ = {sig(b2)}, "
+                                      f"ε = {sig(eps)}, step t = {t} (m₀ = v₀ = 0)",
+                                      f"m = β₁·0 + (1 − β₁)·g = {sig(1 - b1)}×{sarg(g)} = {sig(m)}",
+                                      f"v = β₂·0 + (1 − β₂)·g² = {sig(1 - b2)}×{sarg(g)}² = {sig(v)}",
+                                      f"bias corrections: m̂ = m/(1 − β₁ᵗ) = {sig(m)}/{sig(c1)} = {sig(mh)};  "
+                                      f"v̂ = v/(1 − β₂ᵗ) = {sig(v)}/{sig(c2)} = {sig(vh)}",
+                                      decay,
+                                      f"update = lr·m̂/(√v̂ + ε) = {sig(lr)}×{sarg(mh)}/({sig(np.sqrt(vh))} + "
+                                      f"{sig(eps)}) = {sig(step)}",
+                                      f"{num(decayed)} − {sarg(step)} = {num(output[index])}",
+                                      "on the first step m̂/√v̂ = g/|g|: the weight moves by about lr against the "
+                                      "gradient's sign" if g else "the gradient is 0: only the decay moves it"])

@@ -77,7 +77,8 @@ def print_trace(console: Console, trace: Trace, precision: int = 4, pick: Pick |
         console.print(generation_view(trace))
     if "loss_after" in trace and "loss" in trace:  # the SGD step's outcome last, where `| tail` finds it
         before, after = float(trace["loss"].output), float(trace["loss_after"].output)
-        console.print(Text(f"loss {before:.4f} → loss_after {after:.4f} after one SGD step "
+        step = "AdamW" if any(s.op == "adamw" for s in trace) else "SGD"
+        console.print(Text(f"loss {before:.4f} → loss_after {after:.4f} after one {step} step "
                            f"({'falls' if after < before else 'does not fall'})", style="bold"))
 
 

@@ -53,6 +53,7 @@ RUNS: dict[str, Any] = {
     "llama backward": lambda: explain.run("llama", backward=True),
     "llama generate": lambda: explain.generate("llama", max_new_tokens=1, greedy=True),
     "gpt patched, lens, attribution": lambda: _interp_run(),
+    "gpt adamw": lambda: explain.run("gpt", random_weights=True, n_layers=1, lr=0.01, optimizer="adamw"),
 }
 
 

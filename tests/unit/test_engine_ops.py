@@ -44,6 +44,7 @@ def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     from explain.api import plan
 
     kinds = {s.op for m in MODELS for s in plan(m, backward=True)} | {s.op for s in plan("gpt", lr=0.1)}
+    kinds |= {s.op for s in plan("gpt", lr=0.1, optimizer="adamw")}
     kinds |= {s.op for s in plan("simple", normalize="sum", backward=True)}
     for sampling in (make_sampling(2, top_k=3, top_p=0.9), make_sampling(2, greedy=True)):
         kinds |= {s.op for s in plan("gpt", sampling=sampling)}

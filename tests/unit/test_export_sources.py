@@ -27,6 +27,7 @@ RUNS = {
     "causal-backward": {"backward": True}, "multihead-backward": {"backward": True},
     "synthesizer-backward": {"backward": True}, "encoder-backward": {"backward": True},
     "transformer-backward": {"backward": True}, "gpt-lr": {"text": ["the cat", "a dog"], "lr": 0.1},
+    "gpt-adamw": {"text": ["the cat", "a dog"], "lr": 0.01, "optimizer": "adamw", "random_weights": True},
     "gpt-padded": {"text": ["the cat sat on the mat", "a dog"]},
     # the interpretability steps: a patched run, its logit lens and an attribution (explain.interp)
     "gpt-interp": {},

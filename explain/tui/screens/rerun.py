@@ -48,7 +48,7 @@ class Field:
 # typed.
 FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, option_help(o),
                                           ("on", "off") if o.type == "bool" else o.choices)
-                            for o in OPTIONS if o.type in ("int", "choice", "text", "bool")}
+                            for o in OPTIONS if o.type in ("int", "choice", "text", "bool") and o.group != "backward"}
 _SWITCH = {True: "on", False: "off"}
 DIMENSIONS = tuple(o.name for o in OPTIONS if o.type == "int" and o.name != "seed")
 
