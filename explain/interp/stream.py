@@ -116,11 +116,13 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
 
 def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
-    the run's texts. ``trained`` becomes the shipped folder first, as the run itself will read it (its words are
-    not the text's)."""
-    use_trained(options, options.get("weights"))
-    if options.get("checkpoint") is not None:
-        options["checkpoint"] = open_for(model, options["checkpoint"])
+    the run's texts. The trained model (--trained, or gpt by default) is opened first, as the run will read
+    it (its words are not the text's)."""
+    chosen = dict(options)  # the run decides again from options: --random-weights must reach it
+    use_trained(chosen, chosen.get("weights"), model)
+    if chosen.get("checkpoint") is not None:
+        options.pop("trained", None)
+        options["checkpoint"] = open_for(model, chosen["checkpoint"])
         return options["checkpoint"]
     texts = options.get("text") or []
     texts = [texts] if isinstance(texts, str) else list(texts)

@@ -15,6 +15,7 @@ summary = "s"
 model = "gpt"
 
 [options]
+random_weights = true
 text = "The cat is happy"
 '''
 STOP = '''
