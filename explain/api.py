@@ -23,6 +23,7 @@ from explain.memory import (  # noqa: F401 - part of this module's interface
 )
 from explain.models.generate import generate as record_generation
 from explain.models.notation import notation
+from explain.origin import origins
 from explain.pricing import price
 from explain.recorder import Recorder
 from explain.registry import DEFAULT_MODEL, MODELS, forward_of
@@ -185,7 +186,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
                                   options.get("embeddings") is not None)
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
     if options.get("checkpoint") is not None and weights is None:  # a GGUF says where each weight came from
-        trace.origin = getattr(options["checkpoint"], "weight_origin", None)
+        weight_origin = getattr(options["checkpoint"], "weight_origin", None)
+        trace.origin = origins(weight_origin) if weight_origin is not None else None
     return trace
 
 

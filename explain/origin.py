@@ -11,7 +11,9 @@ column of the weight (a dot product) explains the weight of its largest product:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from explain import ops
@@ -55,17 +57,24 @@ def weight_cell(trace: Trace, step: Step, index: tuple[int, ...]) -> tuple[str, 
     return None
 
 
-def with_origin(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplanation) -> CellExplanation:
-    """``ex`` with the origin of the weight its cell reads, when the trace knows where its weights came from;
+def origins(weight_origin: Callable[[str, tuple[int, ...]], CellExplanation]) -> Callable[..., CellExplanation]:
+    """A run's :attr:`Trace.origin` from a checkpoint's ``weight_origin(name, index)``: what ``trace.explain``
+    calls to add where the weight a cell reads came from (the trace need not know this module)."""
+    return partial(with_origin, weight_origin)
+
+
+def with_origin(weight_origin: Callable[[str, tuple[int, ...]], CellExplanation], trace: Trace, step: Step,
+                index: tuple[int, ...], ex: CellExplanation) -> CellExplanation:
+    """``ex`` with the origin of the weight its cell reads (``weight_origin``: the checkpoint's);
     a weight the file does not let explain say more about gets one line saying why."""
-    if trace.origin is None or step.output is None or step.op.endswith(".grad"):
+    if step.output is None or step.op.endswith(".grad"):
         return ex
     picked = weight_cell(trace, step, index)
     if picked is None:
         return ex
     name, cell, k = picked
     try:
-        origin = trace.origin(name, cell)
+        origin = weight_origin(name, cell)
     except ExplainError as exc:
         origin = CellExplanation(cell, float(trace.params[name][cell]), f"{name}{idx(cell)}", lines=[str(exc)])
     lines = ([f"(the weight of the largest product, k = {k})"] if k is not None else []) + list(origin.lines)
@@ -77,4 +86,4 @@ def with_origin(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplan
     return replace(ex, origin=origin)
 
 
-__all__ = ["weight_cell", "with_origin"]
+__all__ = ["weight_cell", "with_origin", "origins"]

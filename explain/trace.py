@@ -114,9 +114,9 @@ class Trace(Sequence[Step]):
         self.weights = ""  # which weights the run shows: "trained: gpt-tiny", "random, seed 0", … (explain.trained)
         self.unknown_words: list[str] = []  # words of the input the checkpoint's vocabulary lacks, read as <unk>
         self.meta: dict[str, Any] = {}  # what a caller notes on the trace (a tutorial's name and checks)
-        # where a parameter's values came from in a checkpoint's file: weight_origin(name, index) of a GGUF, whose
-        # explanation a cell that reads the weight shows after its own (explain.origin)
-        self.origin: Callable[[str, tuple[int, ...]], CellExplanation] | None = None
+        # where a parameter's values came from in a checkpoint's file (a GGUF's): origin(trace, step, index, ex)
+        # is ex with the origin of the weight the cell reads after it (explain.origin.origins, set by the api)
+        self.origin: Callable[[Trace, Step, tuple[int, ...], CellExplanation], CellExplanation] | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -170,11 +170,7 @@ class Trace(Sequence[Step]):
         if op.row_words and step.axes[-1:] == ("vocab",):  # a row over the vocabulary: its k are words
             extra["words"] = self.labels.get("vocab")
         ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
-        if self.origin is None:
-            return ex
-        from explain.origin import with_origin  # lazy: only a run whose weights came from a file has origins
-
-        return with_origin(self, step, tuple(index), ex)
+        return ex if self.origin is None else self.origin(self, step, tuple(index), ex)
 
     def axis_labels(self, axis: str, item: int | None = 0) -> list[str] | None:
         """Labels of an axis called ``axis`` (tokens for positions, words for the vocabulary), if known.
