@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.ops",),
     ("explain.trace", "explain.recorder", "explain.slices", "explain.origin"),
     ("explain.models", "explain.weights", "explain.wordlevel",
-     "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report",
+     "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report", "explain.pick",
      "explain.models.generate", "explain.memory",
      "explain.backward", "explain.save"),  # backward: the walker over a trace
     ("explain.request", "explain.api", "explain.predict"),
