@@ -129,7 +129,13 @@ def tile_lines(p: Pooled | None, geo: Geometry, n: int, scale_mode: str, cursor:
     cur = p.at(*cursor) if cursor is not None else None
     out = []
     for line in range(h):
-        text = Text(no_wrap=True, overflow="crop")
+        runs: list[list] = []  # [characters, style]: a run of one style is one span (Textual styles spans, not cells)
+
+        def put(ch: str, style: Style | None, runs: list[list] = runs) -> None:
+            if runs and runs[-1][1] is style:
+                runs[-1][0] += ch
+            else:
+                runs.append([ch, style])
         for x in range(w):
             c = x // sx
             cells = []
@@ -144,18 +150,21 @@ def tile_lines(p: Pooled | None, geo: Geometry, n: int, scale_mode: str, cursor:
                 cells.append((r, _colour(float(vals[r, c]), s)))
             top, bottom = cells
             if top is None and bottom is None:
-                text.append(" ")
+                put(" ", None)
                 continue
             fg = top[1] if top else "default"
             bg = bottom[1] if bottom else "default"
             marked = (cur is not None and c == cur[1] and x % sx == 0 and line == (cur[0] * sy) // 2)  # one mark
             if marked:  # the step screen's cell, in every tile: a + on the colour of its block
                 mark_bg = top[1] if top and top[0] == cur[0] else bg
-                text.append("+", _style("bold #ffffff", mark_bg))
+                put("+", _style("bold #ffffff", mark_bg))
             elif top is None:
-                text.append("▄", _style(bg, "default"))
+                put("▄", _style(bg, "default"))
             else:
-                text.append("▀", _style(fg, bg))
+                put("▀", _style(fg, bg))
+        text = Text(no_wrap=True, overflow="crop")
+        for chars, style in runs:
+            text.append(chars, style)
         out.append(text)
     return out
 
