@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
+from explain.names import gradient_of, is_generated, param_name
 from explain.shape_rules import fmt_shape
 from explain.trace import Trace
 
@@ -49,8 +50,8 @@ class Row:
 def forward_name(name: str) -> str:
     """The forward step a step comes from: ``blocks.0.attn.q.grad`` → ``blocks.0.attn.q`` (a gradient),
     ``gen.2.blocks.0.attn.q`` → ``blocks.0.attn.q`` (a generated token's pass)."""
-    name = re.sub(r"^gen\.\d+\.", "", name)
-    return name.split(".grad")[0]
+    name = param_name(name)  # a generated token's step is named gen.n. + the prompt's step name
+    return gradient_of(name) or name
 
 
 def node_key(name: str, op: str) -> tuple[str, str]:
@@ -76,7 +77,7 @@ def build(trace: Trace) -> tuple[list[list[Row]], list[Row]]:
     nodes: dict[str, Node] = {}
     seen_block = False
     for step in trace:
-        if step.name != forward_name(step.name) or step.name.startswith("gen."):
+        if step.name != forward_name(step.name) or is_generated(step.name):
             continue  # a gradient's or a generated token's step: lit through the forward step it comes from
         key, label = node_key(step.name, step.op)
         if key in nodes:
