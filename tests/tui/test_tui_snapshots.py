@@ -4,6 +4,7 @@ the SVGs in tests/tui/__snapshots__/ before committing them."""
 from __future__ import annotations
 
 from conftest import fake_tutorial
+from textual.widgets import Input
 
 import explain
 from explain.tui.app import ExplainApp
@@ -48,7 +49,18 @@ def test_snapshot_help(snap_compare):
 
 
 def test_snapshot_rerun_form(snap_compare):
-    assert snap_compare(gpt(), press=["e"], terminal_size=(120, 40))
+    """The re-run form (e). Its focused field's cursor blinks every 0.5 s, so whether a screenshot catches it lit
+    depends on the machine's speed: the test stops the blink (the cursor then stays lit) before the picture."""
+    app = gpt()
+
+    async def open_form(pilot):
+        await pilot.press("e")
+        await pilot.pause()
+        for field in app.screen.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=open_form, terminal_size=(120, 40))
 
 
 def test_snapshot_heads(snap_compare):
