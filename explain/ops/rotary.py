@@ -5,22 +5,38 @@ heads (``repeat_kv``, Ainslie et al. 2023, "GQA"; ``repeat_kv`` in transformers'
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from explain import shape_rules as sr
 from explain.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 
-def _pair(i: int, d: int) -> tuple[int, int, bool]:
-    """(pair number k, the partner dimension, whether i is the first of its pair): i pairs with i ± d/2."""
+class _Cell(NamedTuple):
+    """Where one cell of a rotated row sits: its pair k, partner dimension j (i ± d/2), whether it is the first
+    of the pair, its position p, the row it is in, the pair's frequency θ^(−2k/d), the angle and its cos, sin."""
+
+    i: int
+    k: int
+    j: int
+    first: bool
+    p: int
+    row: tuple[int, ...]
+    inv: float
+    ang: float
+    c: float
+    s: float
+
+
+def _cell(index: tuple[int, ...], d: int, theta: float, start: int) -> _Cell:
+    """The pair, position and angle of cell ``index`` of rows of width ``d`` (the first row at ``start``)."""
+    *lead, t, i = index
     half = d // 2
-    return (i, i + half, True) if i < half else (i - half, i - half, False)
-
-
-def _angle(k: int, d: int, p: int, theta: float) -> tuple[float, float]:
-    """(frequency θ^(−2k/d), angle p·frequency) of pair k at position p."""
+    k, j, first = (i, i + half, True) if i < half else (i - half, i - half, False)
+    p = start + t
     inv = 1.0 / theta ** (2 * k / d)
-    return inv, p * inv
+    ang = p * inv
+    return _Cell(i, k, j, first, p, (*lead, t), inv, ang, math.cos(ang), math.sin(ang))
 
 
 @register
@@ -54,13 +70,8 @@ class Rope(Op):
     def explain(self, index, inputs, output, syms: Syms, theta: float = 10000.0, start: int = 0,
                 **attrs) -> CellExplanation:
         x = inputs[0]
-        *lead, t, i = index
         d = x.shape[-1]
-        k, j, first = _pair(i, d)
-        p = start + t
-        inv, ang = _angle(k, d, p, theta)
-        c, s = math.cos(ang), math.sin(ang)
-        row = tuple(lead) + (t,)
+        i, k, j, first, p, row, inv, ang, c, s = _cell(index, d, theta, start)
         xi, xj = float(x[row + (i,)]), float(x[row + (j,)])
         xs = syms.ins[0]
         if first:  # x′[i] = x[i]·cos − x[i+d/2]·sin
@@ -91,13 +102,8 @@ class Rope(Op):
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, theta: float = 10000.0, start: int = 0,
                     **attrs) -> CellExplanation:
-        *lead, t, i = index
         d = g.shape[-1]
-        k, j, first = _pair(i, d)
-        p = start + t
-        _, ang = _angle(k, d, p, theta)
-        c, s = math.cos(ang), math.sin(ang)
-        row = tuple(lead) + (t,)
+        i, k, j, first, p, row, _, ang, c, s = _cell(index, d, theta, start)
         gi, gj = float(g[row + (i,)]), float(g[row + (j,)])
         sign = "+" if first else "−"
         return CellExplanation(
