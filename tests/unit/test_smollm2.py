@@ -9,7 +9,7 @@ skips, when the registry cannot be reached (CI must notice); deselect it with ``
 from __future__ import annotations
 
 import pytest
-from smollm2 import smollm2_gguf
+from smollm2 import smollm2_gguf_or_fail
 
 import explain
 from explain.hub import open_checkpoint
@@ -20,10 +20,7 @@ PROMPT = "The capital of France is"
 
 @pytest.fixture(scope="module")
 def gguf_path():
-    try:
-        return smollm2_gguf()
-    except Exception as exc:  # noqa: BLE001 - any failure to fetch is this test's failure
-        pytest.fail(f"SmolLM2 could not be fetched: {exc}")
+    return smollm2_gguf_or_fail()
 
 
 def test_smollm2_says_paris(gguf_path) -> None:

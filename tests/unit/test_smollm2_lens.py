@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 import pytest
-from smollm2 import smollm2_gguf
+from smollm2 import smollm2_gguf_or_fail
 
 pytestmark = pytest.mark.network
 IDS = [504, 3575, 282, 4649, 314]  # "The capital of France is" (test_smollm2: transformers' tokenizer)
@@ -23,10 +23,7 @@ README_RANKS = {0: 4316, 24: 396, 28: 7, 29: 3, 30: 1}
 
 @pytest.fixture(scope="module")
 def gguf_path():
-    try:
-        return smollm2_gguf()
-    except Exception as exc:  # noqa: BLE001 - any failure to fetch is this test's failure
-        pytest.fail(f"SmolLM2 could not be fetched: {exc}")
+    return smollm2_gguf_or_fail()
 
 
 def _weights(path) -> dict[str, np.ndarray]:
