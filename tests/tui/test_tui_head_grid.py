@@ -118,7 +118,11 @@ def test_cursor_moves_in_every_tile_the_foot_reads_the_trace_and_enter_opens():
         await pilot.press("enter")
         await pilot.pause()
         view = app.screen.view
-        assert view.step.name == "blocks.1.attn.pattern" and view.lead == (0, 2)  # (the step screen keeps its cell)
+        assert view.step.name == "blocks.1.attn.pattern" and view.lead == (0, 2)
+        assert view.cell == (3, 1)  # the grid's + cell is the step view's cell
+        await pilot.press("m", "z", "enter")  # the layer's heads (z), Enter on one: the cell comes along too
+        await pilot.pause()
+        assert app.screen.view.cell == (3, 1) and app.screen.view.lead == (0, 2)
 
     drive(app, script, size=(200, 50))
 

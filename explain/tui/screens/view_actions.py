@@ -112,12 +112,12 @@ class ViewActions:
         if step is None:
             self.notify("this run has no attention pattern with heads", timeout=3)
             return
-        def opened(view: View | None) -> None:  # Enter on a head: that head's pattern in the step view
+        def opened(view: View | None) -> None:  # Enter on a tile: that head's pattern, at the grid's cell
             if view is None:
                 return
             if view.index != self.view.index:
                 self._leave_path("the heads view")
-            self.view = replace(self.view, index=view.index, lead=view.lead).clamped()
+            self.view = replace(self.view, index=view.index, lead=view.lead, cell=view.cell).clamped()
 
         self.app.push_screen(HeadsScreen(self.view.go(step.index)), opened)
 
