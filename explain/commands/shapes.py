@@ -16,6 +16,7 @@ from explain.inputs import UNK
 from explain.limits import MAX_CONTEXT, check_max
 from explain.options import default
 from explain.registry import MODELS
+from explain.trained import SHIPPED, use_trained
 
 
 def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
@@ -28,6 +29,12 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
     if given:
         raise UsageError(f"give --seq or {'/'.join(given)}, not both: both set the sequence")
     check_max(seq, MAX_CONTEXT, "--seq")  # a sequence is at most as long as the longest context
+    if kw.get("checkpoint") == str(SHIPPED):  # the trained model: its context is fixed by its config
+        n_ctx = json.loads((SHIPPED / "config.json").read_text())["n_positions"]
+        if seq > n_ctx:
+            raise InputError(f"--seq {seq} is longer than the trained model's context of {n_ctx} positions; use "
+                             f"--seq {n_ctx} or less, or a size option (--context {seq}) for a random model that "
+                             "long")
     if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
         if "n_ctx" not in kw:  # no --context: a context as long as the sequence asked for
             kw["n_ctx"] = max(seq, default("n_ctx"))
@@ -52,17 +59,20 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
 
     Nothing is computed: the model code runs on shapes alone, through each op's own shape rule. The
     parameter count is the model's (a tied unembedding is counted once). --weights is accepted so a 'run'
-    command line works here too, but ignored: shapes come from the config, not from a file.
+    command line works here too, but ignored: shapes come from the config, not from a file. The sizes are
+    those of the model 'explain run' opens: for gpt, the trained model that ships with explain, unless
+    --random-weights, --weights, --checkpoint or a size option is given (then the defaults and the options).
 
     \b
     Examples:
-      explain shapes gpt
+      explain shapes gpt                                      # the shipped trained model's sizes
       explain shapes gpt --d-model 768 --heads 12 --layers 12 --d-ff 3072 --vocab 50257 --context 1024
-      explain shapes gpt --seq 128 --match blocks.0.attn      # one layer, at sequence length 128
+      explain shapes gpt --seq 32 --match blocks.0.attn       # one layer, at sequence length 32
       explain shapes transformer --no-steps                   # parameters only
       explain shapes multihead --heads 4 --d-model 16 --json | jq .n_params
     """
     kw = run_kwargs(model, kwargs)
+    use_trained(kw, kw.get("weights"), model)  # the sizes of the model 'explain run' opens: gpt's trained one
     if seq is not None:
         kw["tokens"] = _seq_tokens(model, seq, kw)
     if kw.pop("weights", None) is not None:

@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 import explain
 from explain.cli import main
 from explain.config import MODELS
+from explain.trained import SHIPPED
 
 # A step row: index, name, op, then the signature (which has spaces in it).
 STEP_ROW = re.compile(r"^\s+(\d+)  (\S+)\s+(\S+)\s+(\S.*)$")
@@ -109,7 +110,7 @@ def test_table_matches_a_real_run(model: str) -> None:
 
 
 def test_gpt_layers_and_tied_unembedding() -> None:
-    out = ok("gpt")
+    out = ok("gpt", "--random-weights")
     _, rows = sections(out)
     layer_names = [m.group(1) for m in map(LAYER_ROW.match, rows) if m]
     assert layer_names == ["embed", "pos_embed", "blocks.0.ln1", "blocks.0.attn", "blocks.0.ln2", "blocks.0.mlp",
@@ -123,8 +124,30 @@ def test_gpt_layers_and_tied_unembedding() -> None:
 def test_header_names_only_the_dimensions_the_model_has() -> None:
     assert ok("simple").splitlines()[:2] == ["simple: d_model 4, vocab 45",
                                              "input: 6 tokens (Your journey starts with one step)"]
-    assert ok("gpt").splitlines()[:2] == ["gpt: d_model 8, 2 heads × d_head 4, d_ff 32, 2 layers, vocab 45, context 32",
-                                          "input: batch 1 × 4 tokens (The cat is happy)"]
+    assert ok("gpt", "--random-weights").splitlines()[:2] == [
+        "gpt: d_model 8, 2 heads × d_head 4, d_ff 32, 2 layers, vocab 45, context 32",
+        "input: batch 1 × 4 tokens (The cat is happy)"]
+
+
+def test_gpt_alone_shows_the_trained_model_run_opens() -> None:
+    """``explain shapes gpt`` shows the model ``explain run gpt`` opens, the shipped trained one (issue 24),
+    not run's random defaults: its sizes are those of the folder's config.json, read here directly, and every
+    step and parameter is the trained run's. A size option or --random-weights means random defaults."""
+    config = json.loads((SHIPPED / "config.json").read_text())
+    out = ok("gpt")
+    assert out.splitlines()[0] == (f"gpt: d_model {config['n_embd']}, {config['n_head']} heads × d_head "
+                                   f"{config['n_embd'] // config['n_head']}, d_ff {config['n_inner']}, "
+                                   f"{config['n_layer']} layers, vocab {config['vocab_size']}, "
+                                   f"context {config['n_positions']}")
+    trace = explain.run("gpt")  # the trained model, as 'explain run gpt' opens it
+    assert trace.weights == "trained: gpt-tiny"
+    step_rows, param_rows = sections(out)
+    assert [STEP_ROW.match(r).group(2, 4) for r in step_rows] == [(s.name, s.signature) for s in trace]
+    assert f"total: {sum(a.size for a in trace.params.values()):,} parameters" in out
+    assert out == ok("gpt", "--trained") == ok("gpt", "--checkpoint", str(SHIPPED))
+    assert "d_model 8," in ok("gpt", "--random-weights").splitlines()[0]
+    assert "d_model 16," in ok("gpt", "--d-model", "16").splitlines()[0]  # a size option: random defaults
+    assert ok("gpt", "--seq", "48").splitlines()[1] == "input: batch 1 × 48 tokens"  # up to its context
 
 
 def test_json_is_one_document_matching_the_run() -> None:
@@ -146,11 +169,11 @@ def test_json_is_one_document_matching_the_run() -> None:
 
 
 def test_seq_sets_the_sequence_length() -> None:
-    doc = json.loads(ok("gpt", "--seq", "7", "--json"))
+    doc = json.loads(ok("gpt", "--random-weights", "--seq", "7", "--json"))
     steps = {s["name"]: s["shape"] for s in doc["steps"]}
     assert steps["blocks.0.attn.pattern"] == [1, 2, 7, 7]
     assert steps["logits"] == [1, 7, 45]  # same vocabulary as the default text: --seq does not grow it
-    same = json.loads(ok("gpt", "--tokens", ",".join(["3"] * 7), "--json"))
+    same = json.loads(ok("gpt", "--random-weights", "--tokens", ",".join(["3"] * 7), "--json"))
     assert [s["shape"] for s in same["steps"]] == [s["shape"] for s in doc["steps"]]
     assert ok("gpt", "--seq", "7").splitlines()[1] == "input: batch 1 × 7 tokens"  # no <unk> labels shown
 
@@ -197,6 +220,10 @@ ERRORS = {  # args, exit code, text the one-line message must contain
     "seq past context": (["gpt", "--seq", "2000", "--context", "1024"], 1,
                          "--seq 2000 is longer than the context of 1024 positions; use --seq 1024 or less, "
                          "or --context 2000"),
+    "seq past the trained context": (["gpt", "--seq", "100"], 1,
+                                     "--seq 100 is longer than the trained model's context of 48 positions; use "
+                                     "--seq 48 or less, or a size option (--context 100)"),
+    "seed with the trained model": (["gpt", "--seed", "3"], 2, "add --random-weights to see random weights"),
     "seq and text": (["gpt", "--seq", "3", "--text", "a b c"], 2, "give --seq or --text, not both"),
     "seq not a number": (["gpt", "--seq", "many"], 2, "'many' is not a valid integer"),
     "text past context": (["gpt", "--context", "2"], 1, "the input has 4 tokens but the context is 2"),

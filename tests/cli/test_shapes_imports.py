@@ -31,6 +31,6 @@ def test_shapes_imports_no_heavy_packages(args: list[str]) -> None:
 def test_importtime_shows_no_numpy_or_textual() -> None:
     imported, proc = importtime_packages("shapes", "gpt")
     assert proc.returncode == 0, proc.stderr
-    assert "total: 2,376 parameters" in proc.stdout
+    assert "total: 107,648 parameters" in proc.stdout  # the shipped trained model, read from its folder
     assert "click" in imported and "explain" in imported  # the measurement did see the imports
     assert not imported & set(HEAVY)
