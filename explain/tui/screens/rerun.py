@@ -163,6 +163,8 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
         self.model = trace.config.model
         self.shown = shown_values(trace, self.inputs)
         self.note = note
+        # trained weights (``trained: gpt-tiny``) have nothing random: the seed field would mean nothing there
+        self.trained = trace.weights if trace.weights.startswith("trained:") else ""
         self._built: str | None = None  # the model whose fields are shown
         self._said: dict[str, str] = {}  # the fields with a message, and what they held when it was given
 
@@ -197,7 +199,10 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
             widgets.append(Label(field.label, id=f"label-{field.key}"))
             if field.kind == "bool" and not value:  # another model's form: the switch's default
                 value = _SWITCH[bool(OPTION[field.key].default)]
-            if field.kind in ("choice", "bool"):
+            if field.key == "seed" and same and self.trained:  # shown, not typed: a word of why instead
+                widgets.append(Static(Text(f"— {self.trained}: nothing random to seed",
+                                           style="dim italic"), id="seed-unused"))
+            elif field.kind in ("choice", "bool"):
                 widgets.append(Select([(n, n) for n in field.choices], value=value or field.choices[0],
                                       allow_blank=False, id=field.key, compact=True))
             else:
