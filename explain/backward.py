@@ -41,7 +41,8 @@ class Training:
     optimizer: str = "sgd"  # or "adamw": one AdamW step from a fresh state (explain train's settings)
 
 
-# explain train's AdamW settings (explain.train.step.AdamW; a test holds them equal); the decay on weight matrices
+# explain train's AdamW settings (explain.train.step.AdamW; a test holds them equal); the decay on the W matrices
+# (_matrix; explain train also decays the per-head biases, explain.train.step.decayed)
 ADAMW = dict(betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1)
 
 
@@ -226,9 +227,11 @@ def sgd(rec: Recorder, lr: float, optimizer: str = "sgd") -> list[str]:
 
 
 def _matrix(name: str) -> bool:
-    """A weight matrix (W_E, W_pos, W_Q, …, W_out), which AdamW decays; biases and layer-norm gains are not
-    decayed. By name, not by shape: the per-head biases b_Q are (heads, d_head) here but a vector in GPT-2's
-    layout, and nanoGPT and torch decay the 2-D tensors of that layout."""
+    """A weight matrix (W_E, W_pos, W_Q, …, W_out), which the recorded AdamW step decays; biases and layer-norm
+    gains are not decayed. By name, not by shape: the per-head biases b_Q are (heads, d_head) here but a vector
+    in GPT-2's layout, and nanoGPT and torch decay the 2-D tensors of that layout. ``explain train`` decays by
+    shape instead (:func:`explain.train.step.decayed`: b_Q, b_K, b_V too), the rule its shipped model was
+    trained with; the two differ on those biases only."""
     return name.rsplit(".", 1)[-1].startswith("W")
 
 

@@ -114,3 +114,19 @@ def test_tutorial_21_quotes_torchs_numbers(torch_step) -> None:
                    f"m = 0.9·0 + 0.1·g = {float(torch_step[f'm:{t}h.1.mlp.c_proj.bias'][5]):.5f}".replace("-", "−")):
         assert quoted in story, quoted
     assert min(p0[2:]) >= 0.94  # "on, the and mat it predicts with p ≥ 0.94"
+
+
+def test_which_parameters_each_adamw_decays(trace) -> None:
+    """Two rules, each stated once (issue 24): the recorded step decays the W matrices (nanoGPT's groups, as the
+    torch fixture above applies them); explain train decays every parameter of two axes or more in explain's
+    layout, so the per-head biases b_Q, b_K, b_V as well (the rule the shipped model was trained with)."""
+    from explain.train.step import decayed
+
+    names = set(trace.params)
+    matrices = {n for n in names if n.rsplit(".", 1)[-1] in ("W_E", "W_pos", "W_Q", "W_K", "W_V", "W_O", "W_in",
+                                                              "W_out")}
+    head_biases = {f"blocks.{i}.attn.b_{x}" for i in range(2) for x in "QKV"}
+    recorded = {n for n in names if trace[f"{n}.updated"].attrs["weight_decay"] == ADAMW["weight_decay"]}
+    assert all(trace[f"{n}.updated"].attrs["weight_decay"] == 0.0 for n in names - recorded)
+    assert recorded == matrices and len(matrices) == 2 + 2 * 6
+    assert {n for n in names if decayed(trace.params[n])} == matrices | head_biases
