@@ -115,7 +115,7 @@ def _used(trace: Trace, n: int, batch: int, token: int | None) -> tuple[float | 
     probs = trace[name] if name in trace else None
     if token is None or probs is None or probs.output is None:
         return None, ""
-    how = trace.generation.sampling.describe() if trace.generation is not None else ""
+    how = trace.generation.sampling_of(n).describe() if trace.generation is not None else ""
     return float(probs.output[batch, 0, token]), how
 
 

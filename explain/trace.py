@@ -78,12 +78,32 @@ class Step:
 @dataclass(frozen=True)
 class Generation:
     """What a generation adds to its trace: the settings, the prompts' token ids, the step that holds each new
-    token (``gen.N.next``, in order) and whether it stopped early at the end-of-text token."""
+    token (``gen.N.next``, in order) and whether it stopped early at the end-of-text token. ``before``: the
+    settings of new tokens 0, 1, … when they were drawn with others than ``sampling`` (the TUI's live sampling
+    changes the settings from one token on); ``sampling`` holds from token ``len(before)`` on."""
 
     sampling: Sampling
     prompt: tuple[tuple[int, ...], ...]
     steps: tuple[str, ...]
     stopped_at_eos: bool = False
+    before: tuple[Sampling, ...] = ()
+
+    def sampling_of(self, n: int) -> Sampling:
+        """The settings new token ``n`` was drawn with."""
+        return self.before[n] if n < len(self.before) else self.sampling
+
+    def describe(self) -> str:
+        """How the tokens were chosen: ``sampled at temperature 0.7, seed 0``, or, after a live change, the
+        settings of each stretch (``tokens 0–1 greedy …; from token 2 sampled at …``)."""
+        if not self.before:
+            return self.sampling.describe()
+        spans: list[tuple[int, Sampling]] = []
+        for i, s in enumerate(self.before):
+            if not spans or spans[-1][1] != s:
+                spans.append((i, s))
+        parts = [f"token{'s' if end - start > 1 else ''} {start}{f'–{end - 1}' if end - start > 1 else ''} "
+                 f"{s.describe()}" for (start, s), end in zip(spans, [*(i for i, _ in spans[1:]), len(self.before)])]
+        return "; ".join([*parts, f"from token {len(self.before)} {self.sampling.describe()}"])
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,18 @@ def decoder(cfg: Config) -> tuple[Callable[..., Ref], str]:
 def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
     """Append up to ``s.max_new_tokens`` tokens after the prompt's forward (already recorded); the draws. The
     recorder's trace says what was generated (:class:`explain.trace.Generation`)."""
-    T, L = inp.seq_len, cfg.n_layers
+    with rec.scope(gen_scope(0)):
+        tokens = [next_token(rec, rec.ref("logits"), s, 0)]
+    return extend(rec, cfg, inp.seq_len, tuple(tuple(ids) for ids in inp.ids), s, tokens)
+
+
+def extend(rec: Recorder, cfg: Config, T: int, prompt: tuple[tuple[int, ...], ...], s: Sampling, tokens: list[Ref],
+           before: tuple[Sampling, ...] = ()) -> list[Ref]:
+    """Go on after the draws ``tokens`` (new tokens 0, 1, … already recorded, after a prompt of ``T`` positions)
+    up to ``s.max_new_tokens``: each next token's one-position forward on the cache the last one left, then its
+    draw. ``before``: the settings tokens 0, 1, … were drawn with when they differ from ``s`` (the TUI's live
+    sampling changes them from a token on: :mod:`explain.resample`)."""
+    L = cfg.n_layers
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
     step, keys = decoder(cfg)
 
@@ -96,16 +107,15 @@ def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
         return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
                  "capacity": capacity, "first": first} for i in range(L)]
 
-    with rec.scope(gen_scope(0)):
-        tokens = [next_token(rec, rec.ref("logits"), s, 0)]
-    cache = caches("", True)
-    for n in range(1, s.max_new_tokens):
+    last = len(tokens) - 1  # the newest token drawn: the cache is the one its forward left (the prompt's for 0)
+    cache = caches("", True) if last == 0 else caches(gen_scope(last) + ".", False)
+    for n in range(len(tokens), s.max_new_tokens):
         if ended(rec, tokens, s.eos):
             break
         with rec.scope(gen_scope(n)):
             logits = step(rec, cfg, tokens[-1], T + n - 1, cache)
             tokens.append(next_token(rec, logits, s, n))
         cache = caches(gen_scope(n) + ".", False)
-    rec.generation = Generation(s, tuple(tuple(ids) for ids in inp.ids), tuple(t.name for t in tokens),
-                                stopped_at_eos=len(tokens) < s.max_new_tokens)
+    rec.generation = Generation(s, prompt, tuple(t.name for t in tokens),
+                                stopped_at_eos=len(tokens) < s.max_new_tokens, before=before)
     return tokens

@@ -84,7 +84,7 @@ def generation_view(trace: Trace) -> Group:
     def label(i: int) -> str:
         return vocab[i] if i < len(vocab) else f"#{i}"
 
-    parts: list[Any] = [Text(f"generated {len(gen.steps)} token(s), {gen.sampling.describe()}", style="bold")]
+    parts: list[Any] = [Text(f"generated {len(gen.steps)} token(s), {gen.describe()}", style="bold")]
     for b, ids in enumerate(generated_ids(trace)):
         # byte-level BPE labels carry their own spaces (␣); the word-level tokenizer's words need one between
         sep = "" if any("␣" in t for t in vocab[:2000]) else " "

@@ -16,6 +16,8 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from explain.names import gen_step
+from explain.registry import MODELS
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
 from explain.tui.screens.step import StepScreen
@@ -83,6 +85,36 @@ class ExplainApp(App[None]):
                 screen.view = screen.view.go(index)
 
         self.push_screen(ModelMapScreen(screen.trace, screen.view.index), chosen)
+
+    def action_live_sampling(self) -> None:
+        """Live sampling (D) of the new token the step screen is on; Enter there shows the new run's same step
+        (or the token's draw, when the new settings recorded no such step)."""
+        from explain.resample import token_of  # lazy: screen loaded on first use
+        from explain.tui.screens.sampling import SamplingScreen  # lazy: screen loaded on first use
+
+        screen = self.screen
+        if not isinstance(screen, StepScreen):
+            return
+        view = screen.view
+        n = token_of(view.trace, view.index)
+        if n is None:
+            self.notify("live sampling changes a generation's draws: G generates tokens after this text first"
+                        if MODELS[view.trace.config.model].generates else
+                        f"live sampling needs a generation; {view.trace.config.model} does not write the next token",
+                        timeout=4)
+            return
+        step = view.step
+        b = view.lead[0] if view.lead and step.axes[:1] == ("batch",) else 0
+
+        def chosen(trace: Trace | None) -> None:
+            if trace is None:
+                return
+            name = step.name if step.name in trace else gen_step(n, "next")
+            screen.show_run(trace, screen.run_options)
+            screen.view = screen.view.go(trace[name].index)
+            screen.notify(f"new run: {trace.generation.describe()}", timeout=4)
+
+        self.push_screen(SamplingScreen(view.trace, n, b), chosen)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         # Textual's own "Keys" (its key panel) beside our help ("Keys and what the panes show") made two "Keys"

@@ -110,6 +110,8 @@ KEYS: list[Key] = [
     # its order at every width
     Key("M", "app.model_map", "map", "The model map: embed → blocks → logits, this step lit; Enter jumps",
         "View"),
+    Key("D", "app.live_sampling", "draw", "Live sampling: change this new token's temperature, top-k, top-p "
+        "and seed; its draw is redone at once and the tokens after it regenerated", "Run"),
 ]
 
 SECTIONS = ("Steps", "Cell", "Slice", "View", "Tutorial", "Run", "Why", "App")  # the help screen's order

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
      "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report", "explain.pick",
      "explain.models.generate", "explain.memory",
      "explain.backward", "explain.save"),  # backward: the walker over a trace
-    ("explain.request", "explain.api", "explain.predict"),
+    ("explain.request", "explain.api", "explain.predict", "explain.draw", "explain.resample"),
     ("explain.interp",),  # the logit lens, attribution, patching: recorded after a run made by the api
     ("explain.train",),  # explain train: its untraced step, AdamW, the corpus, the Hugging Face folder
     ("explain.export",),
