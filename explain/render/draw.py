@@ -43,9 +43,10 @@ def _cum_before(d: Draw, v: int) -> float:
     return float(d.p_ranked[above].sum())
 
 
-def columns(width: int, greedy: bool) -> tuple[bool, int, int]:
-    """(show z as well as z / T, the token column's width, each bar's width) at ``width`` columns."""
-    fixed = 5 + 8 + 8 + 1 + 8 + 8  # rank, z/T, p(T), the space after its bar, p drawn, "◀ drawn"
+def columns(width: int, greedy: bool, rank_w: int = 4) -> tuple[bool, int, int]:
+    """(show z as well as z / T, the token column's width, each bar's width) at ``width`` columns, ranks
+    ``rank_w`` wide."""
+    fixed = rank_w + 1 + 8 + 8 + 1 + 8 + 8  # rank, z/T, p(T), the space after its bar, p drawn, "◀ drawn"
     if not greedy:
         fixed += 6 + 8 + 6  # top-k's cut, the cumulative p, top-p's cut
     show_z = width - fixed >= 8 + 13 + 2 * 10 and not greedy
@@ -58,8 +59,9 @@ def columns(width: int, greedy: bool) -> tuple[bool, int, int]:
 def draw_table(d: Draw, vocab: Any, rows: int, width: int) -> Text:
     """A header line and up to ``rows`` tokens (the drawn one always among them), largest logit first."""
     greedy = d.greedy
-    show_z, tok, bars = columns(width, greedy)
-    head = f"{'rank':>4} {'token':<{tok}} " + (f"{'z':>7} " if show_z else "") + \
+    rw = max(4, len(str(d.logits.size)))  # the drawn token may rank 50,257th
+    show_z, tok, bars = columns(width, greedy, rw)
+    head = f"{'rank':>{rw}} {'token':<{tok}} " + (f"{'z':>7} " if show_z else "") + \
         f"{'z/T' if not greedy else 'z':>7} {'p(T)' if not greedy else 'p':>7} {'':<{bars}} "
     head += f"{'top-k':<5} {'cum. p':>7} {'top-p':<5} " if not greedy else ""
     shown = d.top(max(1, rows))
@@ -80,8 +82,8 @@ def draw_table(d: Draw, vocab: Any, rows: int, width: int) -> Text:
             cum, before = (cum + float(d.p_ranked[before]) if before is not None else 0.0), v
         drawn = v == d.token
         if drawn and far and rows > 2:
-            out.append(f"\n{'…':>4}", style="dim")
-        line.append(f"{rank:>4} ")
+            out.append(f"\n{'…':>{rw}}", style="dim")
+        line.append(f"{rank:>{rw}} ")
         line.append(f"{word(vocab, v, tok):<{tok}} ", style="bold green" if drawn else "")
         if show_z:
             line.append(f"{num(d.logits[v]):>7} ")

@@ -71,7 +71,11 @@ def measure(kind: str, times: int) -> dict[str, tuple[list[float], list[float]]]
         term.wait_frames(before + 1, timeout=30)  # a q sent before Textual has read the lone Escape is alt+q
         term.wait_quiet(0.3, timeout=30)
         term.send(b"q")
-        term.wait_exit(30)
+        try:
+            term.wait_exit(30)
+        except Exception:  # never leave the app running (a Textual app on a closed pty spins a core)
+            term.proc.kill()
+            raise
 
 
 def main(quick: bool = False) -> None:

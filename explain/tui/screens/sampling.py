@@ -146,21 +146,21 @@ class SamplingScreen(ModalScreen[Trace | None]):
         assert gen is not None
         seq = f", sequence {self.b}" if self.batch > 1 else ""
         t = Text.assemble((f"Live sampling: new token {self.n} of {len(gen.steps)}", "bold"),
-                          f" ({gen_step(self.n, 'next')}{seq}): its draw redone at once, the tokens after it "
-                          "generated again\n")
+                          f" ({gen_step(self.n, 'next')}{seq})")
+        if self.size.width >= 110:  # one line at any width: the rows of the draw come first
+            t.append(": its draw is redone at once, the tokens after it generated again", "dim")
+        t.append("\n")
         t.append_text(self._text())
         return t
 
     def _settings(self) -> Text:
         greedy = self.t == 0
-        parts = [("T ", "bold"), (f"{self.t:g}" if not greedy else "0 (greedy)", "yellow"), " (t↓ T↑)   "]
+        parts = [("T ", "bold"), (f"{self.t:g}" if not greedy else "0 (greedy)", "yellow"), " (t↓ T↑)  "]
         for name, value, keys in (("top-k ", self.k, "(k↓ K↑)"), ("top-p ", self.p, "(p↓ P↑)")):
             shown = "off" if value is None else f"{value:g}"
             parts += [(name, "bold"), (shown + (" (not used: greedy)" if greedy and value is not None else ""),
-                                       "dim" if greedy else "yellow"), f" {keys}   "]
-        parts += [("seed ", "bold"), (str(self.seed), "yellow"), " (s↑ S↓)   "]
-        changed = self.sampling != self.own
-        parts.append(("0: as recorded" if changed else "(as recorded)", "dim"))
+                                       "dim" if greedy else "yellow"), f" {keys}  "]
+        parts += [("seed ", "bold"), (str(self.seed), "yellow"), " (s↑ S↓)"]
         return Text.assemble(*parts)
 
     def _status(self) -> Text:
@@ -171,12 +171,11 @@ class SamplingScreen(ModalScreen[Trace | None]):
         if self.pending:
             last = len(gen.steps) - 1
             span = f"tokens {self.n + 1}–{last}" if last > self.n + 1 else f"token {self.n + 1}"
-            return Text(f"regenerating {span} with the new settings… (struck through: the old ones)"
-                        + (" Closing when done; Esc leaves the run as it was." if self.closing else ""))
+            return Text(f"regenerating {span}… (struck through: the old ones)"
+                        + (" Closing when done; Esc: keep the old run" if self.closing else ""))
         if self.result is self.base:
-            return Text("the run as it was recorded. Enter or Esc: back to the steps")
-        return Text(f"a new run: {len(self._ids(self.result))} new tokens, {self.result.generation.describe()}. "
-                    "Enter: show it in the steps · Esc: keep the old run")
+            return Text("the settings as recorded: Enter or Esc goes back to the steps")
+        return Text("new run ready: Enter shows it in the steps, Esc keeps the old run")
 
     def _paint(self) -> None:
         bars = self.query_one(DrawBars)
