@@ -236,6 +236,18 @@ def pad_back(g, shape):
     return np.pad(g, [(0, n - m) for n, m in zip(shape, g.shape)])
 
 
+def heads_weight_backward(x, g):
+    """Gradient of a per-head projection x·W_s for its weights: for every
+    head s, xᵀ·g_s summed over the batch. The heads are laid side by side
+    (…, T, h·l), so one matrix product per batch item computes every head's
+    sums (each the same dot product over positions as head by head, so the
+    same numbers) instead of one small product per head."""
+    *lead, h, t, m = g.shape
+    side = np.swapaxes(g, -2, -3).reshape(*lead, t, h * m)
+    per = (np.swapaxes(x, -1, -2) @ side).reshape(*lead, x.shape[-1], h, m)
+    return np.moveaxis(per, -2, -3).reshape(-1, h, x.shape[-1], m).sum(axis=0)
+
+
 def split_heads(g, h):
     """Undo the concatenation of heads: (..., T, h·l) -> (..., h, T, l)."""
     *lead, t, c = g.shape

@@ -134,6 +134,7 @@ class LinearHeads(Op):
     for every head s."""
 
     kind = "linear_heads"
+    vjp_helpers = ("heads_weight_backward",)
     default_note = "Every head has its own weight matrix; each head's output is X times that head's matrix."
 
     def signature(self, shapes, out, **attrs) -> str:
@@ -196,7 +197,7 @@ class LinearHeads(Op):
         if wrt == 0:
             return f"({g} @ np.swapaxes({w}, -1, -2)).sum(axis=-3)"
         if wrt == 1:
-            return f"(np.swapaxes({x}, -1, -2)[..., None, :, :] @ {g}).reshape(-1, *{w}.shape).sum(axis=0)"
+            return f"heads_weight_backward({x}, {g})"
         return f"{g}.sum(axis=-2).reshape(-1, *{w}.shape[::2]).sum(axis=0)"
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):

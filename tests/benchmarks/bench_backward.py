@@ -7,10 +7,15 @@ Measured in one process, from the same recorded forward pass (its outputs are th
   the untraced numpy backward below (written out by hand, in-place accumulation, keeping only the parameter
   gradients); median of N runs each, interleaved; target traced ≤ 1.25 × untraced. The two must agree on every
   parameter's gradient (1e-9), so the comparison is of the same computation;
+- CPU time (user, system) and page faults of each, medians: less at the mercy of other processes than the wall
+  clock; the system time is mostly the kernel handing out (and zeroing) the fresh pages the kept gradients need
+  (the trace keeps ~2 GiB of them, the untraced backward only its parameter gradients), and on a virtual machine
+  each first touch of a page the guest has not used lately is dearer still. ``--keep-freed-memory`` runs again
+  with glibc keeping freed memory in the process, to show how much of the ratio that is;
 - memory: the planned bytes of the trace with its gradients against the forward trace alone, the peak RSS,
   and how fast a run that will not fit is refused (before allocating: EXPLAIN_MAX_BYTES set below the plan).
 
-Run: python tests/benchmarks/bench_backward.py [--runs N] [--tokens T] [--layers L] [--quick]
+Run: python tests/benchmarks/bench_backward.py [--runs N] [--tokens T] [--layers L] [--keep-freed-memory] [--quick]
 
 ``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
 benchmark still runs (and its own correctness checks still hold).
@@ -19,10 +24,12 @@ benchmark still runs (and its own correctness checks still hold).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import resource
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -112,10 +119,16 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--keep-freed-memory", action="store_true",
+                    help="run with glibc keeping freed memory (no fresh pages for the gradients after the first "
+                         "run), to show how much of the ratio is the kernel handing out new pages")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, one run, no target (CI: does it still run?)")
     args = ap.parse_args()
     if args.quick:
         args.runs, args.tokens, args.layers = 1, 8, 2
+    if args.keep_freed_memory and "MALLOC_TRIM_THRESHOLD_" not in os.environ:  # glibc reads them at start-up
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 40))
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
     tokens = ",".join(str(7 + (i * 31) % 40) for i in range(args.tokens))
     opts = dict(TINY if args.quick else GPT2, n_layers=args.layers, tokens=tokens)
     fwd_plan, bwd_plan = plan("gpt", **opts), plan("gpt", backward=True, **opts)
@@ -130,24 +143,26 @@ def main() -> None:
     traced, plain = [], []
     for _ in range(args.runs):  # interleaved, so drift in the machine's speed hits both alike
         gc.collect()
-        t = time.perf_counter()
-        grads = numpy_backward(forward, params, args.layers)
-        plain.append(time.perf_counter() - t)
+        with measured(plain):
+            grads = numpy_backward(forward, params, args.layers)
         del grads
         gc.collect()
-        t = time.perf_counter()
-        full = with_backward(forward)
-        traced.append(time.perf_counter() - t)
+        with measured(traced):
+            full = with_backward(forward)
         del full
     full = with_backward(forward)
     grads = numpy_backward(forward, params, args.layers)
     assert set(grads) == {n for n in params if f"{n}.grad" in full}
     for n, g in grads.items():
         np.testing.assert_allclose(full[f"{n}.grad"].output, g, rtol=1e-9, atol=1e-9, err_msg=n)
-    mt, mp = statistics.median(traced), statistics.median(plain)
+    mt, mp = (statistics.median(r[0] for r in runs) for runs in (traced, plain))
     print(f"time: traced backward {mt:.2f} s, untraced numpy backward {mp:.2f} s (medians of {args.runs}); "
           f"ratio {mt / mp:.3f} (target ≤ 1.25) {'OK' if mt / mp <= 1.25 else 'OVER'}; "
-          f"all {len(grads)} parameter gradients agree (1e-9)")
+          f"all {len(grads)} parameter gradients agree (1e-9); load {os.getloadavg()[0]:.1f}")
+    cpu = {name: [statistics.median(r[i] for r in runs) for i in (1, 2, 3)]
+           for name, runs in (("traced", traced), ("untraced", plain))}
+    print("cpu (medians; user time counts every BLAS thread): " + "; ".join(
+        f"{name} {u:.2f} s user + {sy:.2f} s system, {f:,.0f} page faults" for name, (u, sy, f) in cpu.items()))
     print(f"trace with gradients: {full.nbytes / 2**30:.2f} GiB in {len(full)} steps (plan said "
           f"{bwd_plan.nbytes / 2**30:.2f}); peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
     del full, grads
@@ -165,6 +180,19 @@ def main() -> None:
         print("refusal (TUI r key): NOT refused")
     except ResourceError:
         print(f"refusal (TUI r key): {time.perf_counter() - t:.3f} s")
+
+
+@contextlib.contextmanager
+def measured(into: list):
+    """Append (wall time, user time, system time, minor page faults) of the block to ``into``."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        wall = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        into.append((wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt))
 
 
 if __name__ == "__main__":
