@@ -9,7 +9,7 @@ Recorded as steps after the run (``attrib.blocks.L.attn.result``, ``attrib.parts
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explain.api import run
@@ -74,6 +74,17 @@ def record_attribution(trace: Trace, word: int, vs: int | None = None, position:
         rec.op("total", "total", contrib, ref(rec, unembed.name), item=item, pos=pos, word=word, vs=vs,
                labels=tuple(labels), sym="Σc")
     return finish(rec, trace)
+
+
+def without_attribution(trace: Trace) -> Trace:
+    """The trace without an earlier attribution's steps (a new one replaces it)."""
+    if not any(s.group[:1] == (names.ATTR,) for s in trace):
+        return trace
+    keep = [s for s in trace if s.group[:1] != (names.ATTR,)]
+    out = Trace(trace.config, [replace(s, index=i) for i, s in enumerate(keep)], trace.params, trace.specs,
+                trace.labels, trace.shape_only, trace.batch_labels)
+    out.meta = dict(trace.meta)
+    return out
 
 
 @dataclass

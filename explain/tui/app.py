@@ -21,6 +21,7 @@ from explain.registry import MODELS
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
 from explain.tui.screens.step import StepScreen
+from explain.tui.tutorial import Walkthrough
 
 EXIT_AFTER_FIRST_FRAME = "EXPLAIN_TUI_EXIT_AFTER_FIRST_FRAME"
 
@@ -31,7 +32,7 @@ class ExplainApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "explain"
 
-    def __init__(self, trace: Trace, tutorial: Any = None, options: dict[str, Any] | None = None,
+    def __init__(self, trace: Trace, tutorial: Walkthrough | None = None, options: dict[str, Any] | None = None,
                  start: str | None = None, pick: bool = False) -> None:
         super().__init__()
         self.pick = pick
@@ -67,7 +68,7 @@ class ExplainApp(App[None]):
 
         def chosen(name: str | None) -> None:
             if name is not None and name != current:  # the one already on its tour stays as it is
-                screen.open_tutorial(name)
+                screen.controller.open_tutorial(name)
 
         self.push_screen(TutorialPicker(shipped(), current), chosen)
 
@@ -80,9 +81,7 @@ class ExplainApp(App[None]):
             return
 
         def chosen(index: int | None) -> None:
-            if index is not None and index != screen.view.index:
-                screen._leave_path("the model map")  # a tutorial says the jump left its path
-                screen.view = screen.view.go(index)
+            screen.jump(index, "the model map")  # a tutorial says the jump left its path
 
         self.push_screen(ModelMapScreen(screen.trace, screen.view.index), chosen)
 
@@ -133,4 +132,4 @@ class ExplainApp(App[None]):
         yield SystemCommand("Tutorials: choose one", "the list of every tutorial", self.action_pick_tutorial)
         for tut in shipped():  # every shipped tutorial opens from the palette
             yield SystemCommand(f"Tutorial {tut.name}: {tut.title}", f"{len(tut.stops)} stops, model {tut.model}",
-                                partial(screen.open_tutorial, tut.name))
+                                partial(screen.controller.open_tutorial, tut.name))

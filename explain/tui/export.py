@@ -6,6 +6,7 @@ before overwriting a file."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from explain.atomic import write_bytes
 from explain.errors import ExplainError
 from explain.paths import check_output, expand
 from explain.trace import Trace
+from explain.tui.tutorial import narration_map
 
 
 def step_stem(name: str) -> str:
@@ -52,6 +54,32 @@ def check_name(name: str, directory: Path | None = None, suffix: str = ".py") ->
     return None
 
 
+def ask_path(host: Any, what: str, default: str, suffix: str, write: Callable[[Path, bool], None]) -> None:
+    """Ask ``host``'s app for a file name (prefilled, in the working directory; checked as the CLI checks ``-o``,
+    the message beside the field), ask again before replacing a file, then ``write(path, overwrite)``."""
+    from explain.tui.screens.confirm import ConfirmScreen  # lazy: a screen loaded on first use
+    from explain.tui.screens.prompt import PromptScreen  # lazy: a screen loaded on first use
+
+    def named(name: str | None) -> None:
+        if name is None:
+            return
+        path = target_path(name, suffix=suffix)
+        if not os.path.lexists(path):
+            write(path, False)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                write(path, True)
+            else:
+                host.notify("nothing written", timeout=3)
+
+        host.app.push_screen(ConfirmScreen(f"`{path}` exists. Replace it?", yes="Replace", no="Keep it"), answered)
+
+    host.app.push_screen(PromptScreen(f"{what}. File name (in {Path.cwd()}):", default,
+                                      lambda name: check_name(name, suffix=suffix)), named)
+
+
 def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None, path: Path,
            overwrite: bool = False) -> Path:
     """Write the export to ``path`` (replacing it only with ``overwrite``) and return where it went."""
@@ -64,3 +92,34 @@ def write_picture(svg: str, path: Path, overwrite: bool = False) -> Path:
     """Write an SVG screenshot to ``path`` atomically (replacing a file only with ``overwrite``) and return
     where it went."""
     return write_bytes(path, svg.encode("utf-8"), force=overwrite)
+
+
+def save_export(controller: Any, steps: list[str] | None) -> None:
+    """``x``/``X``: a numpy script of the step or the run, named by the user, written as one of the controller's
+    jobs (in a cancellable thread; atomic, so ``q`` leaves the old file); a tutorial's narration goes along with
+    its own run."""
+    trace, tour = controller.trace, controller.host.tour
+    narration = narration_map(trace, tour.tutorial) if tour is not None and tour.trace is trace else None
+    if narration is not None and steps:
+        narration = {k: v for k, v in narration.items() if k in steps} or None
+
+    def write(path: Path, overwrite: bool) -> None:
+        controller.start(lambda: export(trace, steps, narration, path, overwrite=overwrite), controller.wrote,
+                         refused="export failed", group="export")
+
+    what = f"step {steps[0]}" if steps else "the whole run"
+    ask_path(controller.host, f"Export {what} as a numpy script", default_name(trace, steps), ".py", write)
+
+
+def save_picture(controller: Any) -> None:
+    """``c``: the screen as it is now, as an SVG, taken before the file-name dialog opens (not in the picture)."""
+    step = controller.host.view.step.name
+    svg = controller.host.app.export_screenshot(title=f"explain: {step}")
+
+    def write(path: Path, overwrite: bool) -> None:
+        try:
+            controller.wrote(write_picture(svg, path, overwrite), "picture saved")
+        except (ExplainError, OSError) as exc:
+            controller.host.notify(f"picture not saved: {exc}", severity="error", timeout=8)
+
+    ask_path(controller.host, "Save the screen as an SVG picture", picture_name(step), ".svg", write)

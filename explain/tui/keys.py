@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from textual.binding import Binding
 
@@ -157,6 +158,14 @@ def footer_actions(width: int, enabled: Callable[[str], bool]) -> frozenset[str]
         room -= w
         chosen.update(k.action for k in item)
     return frozenset(chosen)
+
+
+def in_footer(active: dict[str, Any], shown: frozenset[str]) -> dict[str, Any]:
+    """Textual's active bindings less the keys of :data:`KEYS` that are not ``shown`` (what fits the width): the
+    Footer is their only reader (key presses go through the binding chain, not this map), so a key left out
+    still works, and help (``?``) and the palette list every key."""
+    actions = {k.action for k in KEYS}
+    return {key: b for key, b in active.items() if b.binding.action not in actions or b.binding.action in shown}
 
 
 def palette_title(key: Key) -> str:

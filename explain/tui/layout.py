@@ -14,6 +14,9 @@ No Textual here: the numbers in, the numbers out, so every size can be tested wi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from explain.tui.widgets.operands import operands_height
 
 SIDE_MIN = 100  # the sidebar (tree or narration) is shown from this many columns (a tutorial's from 80)
 DRILL_MIN_W = 40  # the narrowest drill-down beside the matrix
@@ -131,3 +134,74 @@ def _operands(room: int, need: int, minimum: int, ops_need: int, choice: bool | 
         return min(ops_need, spare)
     hidden.append("operands")
     return 0
+
+
+def needs_of(view: Any, centre: int, tutorial: bool, info: Any, tensor: Any, panel: Any, predictions: Any) -> Needs:
+    """What the panes need for ``view`` at a centre column ``centre`` wide, from the widgets' own measures
+    (none needs to be mounted: a test lays out a step at any size without an app)."""
+    info_h = info.height_at(view, centre)
+    matrix_w, matrix_h = tensor.needs(view, centre)
+    drill_w, _, _ = panel.needs(view, centre)
+    beside_w = max(DRILL_MIN_W, min(drill_w, centre - matrix_w - 1))
+    if centre >= matrix_w + max(DRILL_MIN_W, min(drill_w, 56)) + 1:
+        _, drill_h, drill_min = panel.needs(view, beside_w)
+    else:
+        _, drill_h, drill_min = panel.needs(view, centre)
+        drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
+    mat = view.matrix()
+    rows = min(mat.shape[0], 500) if mat is not None else 1  # as TensorView.needs counts them
+    return Needs(info_h, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
+                 tutorial=tutorial, predictions_h=predictions.needs(view), matrix_min_h=matrix_h - rows + 1)
+
+
+def drill_content_size(plan: Layout) -> tuple[int, int]:
+    """The drill-down's content size in a layout: the pane less its padding (0 1) and its rule (left beside,
+    top below)."""
+    if plan.side_by_side:
+        return plan.drill_w - 3, plan.matrix_h
+    return plan.drill_w - 2, plan.drill_h - 1
+
+
+def relayout(screen: Any, force: bool = False) -> None:
+    """Compute the step screen's layout for its size and step, and apply what changed."""
+    view, (width, height) = screen.view, screen.size
+    if width <= 0 or height <= 0:
+        return
+    # not the cell: cells of one step have drill-downs of one shape (and one that differs scrolls), so moving
+    # the cursor costs no layout
+    key = (width, height, view.trace, view.index, view.lead, view.precision, view.show,
+           screen.show_operands, screen.show_sidebar, screen.tutorial_on)
+    if key == screen._layout_key and not force:
+        return
+    screen._layout_key = key
+    _, centre = centre_width(width, screen.tutorial_on, screen.show_sidebar)
+    q = screen.query_one
+    needs = needs_of(view, centre, screen.tutorial_on, q("#info"), q("#tensor"), q("#cell"), q("#predictions"))
+    plan_ = plan(width, height, needs, sidebar=screen.show_sidebar, operands=screen.show_operands)
+    if plan_ == screen._layout:
+        return
+    screen._layout = plan_
+    sidebar = q("#sidebar")
+    sidebar.styles.display = "block" if plan_.sidebar_w else "none"
+    if plan_.sidebar_w:
+        sidebar.styles.width = plan_.sidebar_w
+    q("#info").styles.height = plan_.info_h
+    for pane, h in ((q("#operands"), plan_.operands_h), (q("#predictions"), plan_.predictions_h)):
+        pane.styles.display = "block" if h else "none"
+        if h:
+            pane.styles.height = h
+    work, tensor, cell = q("#work"), q("#tensor"), q("#cell")
+    work.styles.layout = "horizontal" if plan_.side_by_side else "vertical"
+    screen.set_class(plan_.side_by_side, "-beside")
+    cell.plan_size(*drill_content_size(plan_))
+    tensor.styles.height = "1fr" if plan_.side_by_side else plan_.matrix_h
+    cell.styles.width = plan_.drill_w if plan_.side_by_side else "1fr"
+    cell.styles.height = "1fr"
+    hints = []
+    if "operands" in plan_.hidden:
+        hints.append("operands hidden: no room (i)" if screen.show_operands is None else "operands: no room")
+    if "sidebar" in plan_.hidden:
+        hints.append("tree hidden (T)")
+    if "predictions" in plan_.hidden:
+        hints.append("predictions: no room")
+    tensor.hint = " · ".join(hints)

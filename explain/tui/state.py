@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from explain.render.colour import SCALE_MODES, SCALE_NAMES
 from explain.slices import full_index, lead_shape, matrix_shape, slice_label, split_index  # noqa: F401 - the view's
 from explain.trace import Step, Trace
+from explain.tui.tutorial import Walkthrough, WalkthroughStop
 
 SHOW_MODES = ("both", "colours", "values")  # what a matrix cell shows: value on a heat colour, colour, value
 MIN_PRECISION, MAX_PRECISION = 0, 8
@@ -92,6 +94,23 @@ class View:
         lead[axis] = (lead[axis] + delta) % dims[axis]
         return replace(self, lead=tuple(lead))
 
+    def next_show(self) -> tuple[View, str]:
+        """The next of SHOW_MODES (``v``), and what it says; unchanged under NO_COLOR."""
+        if self.no_color:
+            return self, "NO_COLOR is set: cells always show values"
+        view = replace(self, show=SHOW_MODES[(SHOW_MODES.index(self.show) + 1) % len(SHOW_MODES)])
+        return view, f"cells show: {dict(both='values on colours', colours='colours', values='values')[view.show]}"
+
+    def next_scale(self) -> tuple[View, str]:
+        """The next colour scale (``V``), and what it says; unchanged without colours."""
+        if not self.heat:
+            return self, f"no colours to scale: {'NO_COLOR is set' if self.no_color else 'v turns them on'}"
+        view = replace(self, scale=SCALE_MODES[(SCALE_MODES.index(self.scale) + 1) % len(SCALE_MODES)])
+        return view, f"colour scale: {SCALE_NAMES[view.scale]}"
+
+    def with_precision(self, delta: int) -> View:
+        return replace(self, precision=max(MIN_PRECISION, min(MAX_PRECISION, self.precision + delta)))
+
 
 def changed(old: View | None, new: View | None, fields: tuple[str, ...]) -> bool:
     """Whether any of ``fields`` differs between two views (a widget repaints only for what it draws)."""
@@ -126,9 +145,10 @@ def match_steps(trace: Trace, query: str, limit: int = 200) -> list[Step]:
 class Tour:
     """Where the student is in a tutorial: the tutorial, its own run (kept while the student looks at another
     run, so ``t`` can come back to it), the step of every stop, the current stop, whether its answer is shown,
-    and whether the student follows the stops (n/p move stop to stop) or has left the path."""
+    and whether the student follows the stops (n/p move stop to stop) or has left the path. Its moves are its
+    methods: each returns the tour moved."""
 
-    tutorial: Any
+    tutorial: Walkthrough
     trace: Trace
     options: dict[str, Any]
     stops: tuple[int, ...]
@@ -137,7 +157,7 @@ class Tour:
     following: bool = True
 
     @property
-    def current(self) -> Any:
+    def current(self) -> WalkthroughStop:
         return self.tutorial.stops[self.stop]
 
     @property
@@ -147,6 +167,18 @@ class Tour:
     def at(self, stop: int) -> Tour:
         """This tour at stop ``stop`` (clamped), following, its answer hidden."""
         return replace(self, stop=max(0, min(stop, len(self.stops) - 1)), answered=False, following=True)
+
+    def wandering(self) -> Tour:
+        """This tour off its path (the stop kept, for ``t``)."""
+        return replace(self, following=False)
+
+    def answered_or_why(self) -> tuple[Tour, str | None]:
+        """This tour with the stop's answer shown, or unchanged and why not."""
+        if not getattr(self.current, "answer", None):
+            return self, "This stop asks no question."
+        if not self.following:
+            return self, "Press t to come back to the stop first."
+        return replace(self, answered=True), None
 
     def off_path(self, view: View) -> bool:
         """Whether ``view`` shows something other than the current stop's step of the tutorial's run."""

@@ -22,7 +22,7 @@ class WalkthroughStop(Protocol):
     step: str
     title: str
     narration: str
-    cell: Any  # tuple[int, ...] | None: a tutorial may give a cell to focus
+    cell: tuple[int, ...] | None  # a tutorial may give a cell to focus
     question: str | None
     answer: str | None
 

@@ -30,7 +30,6 @@ from explain.render.step import explanation_result
 from explain.trace import Step, Trace
 from explain.tui import layout
 from explain.tui.app import ExplainApp
-from explain.tui.screens.step import drill_content_size, needs_of
 from explain.tui.state import View, matrix_shape, split_index
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.predictions import PredictionsPane
@@ -138,8 +137,8 @@ def pane_size(view: View, size: tuple[int, int], tutorial: bool = False) -> tupl
     a tutorial's narration with ``tutorial``)."""
     width, height = size
     _, centre = layout.centre_width(width, tutorial)
-    needs = needs_of(view, centre, tutorial, StepInfo(), TensorView(), CellPanel(), PredictionsPane())
-    return drill_content_size(layout.plan(width, height, needs))
+    needs = layout.needs_of(view, centre, tutorial, StepInfo(), TensorView(), CellPanel(), PredictionsPane())
+    return layout.drill_content_size(layout.plan(width, height, needs))
 
 
 def on_screen(app: Any, panel: CellPanel) -> list[str]:

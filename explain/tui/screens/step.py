@@ -1,11 +1,8 @@
-"""The step screen: the whole run, one operation at a time.
-
-It owns the state (the :class:`~explain.tui.state.View` and the :class:`~explain.tui.state.Tour`, as
-reactives) and hands it down to its widgets as attributes; widgets post messages up (StepSelected, CellFocused). Every action is
-a key in :mod:`explain.tui.keys`; the actions live in mixins by what they change: the tour
-(:mod:`~explain.tui.screens.tour_actions`), the view (:mod:`~explain.tui.screens.view_actions`), the run
-(:mod:`~explain.tui.screens.run_actions`). Modal screens (search, re-run, help, heads) are imported when opened.
-"""
+"""The step screen: the whole run, one operation at a time. It owns the state as reactives, the
+:class:`~explain.tui.state.View` (trace, step, slice, cell) and the :class:`~explain.tui.state.Tour` (tutorial,
+stop, answer, on or off its path), and binds the view down to its panes; widgets post messages up. Every action is
+a key in :mod:`explain.tui.keys`: the moves change the state here (the tour's are methods of its value); the long
+work (runs, backward, tutorials, interpretability, export) is the :class:`~explain.tui.controller.Controller`'s."""
 
 from __future__ import annotations
 
@@ -21,41 +18,38 @@ from textual.widgets import Footer
 
 from explain.trace import Trace
 from explain.tui import keys, layout
+from explain.tui.controller import Controller
 from explain.tui.messages import CellFocused, StepSelected
-from explain.tui.screens.interp_actions import InterpActions
-from explain.tui.screens.run_actions import RunActions
-from explain.tui.screens.tour_actions import TourActions
-from explain.tui.screens.view_actions import ViewActions
-from explain.tui.state import Tour, View
-from explain.tui.tutorial import resolve_stops
+from explain.tui.state import Tour, View, next_of_kind
+from explain.tui.tutorial import Walkthrough, resolve_stops
 from explain.tui.widgets.cell_panel import CellPanel
-from explain.tui.widgets.narration import NarrationPane
-from explain.tui.widgets.operands import Operands, operands_height
+from explain.tui.widgets.narration import NarrationPane, narration
+from explain.tui.widgets.operands import Operands
 from explain.tui.widgets.predictions import PredictionsPane
 from explain.tui.widgets.step_info import StepInfo
 from explain.tui.widgets.step_tree import StepTree
 from explain.tui.widgets.tensor_view import TensorView
 
 
-class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
+class StepScreen(Screen):
     """Step tree (or tutorial narration) | step header, operands, result matrix | drill-down."""
 
     BINDINGS = keys.bindings()
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    # State, as values with one owner (this screen): the view (the run's trace, step, slice, cell) and the
-    # tour (tutorial, stop, answer, on or off its path). None of it repaints the screen itself (that would
-    # redraw every widget on every key): watchers hand it down, and each widget repaints only for what it draws.
+    # None of the state repaints the screen itself (that would redraw every widget on every key): it is bound
+    # down, and each widget repaints only for what it draws.
     view: reactive[View] = reactive(None, repaint=False, init=False)  # type: ignore[arg-type]
     tour: reactive[Tour | None] = reactive(None, repaint=False, init=False)
     show_operands: reactive[bool | None] = reactive(None, repaint=False, init=False)  # None: when there is room
     show_sidebar: reactive[bool] = reactive(True, repaint=False, init=False)
 
-    def __init__(self, trace: Trace, tutorial: Any = None, no_color: bool = False,
+    def __init__(self, trace: Trace, tutorial: Walkthrough | None = None, no_color: bool = False,
                  options: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.run_options: dict[str, Any] = dict(options or {})  # the inputs of the run shown
+        self.controller = Controller(self)
         self._composed = False
         self._layout: layout.Layout | None = None
         self._layout_key: tuple = ()
@@ -68,13 +62,12 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
             self.set_reactive(StepScreen.tour, tour)
             self.set_reactive(StepScreen.view, tour.stop_view(view))
 
-    # read-only names for the parts of the state that widgets and tests ask about
     @property
     def trace(self) -> Trace:
         return self.view.trace
 
     @property
-    def tutorial(self) -> Any:
+    def tutorial(self) -> Walkthrough | None:
         return self.tour.tutorial if self.tour is not None else None
 
     @property
@@ -85,38 +78,28 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
     def stop_index(self) -> int:
         return self.tour.stop if self.tour is not None else 0
 
-    @property
-    def answer_shown(self) -> bool:
-        return self.tour is not None and self.tour.answered
-
-    # -- layout ------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield StepTree(self.trace, id="tree")
-                yield NarrationPane(self._narration(), id="narration")
+                yield NarrationPane(narration(self.tour, self.view), id="narration")
             with Vertical(id="centre"):
-                yield StepInfo(id="info")
-                yield Operands(id="operands")
-                yield PredictionsPane(id="predictions")
+                yield StepInfo(id="info").data_bind(StepScreen.view)
+                yield Operands(id="operands").data_bind(StepScreen.view)
+                yield PredictionsPane(id="predictions").data_bind(StepScreen.view)
                 with Horizontal(id="work"):
-                    yield TensorView(id="tensor")
-                    yield CellPanel(id="cell")
+                    yield TensorView(id="tensor").data_bind(StepScreen.view)
+                    yield CellPanel(id="cell").data_bind(StepScreen.view)
         yield Footer()
 
     def on_mount(self) -> None:
         self._composed = True
         self._enabled = self._tutorial_keys()
         self._sync_classes()
-        self._push(self.view)
-        self.call_after_refresh(self._tree_home)
+        self._relayout()
+        self._follow()
+        self.call_after_refresh(self.query_one(StepTree).home)
         self.query_one(TensorView).focus()
-
-    def _tree_home(self) -> None:
-        """The tree opens at its root (moving the cursor to the first step scrolled it one line down)."""
-        tree = self.query_one(StepTree)
-        if tree.cursor_line < tree.scrollable_content_region.height:
-            tree.scroll_home(animate=False, immediate=True)
 
     def _sync_classes(self) -> None:
         self.set_class(self.tour is not None, "-has-tutorial")
@@ -125,8 +108,7 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
     def watch_show_operands(self) -> None:
         self._relayout(force=True)
 
-    def watch_show_sidebar(self) -> None:
-        self._relayout(force=True)
+    watch_show_sidebar = watch_show_operands
 
     def on_resize(self) -> None:
         self._relayout(force=True)
@@ -134,139 +116,15 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
             self.refresh_bindings()  # the footer recomposes with the keys that fit this width
 
     # -- footer ----------------------------------------------------------------------------------------------
+    @property
+    def active_bindings(self) -> dict[str, Any]:
+        """Textual's, less the keys that do not fit the footer at this width (:func:`keys.in_footer`)."""
+        self._footer = self._footer_fit()
+        return keys.in_footer(super().active_bindings, self._footer)
+
     def _footer_fit(self) -> frozenset[str]:
         return keys.footer_actions(self.size.width or 80, lambda name: self.check_action(name, ()) is not False)
 
-    @property
-    def active_bindings(self) -> dict[str, Any]:
-        """Textual's active bindings, less the keys that do not fit the footer at this width: the Footer is
-        their only reader (key presses go through the binding chain, not this map), so a key left out here
-        still works, and help (``?``) and the palette list every key."""
-        self._footer = self._footer_fit()
-        actions = {k.action for k in keys.KEYS}
-        return {key: b for key, b in super().active_bindings.items()
-                if b.binding.action not in actions or b.binding.action in self._footer}
-
-    def _needs(self, view: View, centre: int) -> layout.Needs:
-        """What the panes need for ``view`` at a centre column ``centre`` wide."""
-        return needs_of(view, centre, self.tutorial is not None and self.tutorial_on, self.query_one(StepInfo),
-                        self.query_one(TensorView), self.query_one(CellPanel), self.query_one(PredictionsPane))
-
-    def _relayout(self, force: bool = False) -> None:
-        """Compute the layout for this size and step, and apply what changed."""
-        if not self._composed:
-            return
-        view, (width, height) = self.view, self.size
-        if width <= 0 or height <= 0:
-            return
-        # not the cell: cells of one step have drill-downs of one shape (and one that differs scrolls), so moving
-        # the cursor costs no layout
-        key = (width, height, view.trace, view.index, view.lead, view.precision, view.show,
-               self.show_operands, self.show_sidebar, self.tutorial_on)
-        if key == self._layout_key and not force:
-            return
-        self._layout_key = key
-        _, centre = layout.centre_width(width, self.tutorial is not None and self.tutorial_on, self.show_sidebar)
-        plan = layout.plan(width, height, self._needs(view, centre), sidebar=self.show_sidebar,
-                           operands=self.show_operands)
-        if plan == self._layout:
-            return
-        self._layout = plan
-        self._apply(plan)
-
-    def _apply(self, plan: layout.Layout) -> None:
-        sidebar = self.query_one("#sidebar")
-        sidebar.styles.display = "block" if plan.sidebar_w else "none"
-        if plan.sidebar_w:
-            sidebar.styles.width = plan.sidebar_w
-        self.query_one(StepInfo).styles.height = plan.info_h
-        ops = self.query_one(Operands)
-        ops.styles.display = "block" if plan.operands_h else "none"
-        if plan.operands_h:
-            ops.styles.height = plan.operands_h
-        preds = self.query_one(PredictionsPane)
-        preds.styles.display = "block" if plan.predictions_h else "none"
-        if plan.predictions_h:
-            preds.styles.height = plan.predictions_h
-        work, tensor, cell = self.query_one("#work"), self.query_one(TensorView), self.query_one(CellPanel)
-        work.styles.layout = "horizontal" if plan.side_by_side else "vertical"
-        self.set_class(plan.side_by_side, "-beside")
-        cell.plan_size(*drill_content_size(plan))
-        if plan.side_by_side:
-            tensor.styles.height = "1fr"
-            cell.styles.width = plan.drill_w
-            cell.styles.height = "1fr"
-        else:
-            tensor.styles.height = plan.matrix_h
-            cell.styles.width = "1fr"
-            cell.styles.height = "1fr"
-        hints = []
-        if "operands" in plan.hidden:
-            hints.append("operands hidden: no room (i)" if self.show_operands is None
-                         else "operands: no room")
-        if "sidebar" in plan.hidden:
-            hints.append("tree hidden (T)")
-        if "predictions" in plan.hidden:
-            hints.append("predictions: no room")
-        tensor.hint = " · ".join(hints)
-
-    # -- state down ----------------------------------------------------------------------------------------
-    def watch_view(self, old: View, view: View) -> None:
-        if old is not None and old.trace is not view.trace and self._composed:
-            self.query_one(StepTree).set_trace(view.trace)
-        self._push(view)
-        self._narrate()
-
-    def watch_tour(self, old: Tour | None, tour: Tour | None) -> None:
-        self._sync_classes()
-        if (old is not None and old.following) != (tour is not None and tour.following):
-            self._relayout(force=True)  # the narration and the tree swap places
-        self._narrate()
-        if self._composed and not self.tutorial_on:
-            self.query_one(StepTree).show_step(self.view.index)
-        # The footer rebuilds (a second frame) on every refresh of the bindings: only when the tutorial keys
-        # that are enabled change, not on every stop.
-        enabled = self._tutorial_keys()
-        if enabled != self._enabled:
-            self._enabled = enabled
-            self.refresh_bindings()
-
-    def _tutorial_keys(self) -> tuple[bool | None, ...]:
-        return tuple(self.check_action(a, ()) for a in sorted(keys.TUTORIAL_ACTIONS))
-
-    def _push(self, view: View) -> None:
-        if not self._composed:
-            return
-        self._relayout()
-        for widget in (self.query_one(StepInfo), self.query_one(Operands), self.query_one(TensorView),
-                       self.query_one(CellPanel), self.query_one(PredictionsPane)):
-            widget.view = view
-        if not self.tutorial_on:  # the tree is hidden on the tutorial's path: moving it would cost a frame
-            self.query_one(StepTree).show_step(view.index)
-
-    def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Any = None) -> None:
-        """Show another run (a re-run, another tutorial): the view moves to it, at the step of the same name
-        when there is one; with ``tutorial``, a new tour starts at its first stop."""
-        self.run_options = dict(options)
-        if tutorial is not None:
-            self.tour = Tour(tutorial, trace, dict(options), tuple(resolve_stops(trace, tutorial)))
-            self._go_to_stop(0)
-            return
-        name = self.view.step.name
-        self.view = replace(self.view, trace=trace, index=trace[name].index if name in trace else 0).clamped()
-
-    # -- messages up ---------------------------------------------------------------------------------------
-    @on(StepSelected)
-    def _step_selected(self, message: StepSelected) -> None:
-        if message.index != self.view.index:
-            self._leave_path("the tree")
-            self.view = self.view.go(message.index)
-
-    @on(CellFocused)
-    def _cell_focused(self, message: CellFocused) -> None:
-        self.view = self.view.move(message.row - self.view.cell[0], message.col - self.view.cell[1])
-
-    # -- actions ---------------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The tutorial keys are there for the whole tour (each says when it has nothing to do): a footer that
         # changed from stop to stop would be rebuilt, a second frame on every step.
@@ -274,29 +132,188 @@ class StepScreen(TourActions, ViewActions, RunActions, InterpActions, Screen):
             return self.tour is not None
         return True
 
+    def _tutorial_keys(self) -> tuple[bool | None, ...]:
+        return tuple(self.check_action(a, ()) for a in sorted(keys.TUTORIAL_ACTIONS))
 
-def needs_of(view: View, centre: int, tutorial: bool, info: StepInfo, tensor: TensorView, panel: CellPanel,
-             predictions: PredictionsPane) -> layout.Needs:
-    """What the panes need for ``view`` at a centre column ``centre`` wide, from the widgets' own measures
-    (none needs to be mounted: a test lays out a step at any size without an app)."""
-    info_h = info.height_at(view, centre)
-    matrix_w, matrix_h = tensor.needs(view, centre)
-    drill_w, _, _ = panel.needs(view, centre)
-    beside_w = max(layout.DRILL_MIN_W, min(drill_w, centre - matrix_w - 1))
-    if centre >= matrix_w + max(layout.DRILL_MIN_W, min(drill_w, 56)) + 1:
-        _, drill_h, drill_min = panel.needs(view, beside_w)
-    else:
-        _, drill_h, drill_min = panel.needs(view, centre)
-        drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
-    mat = view.matrix()
-    rows = min(mat.shape[0], 500) if mat is not None else 1  # as TensorView.needs counts them
-    return layout.Needs(info_h, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
-                        tutorial=tutorial, predictions_h=predictions.needs(view), matrix_min_h=matrix_h - rows + 1)
+    # -- state down ------------------------------------------------------------------------------------------
+    def _relayout(self, force: bool = False) -> None:
+        """The layout for this size and step, before the panes get the view (bound to them): one frame."""
+        if self._composed:
+            layout.relayout(self, force)
 
+    def watch_view(self, old: View, view: View) -> None:
+        if old is not None and old.trace is not view.trace and self._composed:
+            self.query_one(StepTree).set_trace(view.trace)
+        self._relayout()
+        self._follow()
 
-def drill_content_size(plan: layout.Layout) -> tuple[int, int]:
-    """The drill-down's content size in a layout: the pane less its padding (0 1) and its rule (left beside,
-    top below)."""
-    if plan.side_by_side:
-        return plan.drill_w - 3, plan.matrix_h
-    return plan.drill_w - 2, plan.drill_h - 1
+    def watch_tour(self, old: Tour | None, tour: Tour | None) -> None:
+        self._sync_classes()
+        if (old is not None and old.following) != (tour is not None and tour.following):
+            self._relayout(force=True)  # the narration and the tree swap places
+        self._follow()
+        # The footer rebuilds (a second frame) on every refresh of the bindings: only when the tutorial keys
+        # that are enabled change, not on every stop.
+        enabled = self._tutorial_keys()
+        if enabled != self._enabled:
+            self._enabled = enabled
+            self.refresh_bindings()
+
+    def _follow(self) -> None:
+        """The narration and the tree follow the view and the tour."""
+        if self._composed:
+            self.query_one(NarrationPane).text = narration(self.tour, self.view)
+            if not self.tutorial_on:  # the tree is hidden on the tutorial's path: moving it would cost a frame
+                self.query_one(StepTree).show_step(self.view.index)
+
+    def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Walkthrough | None = None) -> None:
+        """Show another run (a re-run, another tutorial): the view moves to it, at the step of the same name
+        when there is one; with ``tutorial``, a new tour starts at its first stop."""
+        self.run_options = dict(options)
+        if tutorial is not None:
+            self._go(Tour(tutorial, trace, dict(options), tuple(resolve_stops(trace, tutorial))).at(0))
+            return
+        name = self.view.step.name
+        self.view = replace(self.view, trace=trace, index=trace[name].index if name in trace else 0).clamped()
+
+    def _go(self, tour: Tour) -> None:
+        """To the tour's current stop."""
+        self.run_options = dict(tour.options)
+        self.view = tour.stop_view(self.view)
+        self.tour = tour
+
+    def leave_path(self, how: str) -> None:
+        """Free movement (search, go to, the tree, same op kind) leaves the tutorial's path: say so."""
+        if self.tour is not None and self.tour.following:
+            self.tour = self.tour.wandering()
+            self.notify(f"{how} took you off the tutorial's path — `t` returns to stop {self.tour.stop + 1}",
+                        timeout=5)
+
+    def jump(self, index: int | None, how: str) -> None:
+        if index is not None and index != self.view.index:
+            self.leave_path(how)
+            self.view = self.view.go(index)
+
+    # -- messages up -----------------------------------------------------------------------------------------
+    @on(StepSelected)
+    def _step_selected(self, message: StepSelected) -> None:
+        self.jump(message.index, "the tree")
+
+    @on(CellFocused)
+    def _cell_focused(self, message: CellFocused) -> None:
+        self.view = self.view.move(message.row - self.view.cell[0], message.col - self.view.cell[1])
+
+    # -- the tour and the steps ------------------------------------------------------------------------------
+    def action_next(self) -> None:
+        tour = self.tour
+        if tour is not None and tour.following and tour.last:
+            self.controller.offer_next_tutorial(tour.tutorial)
+        else:
+            self.action_step(1)
+
+    def action_previous(self) -> None:
+        self.action_step(-1)
+
+    def action_step(self, delta: int) -> None:
+        if self.tour is not None and self.tour.following:
+            self._go(self.tour.at(self.tour.stop + delta))
+        else:
+            self.view = self.view.go(self.view.index + delta)
+
+    def action_first(self) -> None:
+        self.action_step(-len(self.trace))
+
+    def action_last(self) -> None:
+        self.action_step(len(self.trace))
+
+    def action_next_kind(self, direction: int = 1) -> None:
+        i = next_of_kind(self.trace, self.view.index, direction)
+        if i is None:
+            self.notify(f"no {'later' if direction > 0 else 'earlier'} {self.view.step.op} step", timeout=3)
+        self.jump(i, f"{'] (next' if direction > 0 else '[ (previous'} {self.view.step.op})")
+
+    def action_previous_kind(self) -> None:
+        self.action_next_kind(-1)
+
+    def action_wander(self) -> None:
+        if self.tour is not None:
+            if not self.tour.following:
+                self.notify("You are already wandering: t comes back to the tutorial.", timeout=3)
+            self.tour = self.tour.wandering()
+
+    def action_back_to_tutorial(self) -> None:
+        """Back to the stop the student left, in the tutorial's own run (after a re-run too)."""
+        if self.tour is not None:
+            self._go(self.tour.at(self.tour.stop))
+
+    def action_answer(self) -> None:
+        if self.tour is not None:
+            self.tour, why = self.tour.answered_or_why()
+            if why:
+                self.notify(why, timeout=3)
+
+    def action_scroll_narration(self, direction: int) -> None:
+        if self.tour is None:
+            self.notify("no narration: this is not a tutorial", timeout=3)
+            return
+        pane = self.query_one(NarrationPane)
+        pane.scroll_relative(y=direction * max(1, pane.size.height // 2), animate=False)
+
+    # -- the view ---------------------------------------------------------------------------------------------
+    def action_move(self, d_row: int, d_col: int) -> None:
+        self.view = self.view.move(d_row, d_col)
+
+    def action_page(self, d_row: int, d_col: int) -> None:
+        rows, cols = self.query_one(TensorView).page
+        self.view = self.view.move(d_row * rows, d_col * cols)
+
+    def action_turn(self, axis: int, delta: int) -> None:
+        if not self.view.step.shape[:-2]:
+            self.notify("this step has no slices: it is 2-D or smaller", timeout=3)
+            return
+        self.view = self.view.turn(axis, delta)
+
+    def action_cycle_show(self) -> None:
+        self.view, said = self.view.next_show()
+        self.notify(said, timeout=3)
+
+    def action_cycle_scale(self) -> None:
+        self.view, said = self.view.next_scale()
+        self.notify(said, timeout=3)
+
+    def action_precision(self, delta: int) -> None:
+        self.view = self.view.with_precision(delta)
+
+    def action_toggle_operands(self) -> None:
+        shown = bool(self._layout and self._layout.operands_h)
+        self.show_operands = not shown
+        if self.show_operands and self._layout and not self._layout.operands_h:
+            self.notify(f"no room for the operands at {self.size.height} rows: the drill-down and the result "
+                        "come first (make the terminal taller)", timeout=4)
+
+    def action_toggle_sidebar(self) -> None:
+        tutorial = self.tutorial_on
+        if not layout.centre_width(self.size.width, tutorial)[0]:
+            need = 80 if tutorial else layout.SIDE_MIN
+            self.notify(f"the {'narration' if tutorial else 'step tree'} needs {need} columns; this terminal has "
+                        f"{self.size.width}. / searches the steps and g goes to one by name.", timeout=5)
+            return
+        self.show_sidebar = not self.show_sidebar
+
+    def action_scroll_drill(self, direction: int) -> None:
+        self.query_one(CellPanel).scroll_body(direction)
+
+    def action_help(self) -> None:
+        from explain.tui.screens.help import HelpScreen  # lazy: a screen loaded on first use
+
+        self.app.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    def __getattr__(self, name: str) -> Any:
+        """``action_<name>`` of the controller's keys (G r e x X c y A P W m / g): Textual finds an action by
+        that name; the controller's method of the name does it."""
+        if name.startswith("action_") and name[len("action_"):] in Controller.ACTIONS:
+            return getattr(self.controller, name[len("action_"):])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -139,7 +139,7 @@ class CellPanel(Vertical):
 
     def _draw(self) -> None:
         view = self.view
-        if view is None or not self.is_mounted:
+        if view is None or not self.is_mounted or not all(self._drill_size()):  # no size yet: drawn on resize
             return
         head_w = self.query_one("#cell-head", Static)
         body_w = self.query_one("#cell-body", Static)

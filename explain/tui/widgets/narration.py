@@ -15,6 +15,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from explain.tui.state import Tour, View
+from explain.tui.tutorial import next_tutorial
+
 KEYS_LINE = "`n`/`→` next stop · `p`/`←` previous · `w` wander through every step"
 QUESTION, ANSWER = "**Question.**", "**Answer.**"
 
@@ -48,6 +51,20 @@ def stop_markdown(stop: Any, position: int, total: int, answer_shown: bool, wand
         if next_title is not None and position == total - 1:
             parts.append(f"*This is the last stop:* `n` *opens the next tutorial, {next_title}.*")
     return "\n\n".join(parts)
+
+
+def narration(tour: Tour | None, view: View) -> str:
+    """The narration pane's Markdown for the tour at ``view``: the stop's, or a line saying the student has left
+    its path; at the last stop, the next tutorial is offered."""
+    if tour is None:
+        return ""
+    total = len(tour.stops)
+    if not tour.following and tour.off_path(view):
+        shown = f"`{view.step.name}`" if view.trace is tour.trace else f"`{view.step.name}` of a run of your own"
+        return stop_markdown(tour.current, tour.stop, total, tour.answered, True, off_path=shown)
+    nxt = next_tutorial(tour.tutorial) if tour.last and tour.following else None
+    return stop_markdown(tour.current, tour.stop, total, tour.answered, wandering=not tour.following,
+                         next_title=nxt.title if nxt is not None else None)
 
 
 def _answer_revealed(old: str, new: str) -> bool:

@@ -62,6 +62,12 @@ class StepTree(Tree[int]):
             self.move_cursor(node)
             self.call_after_refresh(self._end_sync)
 
+    def home(self) -> None:
+        """The tree at its root when the cursor is on its first page (moving the cursor to the first step
+        scrolled it one line down)."""
+        if self.cursor_line < self.scrollable_content_region.height:
+            self.scroll_home(animate=False, immediate=True)
+
     def _end_sync(self) -> None:
         self._syncing = False
 

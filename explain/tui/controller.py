@@ -1,0 +1,283 @@
+"""The step screen's long work, in one place and one worker style: runs (``G`` generate more, ``e`` re-run), the
+backward pass (``r``), a tutorial opened, the logit lens (``y``), attribution (``A``), patching (``P``), attention
+to generated tokens (``W``) and export (``x``, ``X``, ``c``).
+
+Every job is :meth:`Controller.start`: the work in a cancellable daemon thread
+(:func:`~explain.tui.background.in_background`, the recorder checks the token between ops) awaited by an
+exclusive Textual worker of its group, so ``q`` quits at once whatever runs, and a newer run replaces an older
+one; the result comes back on the event loop, where it changes the screen's state (``view``, ``tour``). An
+:class:`~explain.errors.ExplainError` is said in one line; a bug in the engine is said too, and the session goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from textual.app import App
+from textual.screen import Screen
+
+from explain import api
+from explain.backward import gradient_partner
+from explain.errors import ExplainError
+from explain.names import gen_step, in_backward
+from explain.registry import MODELS
+from explain.sampling import make_sampling
+from explain.trace import Trace
+from explain.tui import interp
+from explain.tui.background import in_background
+from explain.tui.export import save_export, save_picture
+from explain.tui.state import Tour, View
+from explain.tui.tutorial import Walkthrough, next_tutorial
+
+GENERATE_MORE = 5  # new tokens per press of G
+T = TypeVar("T")
+
+
+class Host(Protocol):
+    """What the controller reads and changes of the step screen (a Screen: ``app``, ``notify``, ``run_worker``)."""
+
+    view: View
+    tour: Tour | None
+    run_options: dict[str, Any]
+    app: App
+    notify: Callable[..., None]
+    run_worker: Callable[..., Any]
+
+    def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Walkthrough | None = None) -> None: ...
+    def leave_path(self, how: str) -> None: ...
+    def jump(self, index: int | None, how: str) -> None: ...
+
+
+class Controller:
+    """The long work of one step screen; its methods named in ACTIONS are the screen's actions of those names."""
+
+    ACTIONS = frozenset({"generate", "gradient", "rerun", "export_step", "export_run", "picture", "lens",
+                         "attribution", "patching", "generated", "search", "goto", "heads"})
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    @property
+    def trace(self) -> Trace:
+        return self.host.view.trace
+
+    def start(self, work: Callable[[], T], done: Callable[[T], None], refused: str = "run refused",
+              group: str = "run") -> None:
+        """``work()`` in a cancellable thread under an exclusive worker of ``group``, then ``done(result)``."""
+        self.host.run_worker(self._job(work, done, refused), group=group, exclusive=group == "run",
+                             exit_on_error=False)
+
+    async def _job(self, work: Callable[[], T], done: Callable[[T], None], refused: str) -> None:
+        try:
+            result = await in_background(work)
+        except (ExplainError, OSError) as exc:
+            self.host.notify(str(exc), title=refused, severity="error", timeout=10)
+        except Exception as exc:  # a bug in the engine must not take the session down with it
+            self.host.notify(f"internal error: {exc!r}", title=refused, severity="error", timeout=10)
+        else:
+            done(result)
+
+    def _extended(self, old: Trace, trace: Trace) -> bool:
+        """A longer trace of the run shown (its backward pass, its lens): the same steps at the same indices, so
+        a tutorial's stops stay valid; False (and nothing changes) when another run came in meanwhile."""
+        host = self.host
+        if host.view.trace is not old:
+            return False
+        if host.tour is not None and host.tour.trace is old:
+            host.tour = replace(host.tour, trace=trace)
+        host.view = replace(host.view, trace=trace).clamped()
+        return True
+
+    # -- runs --------------------------------------------------------------------------------------------------
+    def show(self, trace: Trace, options: dict[str, Any]) -> None:
+        """A run of the student's own on the screen: a tutorial stays, off its path, its own run kept for ``t``."""
+        if self.host.tour is not None:
+            self.host.tour = self.host.tour.wandering()
+        self.host.show_run(trace, options)
+        self.host.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
+
+    def generate(self) -> None:
+        """This run's input again with GENERATE_MORE more new tokens (the same settings and seed, so the tokens
+        already drawn come out the same); the view goes to the first new one."""
+        trace = self.trace
+        if not MODELS[trace.config.model].generates:
+            able = ", ".join(m.name for m in MODELS.values() if m.generates)
+            self.host.notify(f"generation needs a model that writes the next token: {able}", severity="warning")
+            return
+        gen = trace.generation
+        if gen is None:
+            sampling = replace(make_sampling(GENERATE_MORE, seed=trace.config.seed), eos=None)
+        else:
+            sampling = replace(gen.sampling, max_new_tokens=len(gen.steps) + GENERATE_MORE, eos=None)
+        options = {**self.host.run_options, "model": trace.config.model, "sampling": sampling}
+        if "text" not in options and "tokens" not in options and "checkpoint" not in options:
+            options["text"] = " ".join(trace.labels.get("pos") or [])
+        before = len(gen.steps) if gen is not None else 0
+        first = gen_step(before, "embed") if before else gen_step(0, "next_logits")
+
+        opts = {k: v for k, v in options.items() if k != "model"}
+
+        def done(new: Trace) -> None:
+            self.show(new, opts)
+            if new.generation is not None and first in new:
+                self.host.view = self.host.view.go(new[first].index)
+
+        self.host.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}…", timeout=3)
+        self.start(lambda: api.run(trace.config.model, **opts), done)
+
+    def gradient(self) -> None:
+        """From a value to its gradient and back; on a run without a backward pass, record it first (after the
+        forward steps, which are not run again), then go to the gradient of the step shown."""
+        host, trace = self.host, self.trace
+        if trace.backward is not None:
+            target, why = gradient_partner(trace, host.view.step)
+            if target is None:
+                host.notify(why, timeout=5)
+                return
+            host.leave_path("r (a value ↔ its gradient)")
+            host.view = host.view.go(trace[target].index)
+            return
+
+        def done(new: Trace) -> None:
+            if not self._extended(trace, new):
+                return
+            host.run_options = {**host.run_options, "backward": True}
+            target, _ = gradient_partner(new, host.view.step)
+            if target is not None:
+                host.leave_path("r (a value ↔ its gradient)")
+                host.view = host.view.go(new[target].index)
+            added = sum(1 for s in new if in_backward(s.group))
+            host.notify(f"{added} backward steps recorded; r jumps between a value and its gradient",
+                        title="backward pass", timeout=4)
+
+        host.notify("recording the backward pass…", timeout=2)
+        self.start(lambda: api.with_backward(trace), done)
+
+    def rerun(self) -> None:
+        """The form over the inputs of the run shown (it runs the model itself); in a tutorial, first ask whether
+        to leave it (its run is kept: ``t`` comes back to it)."""
+        from explain.tui.screens.confirm import ConfirmScreen  # lazy: a screen loaded on first use
+        from explain.tui.screens.rerun import RerunScreen  # lazy: a screen loaded on first use
+
+        host, tour = self.host, self.host.tour
+        following = tour is not None and tour.following
+
+        def form(yes: bool | None = True) -> None:
+            if yes:
+                note = f"From the tutorial '{tour.tutorial.title}': its inputs are filled in." if following else ""
+                host.app.push_screen(RerunScreen(self.trace, host.run_options, note),
+                                     lambda result: self.show(*result) if result is not None else None)
+
+        if not following:
+            form()
+            return
+        assert tour is not None
+        host.app.push_screen(ConfirmScreen(
+            "Re-running leaves the tutorial for a run of your own. The tutorial's run is kept: "
+            f"`t` brings you back to stop {tour.stop + 1}. Continue?", yes="Re-run", no="Stay"), form)
+
+    # -- tutorials ---------------------------------------------------------------------------------------------
+    def open_tutorial(self, name: str) -> None:
+        """Load, run and check a shipped tutorial, and start its tour on the screen."""
+        from explain.tutorial import load_tutorial, run_options, run_tutorial  # lazy: bench_tui_startup
+
+        def work() -> tuple[Walkthrough, Trace]:
+            tutorial = load_tutorial(name)
+            return tutorial, run_tutorial(tutorial)
+
+        def done(result: tuple[Walkthrough, Trace]) -> None:
+            tutorial, trace = result
+            self.host.show_run(trace, run_options(tutorial), tutorial)  # type: ignore[arg-type]
+
+        self.host.notify(f"opening {name}…", timeout=2)
+        self.start(work, done, refused="cannot open the tutorial")
+
+    def offer_next_tutorial(self, tutorial: Walkthrough) -> None:
+        """After the last stop: the next shipped tutorial, if the student wants it."""
+        from explain.tui.screens.confirm import ConfirmScreen  # lazy: a screen loaded on first use
+
+        nxt = next_tutorial(tutorial)
+        if nxt is None:
+            self.host.notify("That was the last stop of the last tutorial. Press w to wander through every step, "
+                             "or Ctrl+P to open another tutorial.", timeout=5)
+            return
+        self.host.app.push_screen(
+            ConfirmScreen(f"That was the last stop. Open the next tutorial, **{nxt.title}**?", yes="Open it",
+                          no="Stay here"), lambda yes: self.open_tutorial(nxt.name) if yes else None)
+
+    def record(self, what: str, record: Callable[[Trace], Trace], then: Callable[[Trace], None]) -> None:
+        """``record`` the run's ``what`` after its steps in the thread, put the longer trace in the view, then
+        ``then(trace)``."""
+        trace = self.trace
+
+        def done(new: Trace) -> None:
+            if self._extended(trace, new):
+                then(new)
+
+        self.host.notify(f"recording {what}…", timeout=2)
+        self.start(lambda: record(trace), done)
+
+    # -- screens whose choice moves the view here -----------------------------------------------------------
+    def search(self, mode: str = "search") -> None:
+        from explain.tui.screens.search import SearchScreen  # lazy: a screen loaded on first use
+
+        how = "search" if mode == "search" else "go to"
+        self.host.app.push_screen(SearchScreen(self.trace, mode, current=self.host.view.index),
+                                  lambda i: self.host.jump(i, how))
+
+    def goto(self) -> None:
+        self.search("goto")
+
+    def heads(self) -> None:
+        """Every layer × head pattern; Enter on a tile: that head's pattern here, at the grid's cell."""
+        from explain.tui.screens.heads import HeadsScreen, pattern_step  # lazy: a screen loaded on first use
+
+        host = self.host
+        step = pattern_step(self.trace, host.view.index)
+        if step is None:
+            host.notify("this run has no attention pattern with heads", timeout=3)
+            return
+
+        def opened(view: View | None) -> None:
+            if view is not None:
+                host.jump(view.index, "the heads view")
+                host.view = replace(host.view, index=view.index, lead=view.lead, cell=view.cell).clamped()
+
+        host.app.push_screen(HeadsScreen(host.view.go(step.index)), opened)
+
+    def open_interp(self, screen: Screen) -> None:
+        """An interpretability screen (explain.tui.interp); Enter there shows the cell's recorded step here."""
+        def chosen(cell: tuple[str, tuple[int, ...]] | None) -> None:
+            if cell is not None and cell[0] in self.trace:
+                self.host.leave_path("an interpretability view")
+                self.host.view = self.host.view.go(self.trace[cell[0]].index).at(cell[1])
+
+        self.host.app.push_screen(screen, chosen)
+
+    def lens(self) -> None:
+        interp.lens(self)
+
+    def attribution(self) -> None:
+        interp.attribution(self)
+
+    def patching(self) -> None:
+        interp.patching(self)
+
+    def generated(self) -> None:
+        interp.generated(self)
+
+    # -- export (explain.tui.export asks for the file name; the writing is a job here) ---------------------------
+    def export_step(self) -> None:
+        save_export(self, [self.host.view.step.name])
+
+    def export_run(self) -> None:
+        save_export(self, None)
+
+    def picture(self) -> None:
+        save_picture(self)
+
+    def wrote(self, path: Path, title: str = "exported") -> None:
+        self.host.notify(f"wrote {path.resolve()}", title=title, timeout=8)

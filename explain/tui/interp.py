@@ -1,0 +1,100 @@
+"""The step screen's interpretability keys, as the :class:`~explain.tui.controller.Controller` runs them: the logit
+lens (``y``), attribution (``A``), a patching sweep (``P``, on a run opened by ``explain patch``) and attention to
+generated tokens (``W``, on a generation). The lens and the attribution are recorded after the run's steps the
+first time (its steps are not run again), as one of the controller's jobs; each opens its screen, and Enter
+there shows the cell's recorded step on the step screen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from textual.screen import Screen
+
+from explain.errors import ExplainError
+from explain.interp.names import LENS
+from explain.interp.stream import check_model
+from explain.trace import Trace
+
+
+class Controller(Protocol):
+    """What these use of :class:`explain.tui.controller.Controller` (which calls them)."""
+
+    host: Any
+    trace: Trace
+
+    def record(self, what: str, record: Callable[[Trace], Trace], then: Callable[[Trace], None]) -> None: ...
+    def open_interp(self, screen: Screen) -> None: ...
+
+
+def _pre_norm(ctl: Controller) -> bool:
+    try:
+        check_model(ctl.trace.config.model)
+    except ExplainError as exc:
+        ctl.host.notify(str(exc), severity="warning", timeout=8)
+        return False
+    return True
+
+
+def lens(ctl: Controller) -> None:
+    from explain.interp.lens import record_lens  # lazy: numpy's tools loaded on first use
+    from explain.tui.screens.lens import LensScreen  # lazy: a screen loaded on first use
+
+    if not _pre_norm(ctl):
+        return
+    if any(s.group[:1] == (LENS,) for s in ctl.trace):  # recorded already
+        ctl.open_interp(LensScreen(ctl.trace))
+    else:
+        ctl.record("the logit lens", record_lens, lambda t: ctl.open_interp(LensScreen(t)))
+
+
+def attribution(ctl: Controller) -> None:
+    """Which part writes the model's top word, against its runner-up, at the last position (recorded anew)."""
+    from explain.interp.attribution import (  # lazy: numpy's tools loaded on first use
+        record_attribution,
+        summary,
+        without_attribution,
+    )
+    from explain.tui.screens.attribution import AttributionScreen  # lazy: a screen loaded on first use
+
+    if not _pre_norm(ctl):
+        return
+    order = ctl.trace["logits"].output[0, -1].argsort()[::-1]
+    word, vs = int(order[0]), int(order[1])
+    vocab = ctl.trace.labels.get("vocab")
+    names = (vocab[word], vocab[vs]) if vocab else (str(word), str(vs))
+    ctl.record("the attribution", lambda t: record_attribution(without_attribution(t), word, vs),
+               lambda t: ctl.open_interp(AttributionScreen(summary(t, word, vs, -1, *names))))
+
+
+def patching(ctl: Controller) -> None:
+    """The sweep of a run opened by ``explain patch``; Enter there shows that patched run on the step screen."""
+    from explain.tui.screens.sweep import SweepScreen  # lazy: a screen loaded on first use
+
+    host = ctl.host
+    sweep = ctl.trace.meta.get("sweep")
+    if sweep is None:
+        host.notify("patching compares two runs: open one with explain patch MODEL --text CLEAN --corrupt TEXT "
+                    "--word W --vs W2 --sweep resid", timeout=8)
+        return
+
+    def opened(patched: Any) -> None:
+        if patched is None:
+            return
+        trace = patched.trace
+        trace.meta["sweep"] = sweep
+        host.show_run(trace, dict(host.run_options))
+        host.view = host.view.go(trace[f"patch.{patched.step}"].index)
+        for note in patched.notes:
+            host.notify(note, title="patch", timeout=8)
+
+    host.app.push_screen(SweepScreen(sweep), opened)
+
+
+def generated(ctl: Controller) -> None:
+    from explain.tui.screens.generated import GeneratedScreen  # lazy: a screen loaded on first use
+
+    if ctl.trace.generation is None:
+        ctl.host.notify("this run generated nothing: press G to write five new tokens first", timeout=5)
+        return
+    ctl.open_interp(GeneratedScreen(lambda: ctl.trace))
