@@ -7,11 +7,14 @@ cross-attention patterns."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from conftest import drive, text_of
 from rich.console import Console
 
 import explain
+import explain.tui.screens.heads as heads
 from explain.render.colour import Scale
 from explain.render.head_grid import Pooled, geometry, pool, tile_lines
 from explain.tui.app import ExplainApp
@@ -168,5 +171,44 @@ def test_the_transformers_rows_are_encoder_decoder_and_cross_attention():
         await pilot.pause()
         lines = text_of(app.screen.query_one("#grid"), width=400).splitlines()
         assert [ln.split()[0] for ln in lines[1:] if ln[:1] in ("E", "D")] == ["E0", "E1", "D0", "D0x", "D1", "D1x"]
+
+    drive(app, script, size=(120, 40))
+
+
+def test_a_long_page_is_pooled_after_the_first_frame_and_kept_with_the_trace(monkeypatch):
+    """A page too big to pool at once opens dotted, is pooled in a thread started after that first frame, and
+    the pooled layers stay with the trace: opening the grid again pools nothing."""
+    calls: list[int] = []
+    gate = threading.Event()  # the thread waits: the first frame is seen before any pooling
+    real = heads.pool
+
+    def pool(h, r, c):
+        gate.wait(30)
+        calls.append(len(h))
+        return real(h, r, c)
+
+    monkeypatch.setattr(heads, "pool", pool)
+    monkeypatch.setattr(heads, "SYNC_VALUES", 0)  # every page in the thread
+    text = " ".join(TEXT.split() * 4)  # 48 tokens
+    trace = explain.run("gpt", d_model=24, n_heads=12, n_layers=2, d_ff=24, n_ctx=64, text=text)
+    app = ExplainApp(trace)
+
+    async def script(pilot):
+        await pilot.press("m")
+        await pilot.pause()
+        first = text_of(app.screen.query_one("#grid"), width=400)
+        screen = app.screen
+        gate.set()
+        for _ in range(200):
+            if not screen._pending:
+                break
+            await pilot.pause(0.02)
+        assert calls == [12, 12] and "·" in first  # both layers pooled once, in the thread; dotted until then
+        pooled = text_of(screen.query_one("#grid"), width=400)
+        assert "·" not in pooled
+        await pilot.press("escape", "m")
+        await pilot.pause()
+        assert calls == [12, 12] and not app.screen._pending  # kept: nothing pooled again
+        assert text_of(app.screen.query_one("#grid"), width=400) == pooled
 
     drive(app, script, size=(120, 40))

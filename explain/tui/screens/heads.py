@@ -8,11 +8,13 @@ pattern longer than its tile is max-pooled, said on screen. The colours are the 
 there), and its cell cursor is the ``+`` in every tile (``H J K L`` move it). Arrows choose a tile, Enter opens
 it in the step view, ``z`` shows its layer's heads with their values (:mod:`.layer_heads`). Pooling a long
 pattern reads all of it (20 ms a layer of GPT-2 small's 12 heads at 1,024 tokens): a page bigger than
-:data:`SYNC_VALUES` is pooled in a thread, its tiles dotted until done, so the screen opens at once."""
+:data:`SYNC_VALUES` is pooled in a thread started after the first frame, its tiles dotted until done, so the
+screen opens at once; pooled layers are kept with the trace, so the grid opens pooled the next time."""
 
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import replace
 
 from rich.text import Text
@@ -26,7 +28,7 @@ from textual.widgets import Static
 from explain.ops.base import num
 from explain.render.head_grid import LABEL_W, Geometry, Pooled, draw_grid, geometry, pool
 from explain.render.step import axis_labels
-from explain.trace import Step
+from explain.trace import Step, Trace
 from explain.tui.screens.layer_heads import (  # noqa: F401 - re-exported: the step screen imports them from here
     LayerHeadsScreen,
     head_axis,
@@ -37,6 +39,9 @@ from explain.tui.screens.layer_heads import (  # noqa: F401 - re-exported: the s
 from explain.tui.state import View
 
 SYNC_VALUES = 4_000_000  # a page of patterns up to this many weights is pooled before the first frame
+Key = tuple[int, tuple[int, ...], tuple[int, int]]  # a pooled layer: (its step, the batch item's slice, drawn size)
+# pooled layers per trace, kept as long as the trace is: opening the grid again (or paging back) pools nothing
+_POOLED: weakref.WeakKeyDictionary[Trace, dict[Key, list[Pooled]]] = weakref.WeakKeyDictionary()
 _NAME = re.compile(r"^(?P<pre>.*?)(?P<side>encoder\.|decoder\.)?blocks\.(?P<n>\d+)\.(?P<attn>\w+)\.pattern$")
 
 
@@ -84,8 +89,8 @@ class HeadsScreen(ModalScreen[View | None]):
         self.n_heads = max((s.shape[head_axis(s)] if head_axis(s) is not None else 1) for s in self.patterns)
         self.n = max(max(s.shape[-2:]) for s in self.patterns)
         self.geo: Geometry | None = None
-        self.pooled: dict[tuple[int, tuple[int, int]], list[Pooled]] = {}  # (row, drawn size) → one per head
-        self._pending: set[tuple[int, tuple[int, int]]] = set()
+        self.pooled = _POOLED.setdefault(view.trace, {})  # kept with the trace: the grid opens again at once
+        self._pending: set[Key] = set()
 
     # -- what is shown -------------------------------------------------------------------------------------
     def _lead(self, step: Step, head: int) -> tuple[int, ...]:
@@ -125,15 +130,16 @@ class HeadsScreen(ModalScreen[View | None]):
         return (list(range(first_row, min(len(self.patterns), first_row + lp))),
                 list(range(first_head, min(self.n_heads, first_head + hp))))
 
-    def _key(self, row: int) -> tuple[int, tuple[int, int]]:
+    def _key(self, row: int) -> Key:
         assert self.geo is not None
         step = self.patterns[row]
-        return row, (min(step.shape[-2], 2 * self.geo.tile_h), min(step.shape[-1], self.geo.tile_w))
+        return (step.index, self._lead(step, 0),
+                (min(step.shape[-2], 2 * self.geo.tile_h), min(step.shape[-1], self.geo.tile_w)))
 
     def _pool_row(self, row: int) -> None:
         key = self._key(row)
         if key not in self.pooled:
-            self.pooled[key] = pool(self._heads_of(self.patterns[row]), *key[1])
+            self.pooled[key] = pool(self._heads_of(self.patterns[row]), *key[2])
 
     def _title(self) -> Text:
         step = self.patterns[self.row]
@@ -216,7 +222,7 @@ class HeadsScreen(ModalScreen[View | None]):
                 self._pool_row(r)
         elif todo:
             self._pending.update(self._key(r) for r in todo)
-            self._pool_rows(todo)
+            self.call_after_refresh(self._pool_rows, todo)  # the dotted page first: the thread would delay it
         if redraw:
             self._redraw()
 
