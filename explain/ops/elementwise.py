@@ -44,7 +44,7 @@ class Add(Op):
                 "gradient highway from the loss to every block.")
 
     def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
-        return f"{syms.out} = {syms.ins[0]}  (an addition passes the gradient through unchanged)"
+        return f"{syms.out} = {syms.ins[0]}"  # why it is so is the note's: the header's line fits 80 columns
 
     def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
         return f"unbroadcast({g}, {ins[wrt]}.shape)"

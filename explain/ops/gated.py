@@ -61,7 +61,7 @@ class RMSNorm(Op):
     def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
         d, g, x, w = syms.out, syms.ins[0], syms.ins[1], syms.ins[2]
         if wrt == 0:
-            return f"{d} = r·(d{x}̂ − {x}·r²·mean(d{x}̂ ⊙ {x})),  d{x}̂ = {g} ⊙ {w},  r = 1/RMS"
+            return f"{d} = r·(dx̂ − {x}·r²·mean(dx̂ ⊙ {x})),  dx̂ = {g} ⊙ {w},  r = 1/RMS"  # as the drill-down names it
         return f"{d} = Σ over positions of {g} ⊙ {x}/RMS"
 
     def vjp_source(self, wrt, g, ins, out, eps: float = 1e-6, **attrs) -> str:

@@ -251,7 +251,9 @@ class LayerNorm(Op):
     def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
         d, g, w = syms.out, syms.ins[0], syms.ins[2]
         if wrt == 0:
-            return f"{d} = (d{syms.ins[1]}̂ − mean(d{syms.ins[1]}̂) − x̂·mean(d{syms.ins[1]}̂ ⊙ x̂)) / σ,  d{syms.ins[1]}̂ = {g} ⊙ {w}"
+            # dx̂ as the drill-down names it (d + the input's own symbol read "dx + sub̂" on the transformer), and
+            # one line of the step header at 80 columns (issue 26)
+            return f"{d} = (dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)) / σ,  dx̂ = {g} ⊙ {w}"
         if wrt == 1:
             return f"{d} = Σ over positions of {g} ⊙ x̂"
         return f"{d} = Σ over positions of {g}"
