@@ -3,7 +3,8 @@ read): embed → each block's parts (attention, MLP, the residual adds ``+``, th
 logits and loss; the encoder and the decoder of the ``transformer`` side by side, their shared head below.
 
 A :class:`Node` is a box of one or more steps (a block's attention is one box: q, k, v, scores, …, its output
-projection); rows of nodes are joined by ``→`` and rows by an edge that carries the shape of the tensor that
+projection); two nodes of a row are joined by ``→`` where the second reads the first (``·`` where neither reads the other:
+``embed · pos_embed``), and rows by an edge that carries the shape of the tensor that
 flows along it, ``│ (1, 4, 8)``. Generation and gradient steps are mapped to the forward step they come from, so
 the map lights the part of the model a step belongs to wherever the step screen is."""
 
@@ -32,6 +33,7 @@ class Node:
     steps: list[int] = field(default_factory=list)
     key: str = ""  # the forward name prefix its steps share (``blocks.0.attn``, ``embed``): see :func:`node_key`
     shape: tuple[int, ...] = ()
+    fed: bool = True  # it reads a step of the node before it in its row (an arrow); else the two sit side by side
 
 
 @dataclass
@@ -96,6 +98,10 @@ def build(trace: Trace) -> tuple[list[list[Row]], list[Row]]:
     for rows in [*columns.values(), tail]:
         for row, below in zip(rows, rows[1:] + tail[:1]):
             row.edge = _edge(trace, row, below)
+        for row in rows:  # an arrow only where the data flows: embed does not feed pos_embed, nor v the scores
+            for before, node in zip(row.nodes, row.nodes[1:]):
+                theirs = {trace[i].name for i in before.steps}
+                node.fed = any(name in theirs for i in node.steps for name in trace[i].inputs)
     if "encoder." in columns and "decoder." in columns:  # the encoder's output goes to every cross-attention
         last = columns["encoder."][-1]
         last.edge = f"{fmt_shape(last.shape)} → each decoder cross"
@@ -125,7 +131,9 @@ def lines_of(rows: list[Row], width: int, lit: set[int], chosen: Node | None,
         for j, node in enumerate(row.nodes):
             piece = f" {node.label} "
             sep = ""
-            if j:
+            if j and not node.fed:  # side by side: neither reads the other
+                sep, shown = "·", None
+            elif j:
                 before = row.nodes[j - 1].shape
                 sep = "→" if before == shown or before == node.shape else f"─{fmt_shape(before)}→"
                 shown = before

@@ -96,3 +96,28 @@ def test_the_transformers_encoder_and_decoder_side_by_side():
         assert "each decoder cross" in "\n".join(lines)
 
     drive(app, script, size=(80, 24))
+
+
+def test_an_arrow_joins_two_parts_only_where_one_reads_the_other():
+    """gpt's embed and pos_embed are both read by block 0's first add, neither by the other: drawn side by side
+    (·), not as embed → pos_embed; attention's q, k and v the same (the scores read q and k, not v). Checked
+    against the steps' own inputs for every pair drawn."""
+    from explain.render.model_map import build
+
+    for trace in (explain.run("gpt", random_weights=True, text=TEXT), explain.run("attention"),
+                  explain.run("transformer")):
+        columns, tail = build(trace)
+        for rows in [*columns, tail]:
+            for row in rows:
+                for before, node in zip(row.nodes, row.nodes[1:]):
+                    reads = {n for i in node.steps for n in trace[i].inputs}
+                    assert node.fed == bool(reads & {trace[i].name for i in before.steps}), (before.label, node.label)
+    app = ExplainApp(explain.run("gpt", random_weights=True, text=TEXT))
+
+    async def script(pilot):
+        await pilot.press("M")
+        await pilot.pause()
+        text = map_text(app.screen)
+        assert " embed · pos_embed " in text and "embed → pos_embed" not in text and "→ embed" in text
+
+    drive(app, script, size=(80, 24))
