@@ -8,6 +8,7 @@ initialised from the seed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -39,11 +40,11 @@ def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
 
 
 def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sampling: Any = None,
-            training: Any = None) -> Trace:
+            training: Any = None, on_tensor: Callable[[str, Any], None] | None = None) -> Trace:
     """Record the model's steps; with ``sampling``, then the generated tokens; with ``training`` (a
     :class:`explain.backward.Training`), then its objective, the backward pass and, with a learning rate, one
     SGD step."""
-    rec = Recorder(cfg, params, shape_only, notation(cfg))
+    rec = Recorder(cfg, params, shape_only, notation(cfg), on_tensor)
     rec.labels.update(_labels(cfg, inp))
     if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words, <pad> included
         rec.batch_labels["pos"] = rec.batch_labels["src"] = [list(t) for t in inp.batch_tokens]
@@ -126,7 +127,8 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
     return out
 
 
-def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, **options: Any) -> Trace:
+def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
+        on_tensor: Callable[[str, Any], None] | None = None, **options: Any) -> Trace:
     """Run ``model`` one operation at a time and return its :class:`Trace`.
 
     Options are the CLI's, named as in :data:`explain.options.OPTIONS` (``n_heads`` for ``--heads``). From
@@ -138,6 +140,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     after the forward pass. For the backward pass (:mod:`explain.backward`): ``backward=True``,
     ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and
     ``lr`` (one SGD step, then the loss after it; ``optimizer="adamw"``: one AdamW step instead).
+    ``on_tensor(name, value)`` is called with each parameter as the model declares it and each step as soon as
+    it is computed (``--save`` writes them to its file while the next op runs, :class:`explain.save.NpzStream`).
 
     Which weights, as on the CLI: ``gpt`` opens the trained model that ships with explain
     (:mod:`explain.trained`) unless ``random_weights=True``, ``weights``, ``checkpoint`` or a size option
@@ -181,7 +185,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None, 
     # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training)
+        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training, on_tensor=on_tensor)
     trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"),
                                   options.get("embeddings") is not None)
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])

@@ -50,8 +50,11 @@ class Recorder:
     ``rec.op("add", "resid_mid", …)`` records ``blocks.0.resid_mid``."""
 
     def __init__(self, config: Config, params: dict[str, Any] | None = None, shape_only: bool = False,
-                 notation: Notation | None = None) -> None:
+                 notation: Notation | None = None, on_tensor: Callable[[str, Any], None] | None = None) -> None:
         self.config = config
+        # told (name, value) of each parameter as it is declared and each step as it is computed, in a numeric
+        # run (--save streams them to the file while the next op runs)
+        self.on_tensor = on_tensor
         self.shape_only = shape_only
         self.params: dict[str, Any] = params if params is not None else {}
         self.specs: dict[str, ParamSpec] = {}
@@ -82,6 +85,8 @@ class Recorder:
         sym = sym or name.rsplit(".", 1)[-1]
         self.specs[name] = ParamSpec(name, shape, tuple(axes), init, fan_in, sym, std)
         value = shape if self.shape_only else self.params[name]
+        if self.on_tensor is not None and not self.shape_only:
+            self.on_tensor(name, value)
         return Ref(name, sym, value, tuple(axes), shape)
 
     def reuse(self, name: str) -> Ref:
@@ -139,6 +144,8 @@ class Recorder:
                     formula or op.formula(syms, **stored), op.signature(shapes, shape, **stored),
                     note or op.default_note, group_of(name) if group is None else group, syms, stored)
         self.steps.append(step)
+        if self.on_tensor is not None and output is not None:
+            self.on_tensor(name, output)
         return Ref(name, sym, shape if self.shape_only else output, out_axes, shape)
 
     @classmethod

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
-from explain.commands.run import check_outputs, check_pick, pick_options, save_options, show
+from explain.commands.run import check_outputs, check_pick, pick_options, save_options, saving, show
 from explain.errors import UsageError
 from explain.names import gen_step
 from explain.options import GENERATION
@@ -74,19 +74,21 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
     for note in sampling.notes:
         click.echo(f"note: {note}", err=True)
-    trace = run_generate(model, sampling=sampling, ignore_eos=ignore_eos, **options)  # validated once, above
-    vocab = trace.config.d_vocab
-    if top_k is not None and vocab and top_k >= vocab:
-        click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
-                   "nothing; use a smaller k", err=True)
-    assert trace.generation is not None
-    if new_attention:
-        show_new_attention(trace, options, -1 if layer is None else layer, head or 0, plain, as_json, precision)
-        return
-    # the re-run form and G keep generating with these settings; the TUI opens on the generation's first step
-    show(trace, {**options, "sampling": trace.generation.sampling}, plain=plain, as_json=as_json,
-         precision=precision, save=save, force=force, start=gen_step(0, "next_logits"), match=match, slice_=slice_,
-         cell=cell)
+    with saving(save, force) as stream:  # --save FILE.npz: written while the run records, removed if it fails
+        trace = run_generate(model, sampling=sampling, ignore_eos=ignore_eos, on_tensor=stream and stream.add,
+                             **options)  # validated once, above
+        vocab = trace.config.d_vocab
+        if top_k is not None and vocab and top_k >= vocab:
+            click.echo(f"note: --top-k {top_k} keeps every token (the vocabulary has {vocab}): the filter changes "
+                       "nothing; use a smaller k", err=True)
+        assert trace.generation is not None
+        if new_attention:  # never with --save (check_new_attention)
+            show_new_attention(trace, options, -1 if layer is None else layer, head or 0, plain, as_json, precision)
+            return
+        # the re-run form and G keep generating with these settings; the TUI opens on the generation's first step
+        show(trace, {**options, "sampling": trace.generation.sampling}, plain=plain, as_json=as_json,
+             precision=precision, save=save, force=force, start=gen_step(0, "next_logits"), match=match,
+             slice_=slice_, cell=cell, stream=stream)
 
 
 def check_new_attention(new_attention: bool, layer: int | None, head: int | None, save: str | None,

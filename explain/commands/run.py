@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,13 +56,24 @@ def check_pick(plain: bool, as_json: bool, match: str | None, slice_: str | None
         parse_cell(cell)
 
 
+def saving(save: str | None, force: bool) -> Any:
+    """The block a run with ``--save FILE.npz`` records in: its steps are written while it runs
+    (:func:`explain.save.save_stream`; ``stream.add`` is the run's ``on_tensor``), and the file is removed again
+    if anything in the block fails. Without --save (or with .safetensors, written after the run) it yields None."""
+    if save is None:
+        return contextlib.nullcontext()
+    from explain.save import save_stream  # lazy: numpy loads only when values are computed
+
+    return save_stream(save, force)
+
+
 def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, precision: int = 4,
          save: str | None = None, force: bool = False, start: str | None = None, tutorial: Any = None,
-         match: str | None = None, slice_: str | None = None, cell: str | None = None) -> None:
-    """Where a run or a generation goes, the one output path: the --save file, then the --json document, the
-    --plain listing (also when stdout is not a terminal; only what ``match``, ``slice_`` and ``cell`` pick,
-    checked before anything is written) or the TUI, opened at ``start`` (or in ``tutorial``) with ``options``
-    for its re-run form."""
+         match: str | None = None, slice_: str | None = None, cell: str | None = None, stream: Any = None) -> None:
+    """Where a run or a generation goes, the one output path: the --save file (finishing ``stream``, the one
+    :func:`saving` began, if any), then the --json document, the --plain listing (also when stdout is not a
+    terminal; only what ``match``, ``slice_`` and ``cell`` pick, checked before anything is written) or the TUI,
+    opened at ``start`` (or in ``tutorial``) with ``options`` for its re-run form."""
     pick = None
     if (match, slice_, cell) != (None, None, None):
         from explain.pick import make_pick  # lazy: only with --match/--slice/--cell
@@ -70,7 +82,7 @@ def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, pr
     if save is not None:
         from explain.save import save_trace  # lazy: numpy loads only when values are computed
 
-        written, n, size = save_trace(trace, save, force)
+        written, n, size = save_trace(trace, save, force) if stream is None else stream.finish(trace)
         click.echo(f"wrote {n} tensors ({size / 2**20:,.1f} MiB) to {written}", err=True)
         if not (plain or as_json):
             return
@@ -124,8 +136,10 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
     )
 
     options = run_kwargs(model, kwargs)
-    show(run_model(model, **options), options, plain=plain, as_json=as_json, precision=precision, save=save,
-         force=force, match=match, slice_=slice_, cell=cell)  # the re-run form starts from these options (and keeps --checkpoint)
+    with saving(save, force) as stream:
+        trace = run_model(model, on_tensor=stream and stream.add, **options)
+        show(trace, options, plain=plain, as_json=as_json, precision=precision, save=save, force=force, match=match,
+             slice_=slice_, cell=cell, stream=stream)  # the re-run form starts from these options (and keeps --checkpoint)
 
 
 @click.command(epilog=MODEL_HELP)

@@ -1,7 +1,8 @@
 """Interrupted writes (issue 29): ``explain params … -o FILE.npz`` killed by SIGKILL, SIGTERM or SIGINT once
 about 20 MB of a ~430 MB parameter file are written, with and without ``--force``, leaves the old file (or no
 file) or the new one, whole, every time; SIGTERM and SIGINT leave no temporary file; SIGKILL's leftover is
-removed by the next write to the folder.
+removed by the next write to the folder. ``explain run … --save FILE.npz --force``, whose file is written while
+the run records (a writer thread), is interrupted the same way.
 
 The kill is timed by watching the temporary sibling grow, so it lands mid-write whatever the machine's speed.
 """
@@ -33,10 +34,12 @@ def _temp(d: Path) -> Path | None:
     return d / names[0] if names else None
 
 
-def _interrupt(d: Path, sig: int, force: bool) -> int:
-    """Start the big write into ``d/w.npz``, send ``sig`` once its temporary sibling holds AT bytes; the exit
-    code."""
-    args = [sys.executable, "-m", "explain", "params", *BIG, "-o", "w.npz", *(["--force"] if force else [])]
+def _interrupt(d: Path, sig: int, force: bool, writer: str = "params") -> int:
+    """Start the big write into ``d/w.npz`` (``params -o``, or ``run --save``), send ``sig`` once its temporary
+    sibling holds AT bytes; the exit code."""
+    out = ["-o", "w.npz"] if writer == "params" else ["--save", "w.npz"]
+    args = [sys.executable, "-m", "explain", "params" if writer == "params" else "run", *BIG, *out,
+            *(["--force"] if force else [])]
     # SIGINT as a terminal delivers Ctrl-C: a run started in the background without job control (CI under nohup
     # or `&`) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt: the write ran to its end
     proc = subprocess.Popen(args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -61,12 +64,13 @@ def _interrupt(d: Path, sig: int, force: bool) -> int:
     return proc.returncode
 
 
-def _whole(path: Path) -> bool:
+def _whole(path: Path, writer: str = "params") -> bool:
     with zipfile.ZipFile(path) as zf:
         if zf.testzip() is not None:
             return False
     with np.load(path) as z:
-        return len(z.files) == N_PARAMS and all(z[k].size for k in z.files)
+        n = len(z.files) == N_PARAMS if writer == "params" else "logits" in z.files and len(z.files) > N_PARAMS
+        return n and all(z[k].size for k in z.files)
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +103,15 @@ def test_an_interrupted_write_leaves_the_old_file_or_the_new_one(tmp_path: Path,
     subprocess.run([sys.executable, "-m", "explain", "params", "attention", "-o", "next.npz"], cwd=tmp_path,
                    check=True, capture_output=True, timeout=120)
     assert _temp(tmp_path) is None and (tmp_path / "next.npz").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+def test_an_interrupted_save_leaves_the_old_file_or_the_new_one(tmp_path: Path, old_file: bytes, sig: int) -> None:
+    """run --save streams the file from a writer thread while the main thread computes: a signal caught in the
+    main thread stops the writer and removes the temporary file before the process ends."""
+    target = tmp_path / "w.npz"
+    target.write_bytes(old_file)
+    assert _interrupt(tmp_path, sig, True, "save") != 0
+    if hashlib.sha256(target.read_bytes()).digest() != hashlib.sha256(old_file).digest():
+        assert _whole(target, "save"), "the file at the path is neither the old one nor the new one whole"
+    assert (_temp(tmp_path) is None) == (sig != signal.SIGKILL)
