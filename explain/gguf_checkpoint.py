@@ -187,8 +187,9 @@ class GGUFCheckpoint(Checkpoint):
         if t is None:
             raise WeightsError(f"'{self.path}' has no tensor '{name}'")
         want = tuple(int(n) for n in reversed(t.shape.tolist()))  # the reader lists the innermost first
-        try:
-            arr = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64).reshape(want)
+        try:  # a damaged scale is NaN or inf: refused below in one line, no numpy warning printed over it
+            with np.errstate(all="ignore"):
+                arr = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64).reshape(want)
         except Exception as exc:  # an unknown type or a block that does not fit: the file is not whole
             raise WeightsError(f"cannot dequantize '{name}' ({t.tensor_type.name}) in '{self.path}': {exc}") from None
         if not np.isfinite(arr).all():

@@ -124,10 +124,15 @@ def check_output(name: str | os.PathLike[str], force: bool = False, example: str
     return target
 
 
-def check_output_folder(name: str | os.PathLike[str], force: bool = False) -> Path:
-    """The folder to write (a checkpoint) for ``name``: new, or an existing folder with ``force``."""
+def check_output_folder(name: str | os.PathLike[str], force: bool = False, parents: bool = False) -> Path:
+    """The folder to write (a checkpoint) for ``name``: new, or an existing folder with ``force``. With
+    ``parents`` its missing parent folders may be made later (``explain train -o a/b/c``): the nearest one that
+    exists must be a folder this user can write in, and a symbolic link must lead somewhere."""
     path = expand(name)
     _check_lengths(path)
+    if parents and os.path.islink(path) and not os.path.exists(path):
+        raise UsageError(f"'{_short(str(path))}' is a symbolic link to '{_short(os.readlink(path))}', which does "
+                         "not exist; remove the link, or give another folder name")
     target, st = _resolve(path, force)
     if st is not None:
         if not stat.S_ISDIR(st.st_mode):
@@ -135,7 +140,10 @@ def check_output_folder(name: str | os.PathLike[str], force: bool = False) -> Pa
                              "folder name")
         if not force:
             raise UsageError(f"'{_short(str(path))}' exists; use --force to replace it")
-    _check_folder(target.parent)
+    folder = target.parent
+    while parents and not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    _check_folder(folder)
     return target
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from explain.errors import UsageError
+from explain.limits import parse_whole
 from explain.shape_report import matches
 from explain.slices import lead_shape
 from explain.trace import Step, Trace
@@ -50,7 +51,7 @@ def parse_slice(text: str) -> dict[str, int]:
             raise UsageError(f"--slice '{text}': give AXIS=INDEX pairs separated by commas, e.g. --slice batch=1,head=3")
         if m[1] in out:
             raise UsageError(f"--slice '{text}' names '{m[1]}' twice; give each axis once")
-        out[m[1]] = int(m[2])
+        out[m[1]] = parse_whole(m[2], f"--slice {m[1]}")  # int() alone takes '²' and 5,000 digits
     return out
 
 
@@ -59,7 +60,7 @@ def parse_cell(text: str) -> tuple[int, ...]:
     parts = [p.strip() for p in text.split(",")]
     if not all(p.isdigit() for p in parts):
         raise UsageError(f"--cell '{text}': give one index per axis of the step, separated by commas, e.g. --cell 0,1")
-    return tuple(int(p) for p in parts)
+    return tuple(parse_whole(p, "--cell") for p in parts)  # int() alone takes '²' and 5,000 digits
 
 
 def _check_slice(steps: list[Step], sl: dict[str, int]) -> None:

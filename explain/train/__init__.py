@@ -70,9 +70,7 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
     if model not in MODELS or not MODELS[model].uses("checkpoint"):
         able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.uses("checkpoint"))
         raise UsageError(f"explain train trains a model it can save as a GPT-2 folder: use {able}, not '{model}'")
-    out = Path(output) if output is not None else None
-    if out is not None:
-        check_output(out)
+    out = check_output(output) if output is not None else None  # before training: ~ expanded, refusals in one line
     data = load_corpus(corpus)
     tok = Tokenizer(data.train + data.held_out)
     given = {k: v for k, v in sizes.items() if v is not None}

@@ -22,6 +22,7 @@ from explain.checkpoint import _BLOCK_MAP
 from explain.config import Config
 from explain.errors import InputError
 from explain.inputs import SPECIALS
+from explain.paths import check_output_folder
 from explain.tensorfile import save_file
 from explain.wordlevel import tokenizer_json
 
@@ -51,12 +52,15 @@ def hf_tensors(P: dict[str, np.ndarray], cfg: Config) -> dict[str, np.ndarray]:
     return {"transformer." + k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
 
 
-def check_output(path: Path) -> None:
-    """Refuse an output folder that explain train did not write (it is never overwritten), or a file."""
-    if path.exists() and not path.is_dir():
-        raise InputError(f"'{path}' is a file; give -o a folder name (explain train writes a folder)")
+def check_output(name: str | Path) -> Path:
+    """The checkpoint folder ``-o`` names, checked before training starts: refused as every writer's path is
+    (:func:`explain.paths.check_output_folder`: a NUL, an unknown ``~user``, a name too long, a file, a FIFO, a
+    device, a dangling link, a parent that is a file or not writable), and a folder explain train did not
+    write (it is never overwritten). Missing parent folders are made at the first save."""
+    path = check_output_folder(name, force=True, parents=True)
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
-        raise InputError(f"'{path}' is a folder explain train did not write; give -o a new folder name")
+        raise InputError(f"'{name}' is a folder explain train did not write; give -o a new folder name")
+    return path
 
 
 def save_folder(dest: Path, P: dict[str, np.ndarray], cfg: Config, words: list[str], info: dict[str, Any]) -> None:

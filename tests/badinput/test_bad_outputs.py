@@ -73,3 +73,21 @@ def test_a_folder_without_write_permission_is_refused(out_fx: Path, tmp_path: Pa
 def test_names_no_command_line_can_carry_are_refused_by_the_check(name: str, words: str) -> None:
     with pytest.raises(UsageError, match=words):  # a NUL cannot reach argv, but a TUI dialog can receive one
         check_output(name)
+
+
+TRAIN_PATHS = [("dangling-symlink", "dangling.npz", ("symbolic link", "does not exist")),
+               ("fifo", "fifo.npy", ("FIFO",)), ("device", "/dev/full", ("character device",)),
+               ("file", "exists.npz", ("is a file",)), ("file-as-folder", "exists.npz/ck", ("is a file",)),
+               ("300-byte-name", LONG, ("bytes, longer than the 255",)),
+               ("no-such-user", "~nosuchuser_explain/ck", ("no user 'nosuchuser_explain'",)),
+               ("a-folder-train-did-not-write", ".", ("did not write",))]
+
+
+@pytest.mark.parametrize("case", TRAIN_PATHS, ids=[c[0] for c in TRAIN_PATHS])
+def test_train_refuses_its_output_folder_before_training(out_fx: Path, case) -> None:
+    """``explain train -o DIR`` (2,000 steps by default) checks DIR before the first step, as every writer
+    checks its file: the suite's CPU limit would catch a refusal that came only at the first save, after
+    training (a 300-byte name and ``emb.npy/ck`` ended there in tracebacks, ``~nosuchuser/ck`` made a folder
+    named '~nosuchuser')."""
+    _, target, needles = case
+    assert_refused(out_fx, ["train", "gpt", "-o", target], needles=needles)

@@ -161,6 +161,24 @@ def test_bad_files_are_refused_in_one_line(tmp_path: Path) -> None:
         assert needle in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
+def test_a_signalling_nan_is_refused_without_a_numpy_warning(tmp_path: Path) -> None:
+    """Random bytes in an F32 tensor can hold a signalling NaN (0x7f800001), whose cast to float64 made numpy
+    print 'RuntimeWarning: invalid value encountered in cast' (with its file path) above the one-line error."""
+    import warnings
+
+    from gguf import GGUFReader
+
+    path = write_gguf(tmp_path / "m.gguf", "F32")
+    t = next(t for t in GGUFReader(path).tensors if t.name == "token_embd.weight")
+    with open(path, "r+b") as fh:
+        fh.seek(t.data_offset)
+        fh.write(np.array([0x7F800001], dtype="<u4").tobytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ExplainError, match="token_embd.weight.*NaN or infinite"):
+            explain.run("llama", checkpoint=str(path), text="Paris")
+
+
 def test_gguf_without_a_model_name_runs_llama(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

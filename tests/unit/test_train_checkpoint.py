@@ -79,7 +79,7 @@ def test_unknown_words_become_unk():
 
 @pytest.mark.parametrize("bad", ["file", "foreign"])
 def test_output_that_is_not_a_checkpoint_of_ours_is_refused(tmp_path, bad):
-    from explain.errors import InputError
+    from explain.errors import ExplainError
 
     target = tmp_path / "out"
     if bad == "file":
@@ -87,6 +87,6 @@ def test_output_that_is_not_a_checkpoint_of_ours_is_refused(tmp_path, bad):
     else:
         target.mkdir()
         (target / "notes.txt").write_text("mine")
-    with pytest.raises(InputError, match="give -o"):
+    with pytest.raises(ExplainError, match="new folder name"):  # a file: a usage error, as every writer's path
         train_model("gpt", output=target, settings=Settings(steps=1, batch_size=1), **SMALL)
     assert (target.read_text() if bad == "file" else (target / "notes.txt").read_text()) == "mine"
