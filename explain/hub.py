@@ -12,6 +12,7 @@ from pathlib import Path
 from explain.checkpoint import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, _read_json
 from explain.errors import InputError, WeightsError
 from explain.limits import MAX_CONFIG_BYTES
+from explain.paths import kind_of
 from explain.readers import regular_file
 
 
@@ -67,7 +68,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
 
         return open_gguf(p)
     if not (p / CONFIG).is_file():
-        what = f"has no {CONFIG}" if p.is_dir() else "is a file (not a GGUF file)" if p.exists() else "does not exist"
+        what = f"has no {CONFIG}" if p.is_dir() else f"is {kind_of(p)}, not a GGUF file" if p.exists() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes) or a .gguf file")
     config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)

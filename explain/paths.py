@@ -63,6 +63,14 @@ def _kind(mode: int) -> str | None:
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
+def kind_of(path: str | os.PathLike[str]) -> str:
+    """What is at ``path``, in words for a message: 'a file', 'a folder', 'a FIFO (named pipe)', …"""
+    try:
+        return _kind(os.stat(path).st_mode) or "a file"
+    except OSError:
+        return "not reachable"
+
+
 def _resolve(path: Path, force: bool) -> tuple[Path, os.stat_result | None]:
     """The file to write (a symbolic link's target) and its stat (None if it does not exist yet)."""
     try:

@@ -250,6 +250,8 @@ CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("tutorial-tol-nan", ["tutorial", "check", "tut_tol.toml"], ("nan",)),
     ("tutorial-tol-inf", ["tutorial", "check", "tut_toptol.toml"], ("finite",)),
     ("checkpoint-is-file", ["shapes", "gpt", "--checkpoint", "emb.npy"], ("is a file",)),
+    ("checkpoint-is-fifo", ["shapes", "gpt", "--checkpoint", "fifo.npy"], ("is a FIFO",)),
+    ("checkpoint-is-device", ["run", "gpt", "--checkpoint", "/dev/zero", "--plain"], ("is a character device",)),
     ("no-such-tutorial", ["tutorial", "no-such-thing"], ("no tutorial",)),
     ("unknown-model", ["run", "gtp"], ("did you mean",)),
     ("seq-and-tokens", ["shapes", "gpt", "--seq", "4", "--tokens", "1,2"], ("not both",)),
