@@ -5,7 +5,8 @@ and applies the :class:`Layout` it returns. The order of priority, from the issu
 
 1. the drill-down is always complete: at least its head, its title and its result line (longer ones scroll,
    with the result line pinned at the bottom);
-2. the result matrix shows whole when it fits, otherwise as much as the space allows, never zero rows;
+2. the result matrix shows whole when it fits, otherwise as much as the space allows, never fewer than
+   MATRIX_MIN_ROWS rows (all of a smaller one: a result of three rows is never one row and a ``⋮``);
 3. the operands and the sidebar (step tree or narration) take what is left, and say so when hidden.
 
 No Textual here: the numbers in, the numbers out, so every size can be tested without an app.
@@ -17,10 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from explain.tui.widgets.operands import operands_height
+from explain.tui.widgets.tensor_view import MAX_ROWS
 
 SIDE_MIN = 100  # the sidebar (tree or narration) is shown from this many columns (a tutorial's from 80)
 DRILL_MIN_W = 40  # the narrowest drill-down beside the matrix
+DRILL_BESIDE_W = 56  # a drill-down wider than this goes beside the matrix only with this much room
 MATRIX_MIN_H = 4  # title, ruler, one row, legend: the matrix never gets less
+MATRIX_MIN_ROWS = 3  # rows of the result kept before the drill-down's table (which scrolls, its result pinned)
 OPERANDS_MIN_H = 4  # title, ruler, one row and its margin: less than this and the operands are hidden
 CENTRE_PAD = 2  # the centre column's padding (left and right)
 PREDICTIONS_MIN_H = 4  # title, header, the top token, the actual token's line
@@ -41,8 +45,8 @@ class Needs:
     operands_h: int  # 0 when the step has no inputs
     tutorial: bool = False
     predictions_h: int = 0  # the next-token predictions (steps about the vocabulary), 0 on other steps
-    matrix_min_h: int = 0  # titles, rulers, one row, legend: a 4-D slice with token labels needs more than
-    # MATRIX_MIN_H (its slice line and the word ruler), or it would show its headers and no row
+    matrix_min_h: int = 0  # titles, rulers, MATRIX_MIN_ROWS rows (or all), legend: a 4-D slice with token labels
+    # needs more than MATRIX_MIN_H (its slice line and the word ruler), or it would show its headers and no row
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,20 @@ def centre_width(width: int, tutorial: bool, sidebar: bool = True) -> tuple[int,
     return sidebar_w, max(10, width - sidebar_w - CENTRE_PAD)
 
 
+def fits_beside(centre: int, matrix_w: int, drill_w: int) -> bool:
+    """The "beside or below" rule: the drill-down goes beside the matrix when the centre column holds the matrix,
+    a rule and the drill-down at its natural width up to DRILL_BESIDE_W (at least DRILL_MIN_W)."""
+    return centre >= matrix_w + max(DRILL_MIN_W, min(drill_w, DRILL_BESIDE_W)) + 1
+
+
+def no_room_for_sidebar(width: int, tutorial: bool) -> str | None:
+    """Why ``T`` cannot show the sidebar at this width, or None."""
+    if centre_width(width, tutorial)[0]:
+        return None
+    return (f"the {'narration' if tutorial else 'step tree'} needs {80 if tutorial else SIDE_MIN} columns; this "
+            f"terminal has {width}. / searches the steps and g goes to one by name.")
+
+
 def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operands: bool | None = None) -> Layout:
     """The layout of a ``width`` × ``height`` step screen (footer included). ``sidebar`` is the user's choice
     (T); ``operands`` is the user's choice (i), None for automatic (shown when there is room)."""
@@ -95,7 +113,7 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
         hidden.append("predictions")
     room = max(1, room - pred_h)
 
-    beside = centre >= needs.matrix_w + max(DRILL_MIN_W, min(needs.drill_w, 56)) + 1
+    beside = fits_beside(centre, needs.matrix_w, needs.drill_w)
     if beside:
         drill_w = max(DRILL_MIN_W, min(needs.drill_w, centre - needs.matrix_w - 1))
         work_need = max(needs.matrix_h, needs.drill_h)
@@ -107,6 +125,7 @@ def plan(width: int, height: int, needs: Needs, *, sidebar: bool = True, operand
     # below: the drill-down gets what it needs (down to its minimum), the matrix what it needs (down to its
     # minimum), the operands the rest, and whatever is left goes to the drill-down's table of terms
     drill_h = min(needs.drill_h, max(needs.drill_min_h, room - needs.matrix_h))
+    matrix_min = min(matrix_min, max(MATRIX_MIN_H, room - DRILL_SCROLL_MIN))  # the drill-down's answer stays
     drill_h = min(drill_h, max(1, room - matrix_min))
     matrix_h = max(min(needs.matrix_h, room - drill_h), min(matrix_min, room))
     ops_h = _operands(room, drill_h + matrix_h, drill_h + matrix_h, needs.operands_h, operands, hidden)
@@ -143,15 +162,15 @@ def needs_of(view: Any, centre: int, tutorial: bool, info: Any, tensor: Any, pan
     matrix_w, matrix_h = tensor.needs(view, centre)
     drill_w, _, _ = panel.needs(view, centre)
     beside_w = max(DRILL_MIN_W, min(drill_w, centre - matrix_w - 1))
-    if centre >= matrix_w + max(DRILL_MIN_W, min(drill_w, 56)) + 1:
+    if fits_beside(centre, matrix_w, drill_w):
         _, drill_h, drill_min = panel.needs(view, beside_w)
     else:
         _, drill_h, drill_min = panel.needs(view, centre)
         drill_h, drill_min = drill_h + 1, drill_min + 1  # the rule above the drill-down
     mat = view.matrix()
-    rows = min(mat.shape[0], 500) if mat is not None else 1  # as TensorView.needs counts them
+    rows = min(mat.shape[0], MAX_ROWS) if mat is not None else 1  # as TensorView.needs counts them
     return Needs(info_h, matrix_w, matrix_h, drill_w, drill_h, drill_min, operands_height(view),
-                 tutorial=tutorial, predictions_h=predictions.needs(view), matrix_min_h=matrix_h - rows + 1)
+                 tutorial=tutorial, predictions_h=predictions.needs(view), matrix_min_h=matrix_h - rows + min(rows, MATRIX_MIN_ROWS))
 
 
 def drill_content_size(plan: Layout) -> tuple[int, int]:

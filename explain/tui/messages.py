@@ -1,10 +1,9 @@
-"""Messages the TUI's widgets and workers post up to the step screen: small dataclasses, past-tense names.
+"""Messages the TUI's widgets post up to the step screen: small dataclasses, past-tense names.
 (Textual's Message initialises itself in ``__post_init__``, so a dataclass subclass needs nothing more.)"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 
@@ -22,18 +21,3 @@ class CellFocused(Message):
 
     row: int
     col: int
-
-
-@dataclass
-class RunFinished(Message):
-    """A run started from the step screen (G: generate more) succeeded; ``trace`` replaces the one shown."""
-
-    trace: Any
-    options: dict[str, Any]
-
-
-@dataclass
-class RunFailed(Message):
-    """A run started from the step screen was refused; ``message`` is the engine's one-line error."""
-
-    message: str

@@ -10,7 +10,7 @@ from typing import Any
 from explain.render.colour import SCALE_MODES, SCALE_NAMES
 from explain.slices import full_index, lead_shape, matrix_shape, slice_label, split_index  # noqa: F401 - the view's
 from explain.trace import Step, Trace
-from explain.tui.tutorial import Walkthrough, WalkthroughStop
+from explain.tui.tutorial import Walkthrough, WalkthroughStop, resolve_stops
 
 SHOW_MODES = ("both", "colours", "values")  # what a matrix cell shows: value on a heat colour, colour, value
 MIN_PRECISION, MAX_PRECISION = 0, 8
@@ -155,6 +155,11 @@ class Tour:
     stop: int = 0
     answered: bool = False
     following: bool = True
+
+    @classmethod
+    def start(cls, tutorial: Walkthrough, trace: Trace, options: dict[str, Any]) -> Tour:
+        """The tour of ``tutorial`` over its run ``trace`` (run with ``options``), at its first stop."""
+        return cls(tutorial, trace, dict(options), tuple(resolve_stops(trace, tutorial)))
 
     @property
     def current(self) -> WalkthroughStop:

@@ -31,7 +31,7 @@ def test_the_picker_lists_every_tutorial_and_enter_opens_the_one_chosen():
         await pilot.pause()
         s = app.screen
         assert type(s).__name__ == "StepScreen"
-        assert s.tutorial.name == names[2] and s.tutorial_on and s.stop_index == 0
+        assert s.tutorial.name == names[2] and s.tutorial_on and s.tour.stop == 0
 
     drive(app, script, size=(80, 24))
 

@@ -90,7 +90,7 @@ def test_rerun_from_tutorial_1_changing_nothing_reproduces_it_and_t_returns():
         assert s.view.step.name == "attn.scores" and not s.tutorial_on
         assert "Off the tutorial's path — `t` returns to stop 2" in narration(app)
         await pilot.press("t")
-        assert s.trace is trace and s.tutorial_on and s.stop_index == 1
+        assert s.trace is trace and s.tutorial_on and s.tour.stop == 1
         assert "Off the tutorial's path" not in narration(app)
 
     drive(app, script)
@@ -135,7 +135,7 @@ def test_search_and_goto_in_a_tutorial_say_they_leave_the_path():
         await pilot.pause()
         assert s.view.step.name == value and not s.tutorial_on
         assert any("off the tutorial's path" in n.message for n in app._notifications)
-        if value != trace[s.stop_index and 0].name:
+        if value != trace[0].name:
             assert "Off the tutorial's path — `t` returns to stop 1" in narration(app)
 
     drive(app, script)
@@ -173,7 +173,7 @@ def test_last_stop_of_tutorial_1_opens_tutorial_2():
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert s.tutorial.name.startswith("02") and s.stop_index == 0 and s.tutorial_on
+        assert s.tutorial.name.startswith("02") and s.tour.stop == 0 and s.tutorial_on
         assert "stop 1 of" in narration(app) and s.trace is not trace
 
     drive(app, script)

@@ -140,3 +140,27 @@ def test_rerun_form_at_80x24_keeps_the_refused_field_its_message_and_the_buttons
         assert not message.display or message.region.height == 0
 
     drive(app, script, size=(80, 24))
+
+
+def test_a_result_of_three_rows_shows_all_three_at_80x24():
+    """Defect 4 (issue 26): tutorial 12's stop on the draw, ``next (3, 1)`` (three sequences, one token each), showed
+    one row of three at 80×24: the drill-down took the room down to its whole minimum and left the result
+    its titles and one row. A small result is whole; the drill-down's body scrolls, its answer pinned."""
+    tut = load_tutorial("12-from-logits-to-text")
+    stop = next(i for i, s in enumerate(tut.stops) if s.step == "gen.0.next")
+    app = ExplainApp(run_tutorial(tut), tutorial=tut)
+
+    async def script(pilot):
+        for _ in range(stop):
+            await pilot.press("n")
+        await pilot.pause()
+        s = app.screen
+        assert s.view.step.name == "gen.0.next" and s.view.step.shape == (3, 1)
+        tensor = s.query_one(TensorView)
+        assert [r for r in tensor._window.rows if r is not None] == [0, 1, 2]
+        assert "⋮" not in text_of(tensor)
+        result = s.query_one("#cell-result")
+        assert result.region.bottom <= s.query_one("#cell").region.bottom  # the answer on screen
+        assert "= id" in text_of(result)
+
+    drive(app, script, size=(80, 24))

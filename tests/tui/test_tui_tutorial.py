@@ -36,7 +36,7 @@ def test_stops_narration_answer_wander_and_back(gpt_trace, tutorial):
         await pilot.press("right")
         assert s.view.step.name == "blocks.0.attn.masked" and s.view.index_of_cell == (0, 1, 0, 2)
         await pilot.press("n")  # past the last stop: stays, says so
-        assert s.stop_index == 2
+        assert s.tour.stop == 2
         await pilot.press("w")
         assert not s.tutorial_on and s.query_one("#tree").display
         await pilot.press("n", "n")

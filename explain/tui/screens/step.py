@@ -21,7 +21,7 @@ from explain.tui import keys, layout
 from explain.tui.controller import Controller
 from explain.tui.messages import CellFocused, StepSelected
 from explain.tui.state import Tour, View, next_of_kind
-from explain.tui.tutorial import Walkthrough, resolve_stops
+from explain.tui.tutorial import Walkthrough
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.narration import NarrationPane, narration
 from explain.tui.widgets.operands import Operands
@@ -53,14 +53,11 @@ class StepScreen(Screen):
         self._composed = False
         self._layout: layout.Layout | None = None
         self._layout_key: tuple = ()
-        self._enabled: tuple[bool | None, ...] = ()  # the tutorial keys enabled when the footer was built
         self._footer: frozenset[str] = frozenset()  # the actions the footer shows (what fits the width)
-        view = View(trace, no_color=no_color)
-        self.set_reactive(StepScreen.view, view)
+        self.set_reactive(StepScreen.view, View(trace, no_color=no_color))
         if tutorial is not None:
-            tour = Tour(tutorial, trace, dict(self.run_options), tuple(resolve_stops(trace, tutorial)))
-            self.set_reactive(StepScreen.tour, tour)
-            self.set_reactive(StepScreen.view, tour.stop_view(view))
+            self.set_reactive(StepScreen.tour, Tour.start(tutorial, trace, self.run_options))
+            self.set_reactive(StepScreen.view, self.tour.stop_view(self.view))
 
     @property
     def trace(self) -> Trace:
@@ -73,10 +70,6 @@ class StepScreen(Screen):
     @property
     def tutorial_on(self) -> bool:
         return self.tour is not None and self.tour.following
-
-    @property
-    def stop_index(self) -> int:
-        return self.tour.stop if self.tour is not None else 0
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
@@ -94,7 +87,6 @@ class StepScreen(Screen):
 
     def on_mount(self) -> None:
         self._composed = True
-        self._enabled = self._tutorial_keys()
         self._sync_classes()
         self._relayout()
         self._follow()
@@ -128,12 +120,7 @@ class StepScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The tutorial keys are there for the whole tour (each says when it has nothing to do): a footer that
         # changed from stop to stop would be rebuilt, a second frame on every step.
-        if action in keys.TUTORIAL_ACTIONS:
-            return self.tour is not None
-        return True
-
-    def _tutorial_keys(self) -> tuple[bool | None, ...]:
-        return tuple(self.check_action(a, ()) for a in sorted(keys.TUTORIAL_ACTIONS))
+        return self.tour is not None if action in keys.TUTORIAL_ACTIONS else True
 
     # -- state down ------------------------------------------------------------------------------------------
     def _relayout(self, force: bool = False) -> None:
@@ -152,11 +139,7 @@ class StepScreen(Screen):
         if (old is not None and old.following) != (tour is not None and tour.following):
             self._relayout(force=True)  # the narration and the tree swap places
         self._follow()
-        # The footer rebuilds (a second frame) on every refresh of the bindings: only when the tutorial keys
-        # that are enabled change, not on every stop.
-        enabled = self._tutorial_keys()
-        if enabled != self._enabled:
-            self._enabled = enabled
+        if (old is None) != (tour is None):  # the tutorial keys come or go (a refresh rebuilds the footer: a frame)
             self.refresh_bindings()
 
     def _follow(self) -> None:
@@ -171,7 +154,7 @@ class StepScreen(Screen):
         when there is one; with ``tutorial``, a new tour starts at its first stop."""
         self.run_options = dict(options)
         if tutorial is not None:
-            self._go(Tour(tutorial, trace, dict(options), tuple(resolve_stops(trace, tutorial))).at(0))
+            self._go(Tour.start(tutorial, trace, options))
             return
         name = self.view.step.name
         self.view = replace(self.view, trace=trace, index=trace[name].index if name in trace else 0).clamped()
@@ -256,8 +239,7 @@ class StepScreen(Screen):
         if self.tour is None:
             self.notify("no narration: this is not a tutorial", timeout=3)
             return
-        pane = self.query_one(NarrationPane)
-        pane.scroll_relative(y=direction * max(1, pane.size.height // 2), animate=False)
+        self.query_one(NarrationPane).scroll_half(direction)
 
     # -- the view ---------------------------------------------------------------------------------------------
     def action_move(self, d_row: int, d_col: int) -> None:
@@ -292,13 +274,11 @@ class StepScreen(Screen):
                         "come first (make the terminal taller)", timeout=4)
 
     def action_toggle_sidebar(self) -> None:
-        tutorial = self.tutorial_on
-        if not layout.centre_width(self.size.width, tutorial)[0]:
-            need = 80 if tutorial else layout.SIDE_MIN
-            self.notify(f"the {'narration' if tutorial else 'step tree'} needs {need} columns; this terminal has "
-                        f"{self.size.width}. / searches the steps and g goes to one by name.", timeout=5)
-            return
-        self.show_sidebar = not self.show_sidebar
+        why = layout.no_room_for_sidebar(self.size.width, self.tutorial_on)
+        if why:
+            self.notify(why, timeout=5)
+        else:
+            self.show_sidebar = not self.show_sidebar
 
     def action_scroll_drill(self, direction: int) -> None:
         self.query_one(CellPanel).scroll_body(direction)

@@ -121,6 +121,10 @@ class NarrationPane(ScrollView):
         end = next((i for i in range(a + 1, len(plain)) if not plain[i]), len(plain))  # the answer's last line
         return q if end - q <= self.scrollable_content_region.height else a
 
+    def scroll_half(self, direction: int) -> None:
+        """Half a pane down (1) or up (-1)."""
+        self.scroll_relative(y=direction * max(1, self.size.height // 2), animate=False)
+
     def on_resize(self) -> None:
         self._render_lines(self.scrollable_content_region.width)
 

@@ -26,6 +26,7 @@ from explain.tui.messages import CellFocused
 from explain.tui.state import View, lead_shape, slice_label
 
 FOOT_LINES = 1
+MAX_ROWS = 500  # rows a matrix asks the layout for at most (no terminal shows more)
 
 
 class TensorView(Widget, can_focus=True):
@@ -79,7 +80,7 @@ class TensorView(Widget, can_focus=True):
         whole = None not in win.cols
         w = win.label_width + sum(win.widths) if whole else width
         header = 2 if col_labels else 1
-        return max(w, 30), titles + header + min(n_rows, 500) + FOOT_LINES
+        return max(w, 30), titles + header + min(n_rows, MAX_ROWS) + FOOT_LINES
 
     def _format(self, view: View, mat) -> NumberFormat:
         """The slice's number format, computed once per step, slice and precision."""
