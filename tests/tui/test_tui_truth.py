@@ -25,19 +25,27 @@ def test_unread_operands_leave_the_width_to_the_read_one():
     drive(app, script, size=(100, 30))
 
 
-def test_a_stop_shows_its_own_precision():
-    tut = load_tutorial("14-backpropagation-through-attention")
-    stop = next(i for i, s in enumerate(tut.stops) if s.step == "attn.pattern")
+def at_stop(tutorial: str, step: str, check, size: tuple[int, int]) -> None:
+    """``check(screen)`` on the tutorial's app at its first stop on ``step``, reached by n as a student does."""
+    tut = load_tutorial(tutorial)
+    stop = next(i for i, s in enumerate(tut.stops) if s.step == step)
     app = ExplainApp(run_tutorial(tut), tutorial=tut)
 
     async def script(pilot):
         for _ in range(stop):
             await pilot.press("n")
         await pilot.pause()
-        assert app.screen.view.precision == 8
-        assert "0.00000011" in text_of(app.screen.query_one(TensorView))  # the narration's 1.1·10⁻⁷, visible
+        check(app.screen)
 
-    drive(app, script, size=(120, 40))
+    drive(app, script, size=size)
+
+
+def test_a_stop_shows_its_own_precision():
+    def check(s):
+        assert s.view.precision == 8
+        assert "0.00000011" in text_of(s.query_one(TensorView))  # the narration's 1.1·10⁻⁷, visible
+
+    at_stop("14-backpropagation-through-attention", "attn.pattern", check, (120, 40))
 
 
 def test_labels_are_whole_where_there_is_room():
@@ -146,15 +154,7 @@ def test_a_result_of_three_rows_shows_all_three_at_80x24():
     """Defect 4 (issue 26): tutorial 12's stop on the draw, ``next (3, 1)`` (three sequences, one token each), showed
     one row of three at 80×24: the drill-down took the room down to its whole minimum and left the result
     its titles and one row. A small result is whole; the drill-down's body scrolls, its answer pinned."""
-    tut = load_tutorial("12-from-logits-to-text")
-    stop = next(i for i, s in enumerate(tut.stops) if s.step == "gen.0.next")
-    app = ExplainApp(run_tutorial(tut), tutorial=tut)
-
-    async def script(pilot):
-        for _ in range(stop):
-            await pilot.press("n")
-        await pilot.pause()
-        s = app.screen
+    def check(s):
         assert s.view.step.name == "gen.0.next" and s.view.step.shape == (3, 1)
         tensor = s.query_one(TensorView)
         assert [r for r in tensor._window.rows if r is not None] == [0, 1, 2]
@@ -163,4 +163,4 @@ def test_a_result_of_three_rows_shows_all_three_at_80x24():
         assert result.region.bottom <= s.query_one("#cell").region.bottom  # the answer on screen
         assert "= id" in text_of(result)
 
-    drive(app, script, size=(80, 24))
+    at_stop("12-from-logits-to-text", "gen.0.next", check, (80, 24))
