@@ -209,3 +209,11 @@ def test_the_lens_line_is_whole_at_80x24_on_twelve_layers():
         assert cell.virtual_size.height <= cell.size.height, (cell.virtual_size, cell.size)  # nothing cut
 
     drive(app, script, size=(80, 24))
+
+
+def test_enter_before_the_table_is_composed_does_nothing():
+    """Enter has priority on the grid screens, so a key typed as the screen opens can arrive before its table
+    exists (the monkey test found it: NoMatches ended the app). It opens nothing and leaves the screen open."""
+    screen = GridScreen()  # what every grid screen inherits; not composed yet
+    assert not screen.query(DataTable)
+    screen.action_open()  # no NoMatches, no dismiss

@@ -103,6 +103,9 @@ class GridScreen(ModalScreen[Any]):
         self.action_open()
 
     def action_open(self) -> None:
+        # Enter has priority, so it can arrive before the table is composed (a key typed as the screen opens)
+        if not self.query(DataTable):
+            return
         row, col = self.cursor()
         if col < 0:
             return
