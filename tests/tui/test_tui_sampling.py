@@ -76,7 +76,10 @@ def test_every_line_whole_and_every_token_with_its_word(size):
     drive(app, script, size=size)
 
 
-def test_a_key_redraws_at_once_then_the_later_tokens_are_regenerated():
+def test_a_key_redraws_at_once_then_the_later_tokens_are_regenerated(monkeypatch):
+    import explain.tui.screens.sampling as sampling
+
+    monkeypatch.setattr(sampling, "WAIT", 1.0)  # a loaded machine's key presses must not outlast the debounce
     trace = gen()
     app = ExplainApp(trace)
 
