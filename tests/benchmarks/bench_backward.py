@@ -24,13 +24,13 @@ benchmark still runs (and its own correctness checks still hold).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import os
 import resource
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -38,6 +38,9 @@ import explain
 from explain.api import plan, with_backward
 from explain.errors import ResourceError
 from explain.weights import init_params
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_engine import measured  # noqa: E402 - the shared wall/CPU/page-fault meter
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
 TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
@@ -180,19 +183,6 @@ def main() -> None:
         print("refusal (TUI r key): NOT refused")
     except ResourceError:
         print(f"refusal (TUI r key): {time.perf_counter() - t:.3f} s")
-
-
-@contextlib.contextmanager
-def measured(into: list):
-    """Append (wall time, user time, system time, minor page faults) of the block to ``into``."""
-    r0 = resource.getrusage(resource.RUSAGE_SELF)
-    t = time.perf_counter()
-    try:
-        yield
-    finally:
-        wall = time.perf_counter() - t
-        r1 = resource.getrusage(resource.RUSAGE_SELF)
-        into.append((wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt))
 
 
 if __name__ == "__main__":
