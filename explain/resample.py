@@ -32,8 +32,12 @@ def token_of(trace: Trace, index: int) -> int | None:
 
 def logits_of(trace: Trace, n: int) -> str:
     """The step holding the logits new token ``n`` is drawn from, (B, 1, V): the prompt's last position for
-    token 0, token n's own forward after."""
-    return gen_step(n, "next_logits") if n == 0 else gen_step(n, "logits")
+    token 0 (the prompt's own logits when the prompt is one token: nothing to pick), token n's own forward
+    after."""
+    if n > 0:
+        return gen_step(n, "logits")
+    last = gen_step(0, "next_logits")
+    return last if last in trace else "logits"
 
 
 def resample(trace: Trace, n: int, sampling: Sampling) -> Trace:
@@ -44,7 +48,10 @@ def resample(trace: Trace, n: int, sampling: Sampling) -> Trace:
         raise UsageError(f"no new token {n} in this run to draw again")
     sampling = replace(sampling, max_new_tokens=gen.sampling.max_new_tokens, eos=gen.sampling.eos)
     start = trace[logits_of(trace, n)]
-    kept = Trace(trace.config, trace.steps[:start.index + 1], trace.params, trace.specs, trace.labels,
+    # keep every step before token n's draw: up to its logits, and (a one-token prompt's token 0 reads the
+    # prompt's logits) the prompt's own steps after them
+    first = next(s.index for s in trace.steps if s.name.startswith(gen_scope(n) + "."))
+    kept = Trace(trace.config, trace.steps[:max(start.index + 1, first)], trace.params, trace.specs, trace.labels,
                  False, trace.batch_labels)
     rec = Recorder.resume(kept)
     rec.notation = notation(trace.config)  # the symbols and notes a run gives the steps it records

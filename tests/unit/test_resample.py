@@ -127,3 +127,17 @@ def test_token_of_a_step():
     assert token_of(trace, trace["gen.3.blocks.0.ln1"].index) == 3
     assert token_of(trace, trace["embed"].index) == 0  # the prompt's logits give token 0
     assert token_of(explain.run("gpt"), 0) is None
+
+
+def test_a_one_word_prompt_draws_token_zero_from_the_prompts_own_logits():
+    """A one-token prompt has no gen.0.next_logits (its logits are already one position): token 0 is drawn from
+    the prompt's ``logits`` (CI's monkey test found D failing there); the prompt's own steps after the logits
+    (probs, log_probs) are kept, and the new run equals a fresh generation with the new settings."""
+    trace = explain.generate("gpt", text="the", max_new_tokens=3, ignore_eos=True, temperature=0.8, seed=1)
+    assert "gen.0.next_logits" not in trace
+    s = make_sampling(3, 1.5, 4, None, seed=9)
+    new = resample(trace, 0, s)
+    fresh = explain.generate("gpt", text="the", max_new_tokens=3, ignore_eos=True, temperature=1.5, top_k=4, seed=9)
+    assert new.names() == fresh.names()
+    for a, b in zip(fresh, new):
+        assert np.array_equal(a.output, b.output), a.name
