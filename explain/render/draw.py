@@ -43,15 +43,16 @@ def _cum_before(d: Draw, v: int) -> float:
     return float(d.p_ranked[above].sum())
 
 
-def columns(width: int, greedy: bool, rank_w: int = 4) -> tuple[bool, int, int]:
+def columns(width: int, greedy: bool, rank_w: int = 4, words: int = 16) -> tuple[bool, int, int]:
     """(show z as well as z / T, the token column's width, each bar's width) at ``width`` columns, ranks
-    ``rank_w`` wide."""
+    ``rank_w`` wide, the longest quoted word shown ``words`` wide: the words come before the bars (a student
+    reads the word; a bar of 3 columns still shows which p is larger), up to 16 columns."""
     fixed = rank_w + 1 + 8 + 8 + 1 + 8 + 8  # rank, z/T, p(T), the space after its bar, p drawn, "◀ drawn"
     if not greedy:
         fixed += 6 + 8 + 6  # top-k's cut, the cumulative p, top-p's cut
     show_z = width - fixed >= 8 + 13 + 2 * 10 and not greedy
     rest = width - fixed - (8 if show_z else 0)
-    tok = max(6, min(16, rest // 3))
+    tok = max(6, min(16, words, rest - 1 - 2 * 3))
     bars = max(3, min(30, (rest - tok - 1) // 2))
     return show_z, tok, bars
 
@@ -60,14 +61,14 @@ def draw_table(d: Draw, vocab: Any, rows: int, width: int) -> Text:
     """A header line and up to ``rows`` tokens (the drawn one always among them), largest logit first."""
     greedy = d.greedy
     rw = max(4, len(str(d.logits.size)))  # the drawn token may rank 50,257th
-    show_z, tok, bars = columns(width, greedy, rw)
-    head = f"{'rank':>{rw}} {'token':<{tok}} " + (f"{'z':>7} " if show_z else "") + \
-        f"{'z/T' if not greedy else 'z':>7} {'p(T)' if not greedy else 'p':>7} {'':<{bars}} "
-    head += f"{'top-k':<5} {'cum. p':>7} {'top-p':<5} " if not greedy else ""
     shown = d.top(max(1, rows))
     far = len(shown) > 1 and shown[-1] == d.token and d.rank(d.token) > d.rank(shown[-2]) + 1
     if far and rows > 2:  # a row for the … between the top tokens and the drawn one
         shown = d.top(rows - 1)
+    show_z, tok, bars = columns(width, greedy, rw, max(len(word(vocab, v, 99)) for v in shown))
+    head = f"{'rank':>{rw}} {'token':<{tok}} " + (f"{'z':>7} " if show_z else "") + \
+        f"{'z/T' if not greedy else 'z':>7} {'p(T)' if not greedy else 'p':>7} {'':<{bars}} "
+    head += f"{'top-k':<5} {'cum. p':>7} {'top-p':<5} " if not greedy else ""
     full = max(float(d.p_scaled[shown].max()), float(d.probs[shown].max()))
     full = 1.0 if full > 0.5 else full  # the bars' full width: p = 1, or the largest p shown when all are small
     head += f"{'p drawn':>7} " + (f"█ = {full:.2g}" if full < 1 else "")
