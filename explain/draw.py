@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from explain import kernels
+from explain import kernels, ops
 from explain.sampling import Sampling
 
 
@@ -80,9 +80,10 @@ class Draw:
 
 @lru_cache(maxsize=64)
 def uniform(seed: int, n: int, batch: int, b: int) -> float:
-    """The uniform number token ``n`` of sequence ``b`` (of ``batch``) is drawn with: the ``uniform`` op's
-    (remembered: seeding a generator costs more than the rest of a small draw)."""
-    return float(np.random.default_rng([seed, n]).random((batch, 1))[b, 0])
+    """The uniform number token ``n`` of sequence ``b`` (of ``batch``) is drawn with: the ``uniform`` op's own
+    computation, so the two cannot differ (remembered: seeding a generator costs more than the rest of a small
+    draw)."""
+    return float(ops.get("uniform").compute(shape=(batch, 1), seed=seed, n=n)[b, 0])
 
 
 def draw(logits: Any, sampling: Sampling, n: int, batch: int = 1, b: int = 0) -> Draw:
