@@ -102,8 +102,9 @@ class Temperature(Op):
             probs = []
             for temp in (0.5, 1.0, 2.0):
                 z = row / temp
-                probs.append(f"{num(temp)}: {num(np.exp(x / temp - z.max()) / np.exp(z - z.max()).sum())}")
-            lines.append("its probability after softmax at T = " + ", ".join(probs))
+                probs.append(f"T = {temp:g} → {num(np.exp(x / temp - z.max()) / np.exp(z - z.max()).sum())}")
+            # one short line a student reads left to right (it was "at T = 0.5000: …, 1: …", cut at 80 columns)
+            lines.append("its p after softmax: " + " · ".join(probs))
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} / T",
                                lines=lines)
 

@@ -216,3 +216,15 @@ def test_a_temperature_too_small_to_divide_by_is_refused(t) -> None:
     with pytest.raises(UsageError, match="too small to divide by.*--temperature 0 for greedy"):
         make_sampling(3, temperature=t)
     assert make_sampling(3, temperature=1e-300).temperature == 1e-300  # 1 / 1e-300 is finite: allowed
+
+
+def test_the_temperature_drill_down_gives_the_cells_p_at_three_temperatures_by_hand() -> None:
+    # logits ln 1, ln 2, ln 5: at T = 1 the p are 1/8, 2/8, 5/8; at T = 0.5 they go as 1, 4, 25 (sum 30); at
+    # T = 2 as 1, √2, √5. The line is short enough for 80 columns with its two spaces of padding.
+    z = np.log(np.array([[[1.0, 2.0, 5.0]]]))
+    op = ops.get("temperature")
+    out = op.compute(z, t=1.0)
+    got = op.explain((0, 0, 1), [z], out, Syms("z/T", ("z",)), t=1.0).lines[-1]
+    half, one, two = 4 / 30, 2 / 8, math.sqrt(2) / (1 + math.sqrt(2) + math.sqrt(5))
+    assert got == f"its p after softmax: T = 0.5 → {half:.4f} · T = 1 → {one:.4f} · T = 2 → {two:.4f}"
+    assert len(got) <= 76
