@@ -22,6 +22,12 @@ def test_lens_prints_each_layer_with_the_words_rank():
     assert "logit lens" in out.output and "rank of 'happy'" in out.output
     for label in ("0+attn", "1+attn"):
         assert label in out.output
+    # each table's title is one whole line above it (a table title wraps to the table's width: the narrow
+    # second table's read "after position 4 (the): the" / "next word, read after each" / "layer")
+    lines = out.output.splitlines()
+    assert "logit lens: the top word at each position, read after each layer" in lines
+    assert any(line.endswith(": the next word, read after each layer") and line.startswith("after position")
+               for line in lines)
 
 
 def test_lens_json_is_one_document():
