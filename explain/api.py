@@ -121,10 +121,7 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
         out = rec.trace()
         if shape_only:
             check_memory(out, checkpoint=trace.weights.startswith(("checkpoint", "trained")))
-    out.meta = dict(trace.meta)
-    out.weights, out.unknown_words = trace.weights, list(trace.unknown_words)  # the same run, the same header
-    out.origin = trace.origin
-    return out
+    return out.keeps_run_of(trace)
 
 
 def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,

@@ -63,7 +63,4 @@ def resample(trace: Trace, n: int, sampling: Sampling) -> Trace:
     T = trace["logits"].shape[-2]
     extend(rec, trace.config, T, gen.prompt, sampling, tokens,
            before=() if all(s == sampling for s in before) else before)
-    out = rec.trace()
-    out.meta = dict(trace.meta)
-    out.weights, out.unknown_words, out.origin = trace.weights, list(trace.unknown_words), trace.origin
-    return out
+    return rec.trace().keeps_run_of(trace)

@@ -138,6 +138,14 @@ class Trace(Sequence[Step]):
         # is ex with the origin of the weight the cell reads after it (explain.origin.origins, set by the api)
         self.origin: Callable[[Trace, Step, tuple[int, ...], CellExplanation], CellExplanation] | None = None
 
+    def keeps_run_of(self, source: Trace) -> Trace:
+        """This trace, given what ``source`` says of its run: the caller's meta, which weights it shows, the words
+        read as <unk> and where the weights came from. A trace derived from another (a backward pass, the lens,
+        attribution, patching, a redrawn token) is the same run, so its header says the same."""
+        self.meta = dict(source.meta)
+        self.weights, self.unknown_words, self.origin = source.weights, list(source.unknown_words), source.origin
+        return self
+
     def __len__(self) -> int:
         return len(self.steps)
 

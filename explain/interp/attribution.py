@@ -83,8 +83,8 @@ def without_attribution(trace: Trace) -> Trace:
     keep = [s for s in trace if s.group[:1] != (names.ATTR,)]
     out = Trace(trace.config, [replace(s, index=i) for i, s in enumerate(keep)], trace.params, trace.specs,
                 trace.labels, trace.shape_only, trace.batch_labels)
-    out.meta = dict(trace.meta)
-    return out
+    out.generation, out.backward = trace.generation, trace.backward
+    return out.keeps_run_of(trace)
 
 
 @dataclass

@@ -152,8 +152,7 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
         out = changed.get(later.name, later.output)
         rec.steps.append(replace(later, index=len(rec.steps), output=out,
                                  inputs=tuple(rename.get(n, n) for n in later.inputs)))
-    trace = rec.trace()
-    trace.meta = dict(corrupt.meta)
+    trace = rec.trace().keeps_run_of(corrupt)
     diff = runs.diff(trace["logits"].output)
     notes = []
     if n_changed == 0:

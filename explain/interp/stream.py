@@ -80,9 +80,8 @@ def resume(trace: Trace, shape_only: bool = False) -> Recorder:
 
 
 def finish(rec: Recorder, trace: Trace) -> Trace:
-    out = rec.trace()
-    out.meta = dict(trace.meta)
-    return out
+    """The recorded trace: the same run as ``trace``, so the same header (which weights, the <unk> words)."""
+    return rec.trace().keeps_run_of(trace)
 
 
 def ref(rec: Recorder, name: str) -> Ref:

@@ -5,7 +5,7 @@ step with a long name, as the compositor draws the screen."""
 from __future__ import annotations
 
 import pytest
-from conftest import drive, goto
+from conftest import _until, drive, goto
 
 import explain
 from explain.tui.app import ExplainApp
@@ -54,3 +54,24 @@ def test_the_header_names_random_weights_and_their_seed(traces, size):
     drive(ExplainApp(trace), script, size=size)
     top = "\n".join(seen[:8])
     assert "random, seed 3" in top and "<unk>" not in top, top
+
+
+@pytest.mark.parametrize("keys", ["y", "A"], ids=["lens", "attribution"])
+def test_the_header_still_names_the_weights_after_an_interpretability_screen(traces, keys):
+    # y and A record their steps into a new trace of the same run; Esc comes back to it. The attribution's trace
+    # used to drop its weights: the header read "step 1 of 53" with no "trained: gpt-tiny" and no <unk> line.
+    seen: list[str] = []
+
+    async def script(pilot):
+        before = len(pilot.app.screen.trace)
+        await pilot.press(keys)
+        await _until(pilot, lambda: type(pilot.app.screen).__name__ != "StepScreen", tries=3000)
+        await pilot.press("escape")
+        await _until(pilot, lambda: type(pilot.app.screen).__name__ == "StepScreen"
+                     and len(pilot.app.screen.trace) > before, tries=3000)
+        await pilot.pause()
+        seen.extend(screen_lines(pilot.app))
+
+    drive(ExplainApp(traces["trained"]), script, size=(80, 24))
+    top = "\n".join(seen[:8])
+    assert "trained: gpt-tiny" in top and UNK in top, top
