@@ -190,7 +190,9 @@ def softmax_backward(g, a):
 def log_softmax_backward(g, y):
     """Gradient of log-softmax from g and its output y = log p:
     dx = g - p * rowsum(g), with p = exp(y)."""
-    return g - np.exp(y) * np.sum(g, axis=-1, keepdims=True)
+    d = np.asarray(np.exp(y))  # the one array as large as y (GPT-2: 51 MB), not two
+    d *= np.sum(g, axis=-1, keepdims=True)
+    return np.subtract(g, d, out=d)
 
 
 def layer_norm_backward(g, x, w, eps=1e-5):
@@ -208,10 +210,29 @@ def layer_norm_backward(g, x, w, eps=1e-5):
 def gelu_backward(g, x):
     """Gradient of the tanh GELU: g times its derivative
     0.5·(1 + tanh(u)) + 0.5·x·(1 - tanh(u)²)·u', u = √(2/π)·(x + 0.044715·x³)."""
+    # Step by step in four arrays (GPT-2's MLP makes (tokens, 4·d_model) of each),
+    # each step the same arithmetic as the formula's, so the same numbers.
     c = np.sqrt(2.0 / np.pi)
-    t = np.tanh(c * (x + 0.044715 * (x * x * x)))  # x * x * x: numpy's x**3 is slow
-    du = c * (1.0 + 3 * 0.044715 * x**2)
-    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t**2) * du)
+    t = np.asarray(x * x)  # x * x * x: numpy's x**3 is slow
+    t *= x
+    t *= 0.044715
+    t += x
+    t *= c
+    np.tanh(t, out=t)  # t = tanh(u)
+    du = np.asarray(x * x)
+    du *= 3 * 0.044715
+    du += 1.0
+    du *= c  # du = u' = √(2/π)·(1 + 3·0.044715·x²)
+    s = np.asarray(t * t)
+    np.subtract(1.0, s, out=s)  # 1 - tanh(u)²
+    d = np.asarray(x * 0.5)
+    d *= s
+    d *= du  # 0.5·x·(1 - tanh(u)²)·u'
+    t += 1.0
+    t *= 0.5
+    t += d
+    t *= g
+    return t
 
 
 def causal_mask_backward(g):
@@ -265,7 +286,7 @@ def embed_backward(g, ids, n_vocab):
 def pick_backward(g, lp, targets):
     """Gradient of picking lp[..., t, target[t]]: g at each picked entry, 0
     everywhere else."""
-    d = np.zeros_like(lp)
+    d = np.zeros(lp.shape, lp.dtype)  # left untouched (zeros_like writes every 0)
     np.put_along_axis(d, targets[..., None], g[..., None], axis=-1)
     return d
 
