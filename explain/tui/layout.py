@@ -212,7 +212,6 @@ def relayout(screen: Any, force: bool = False) -> None:
     work, tensor, cell = q("#work"), q("#tensor"), q("#cell")
     work.styles.layout = "horizontal" if plan_.side_by_side else "vertical"
     screen.set_class(plan_.side_by_side, "-beside")
-    cell.plan_size(*drill_content_size(plan_))
     tensor.styles.height = "1fr" if plan_.side_by_side else plan_.matrix_h
     cell.styles.width = plan_.drill_w if plan_.side_by_side else "1fr"
     cell.styles.height = "1fr"

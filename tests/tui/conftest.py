@@ -104,3 +104,17 @@ async def goto(pilot: Any, name: str, *then: str) -> None:
     await pilot.pause()
     if then:
         await pilot.press(*then)
+
+
+def region_lines(app: Any, region: Any) -> list[str]:
+    """The screen's lines inside ``region``, as the compositor drew them (what the terminal shows)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(seg.text for seg in strips[y])[region.x:region.x + region.width]
+            for y in range(region.y, min(region.y + region.height, len(strips)))]
+
+
+def drill_answer(app: Any) -> str:
+    """The drill-down's last line on screen (its result line: the answer), stripped; '' when none is drawn."""
+    panel = app.screen.query_one("#cell")
+    lines = [line.rstrip() for line in region_lines(app, panel.content_region) if line.strip()]
+    return lines[-1].strip() if lines else ""

@@ -77,8 +77,7 @@ async def _drill_text(pilot: Any) -> str:
     for _ in range(12):
         lines = _region_lines(pilot.app, panel.content_region)
         seen.extend(lines)
-        scroll = panel.query_one("#cell-scroll")
-        if scroll.scroll_y >= scroll.max_scroll_y:
+        if panel.body_offset >= panel.max_scroll:
             break
         await pilot.press("d")
         await pilot.pause()

@@ -1,9 +1,11 @@
 """The drill-down: how the selected cell was computed, from the op's own cell explanation
-(``trace.explain(step, index)``), drawn with :func:`explain.render.step.explanation_view`.
+(``trace.explain(step, index)``), drawn with :func:`explain.render.drill.drill_lines`.
 
-Three parts: a head line (which cell), a scrolling body (the title, the table of terms, the arithmetic) and
-the result line pinned at the bottom, so the answer is on screen at every size; ``d``/``u`` scroll the body
-when it is longer than the pane. The table of terms is windowed (``⋮``) to the rows the pane has room for.
+Three parts: a head line (which cell), a body (the title, the table of terms, the arithmetic) and the result
+line, so the answer is on screen at every size. It is drawn when it paints, for its own content region (as the
+result matrix is): the table of terms cut (``⋮``) to the rows that fit, a body still too long scrolled by
+``d``/``u`` with the result line pinned at the bottom. Nobody tells it its size before Textual does, and a step
+change draws it once, at the size it is given in that frame.
 
 Explanations are cached per step and cell, so moving back and forth costs nothing.
 """
@@ -11,30 +13,25 @@ Explanations are cached per step and cell, so moving back and forth costs nothin
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 from typing import Any
 
 from rich.console import Console, Group
-from rich.measure import Measurement
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widget import Widget
 
 from explain.errors import ExplainError
 from explain.ops.base import CellExplanation, idx, precision
-from explain.render.step import explanation_body, explanation_result, widest_row
+from explain.render.drill import Drill, drill_lines, drill_measure
+from explain.render.step import explanation_body, explanation_result
 from explain.tui.state import View, changed
 
 CACHE_SIZE = 256
 DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
-MEASURE_ROWS = 64  # the widest cell of each column of the table of terms is looked for in this many rows
-_measurer = Console(file=io.StringIO(), width=100, color_system=None, legacy_windows=False)
 
 
-class CellPanel(Vertical):
-    """How the cell under the cursor was computed: head, scrolling body, pinned result."""
+class CellPanel(Widget):
+    """How the cell under the cursor was computed: head, body (its table cut to fit), pinned result."""
 
     view: reactive[View | None] = reactive(None, repaint=False)
 
@@ -42,15 +39,10 @@ class CellPanel(Vertical):
         super().__init__(id=id)
         self._cache: dict[tuple, CellExplanation | str] = {}
         self._measures: dict[tuple, tuple[int, int, int]] = {}  # needs(), per step, cell and width
+        self._drawn: tuple[tuple, Drill] | None = None  # the last drawing and what it was drawn for
         self._table_rows = 12
-        self._planned: tuple[int, int] | None = None  # the content size the step screen's layout gives it
-        self._drawn_at: tuple[int, int] | None = None  # the size the drill-down was last drawn for
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="cell-head")
-        with VerticalScroll(id="cell-scroll", can_focus=False):
-            yield Static(id="cell-body")
-        yield Static(id="cell-result")
+        self.body_offset = 0  # lines of the body scrolled past (d/u)
+        self.max_scroll = 0  # how far the body can scroll at the size last drawn (0: it fits)
 
     def explanation(self, view: View) -> CellExplanation | str:
         """The cell's explanation, or a one-line reason there is none."""
@@ -67,111 +59,72 @@ class CellPanel(Vertical):
         return self._cache[key]
 
     # -- what it shows ----------------------------------------------------------------------------------------
-    def parts(self, view: View, table_rows: int, width: int | None = None) -> tuple[Any, Any, Any]:
-        """The head, the body and the result for ``view``, the table cut to ``table_rows`` rows, the result
-        broken to ``width`` columns (before its ``=`` signs: the value is always whole)."""
-        step = view.step
-        head = Text.assemble(("drill-down ", "bold"), (f"{step.syms.out}{idx(view.index_of_cell)}", "bold cyan"),
+    def head(self, view: View) -> Text:
+        return Text.assemble(("drill-down ", "bold"), (f"{view.step.syms.out}{idx(view.index_of_cell)}", "bold cyan"),
                              ("  h j k l move · d u scroll", "dim"))
-        if step.output is None:
-            return head, Text("shape only: no values to explain", style="dim"), Text("")
+
+    def content(self, view: View) -> CellExplanation | Text:
+        """The explanation, or a one-line reason there is none (as dim or red text)."""
+        if view.step.output is None:
+            return Text("shape only: no values to explain", style="dim")
         ex = self.explanation(view)
-        if isinstance(ex, str):
-            return head, Text(ex, style="red"), Text("")
-        return (head, explanation_body(ex, precision=view.precision, max_rows=table_rows),
-                explanation_result(ex, precision=view.precision, width=width))
+        return Text(ex, style="red") if isinstance(ex, str) else ex
 
     def needs(self, view: View, width: int) -> tuple[int, int, int]:
-        """(natural width, lines for everything, lines with the table cut to one row) at ``width`` columns.
-
-        Measured on a stand-in with one row in the table of terms, each of its cells the widest of that column
-        (over the first MEASURE_ROWS rows): every row of a table is one line (its columns never wrap), so the
-        stand-in's width is the table's and its height plus the other rows is the whole drill-down's, at the
-        cost of one row instead of a rich layout of every row (a 768-term dot product measured in full took
-        ~20 ms, three times per step change). Cached per step, cell and width."""
+        """(natural width, lines for everything, lines with the table cut to two rows) at ``width`` columns,
+        frame included (the padding, and a rule: the layout adds its own line for it below the matrix).
+        Cached per step, cell and width."""
         key = (id(view.trace), view.index, view.index_of_cell, view.precision, width)
-        if key in self._measures:
-            return self._measures[key]
-        if view.step.output is None or isinstance(self.explanation(view), str):
-            return 40, 3, 3
-        ex = self.explanation(view)
-        assert isinstance(ex, CellExplanation)
-        head, _, result = self.parts(view, 1, max(20, width - 2))
-        stand_in = replace(ex, rows=[widest_row(ex, view.precision, MEASURE_ROWS)]) if ex.rows else ex
-        body = explanation_body(stand_in, precision=view.precision, max_rows=1)
-        options = _measurer.options.update(width=max(20, width - 2))
-        natural = Measurement.get(_measurer, options, Group(head, body, result)).maximum + 3
-        full = len(_measurer.render_lines(Group(head, body, result), options, pad=False)) + 1
-        full += max(0, len(ex.rows) - 1)
-        short = full - max(0, len(ex.rows) - 2)
-        if len(self._measures) >= CACHE_SIZE:
-            self._measures.clear()
-        self._measures[key] = (natural, full, short)
-        return natural, full, short
+        if key not in self._measures:
+            if len(self._measures) >= CACHE_SIZE:
+                self._measures.clear()
+            w, full, short = drill_measure(self.head(view), self.content(view), view.precision, max(20, width - 2))
+            self._measures[key] = (w + 3, full + 1, short + 1)
+        return self._measures[key]
 
     def plain(self) -> str:
-        """The whole drill-down as plain text (what a test reads)."""
+        """The whole drill-down as plain text, its table cut as on screen (what a test reads)."""
         if self.view is None:
             return ""
+        ex = self.content(self.view)
+        body: Any = ex if isinstance(ex, Text) else explanation_body(ex, precision=self.view.precision,
+                                                                     max_rows=self._table_rows)
+        result = explanation_result(ex, precision=self.view.precision) if isinstance(ex, CellExplanation) else ""
         console = Console(file=io.StringIO(), width=200, color_system=None, legacy_windows=False)
-        console.print(Group(*self.parts(self.view, self._table_rows)), crop=False, soft_wrap=True)
+        console.print(Group(self.head(self.view), body, result), crop=False, soft_wrap=True)
         return console.file.getvalue()
 
     # -- drawing -------------------------------------------------------------------------------------------
     def watch_view(self, old: View | None, new: View | None) -> None:
         if changed(old, new, DEPENDS):
-            self._draw()
+            self.body_offset = 0
+            self.refresh()
 
-    def plan_size(self, width: int, height: int) -> None:
-        """The content size the screen's layout is about to give this pane: the drill-down is drawn for it in
-        the same frame as the step change, instead of for the old size and again when the resize comes."""
-        self._planned = (max(1, width), max(1, height))
-
-    def _drill_size(self) -> tuple[int, int]:
-        if self._planned is not None:
-            return self._planned
-        return self.content_size.width, self.content_size.height
-
-    def on_resize(self) -> None:
-        self._planned = None  # the real size is here: from now on it is the one to draw for
-        if self._drawn_at != self._drill_size():
-            self._draw()
-
-    def _draw(self) -> None:
+    def drawing(self) -> Drill | None:
+        """The drill-down for the view at this widget's content size (cached until either changes)."""
         view = self.view
-        if view is None or not self.is_mounted or not all(self._drill_size()):  # no size yet: drawn on resize
-            return
-        head_w = self.query_one("#cell-head", Static)
-        body_w = self.query_one("#cell-body", Static)
-        result_w = self.query_one("#cell-result", Static)
-        ex = self.explanation(view) if view.step.output is not None else None
-        rows = len(ex.rows) if isinstance(ex, CellExplanation) else 0
-        self._table_rows = self._rows_that_fit(view, rows)
-        head, body, result = self.parts(view, self._table_rows, self._drill_size()[0])
-        head_w.update(head)
-        body_w.update(body)
-        result_w.update(result)
-        scroll = self.query_one("#cell-scroll", VerticalScroll)
-        # the body takes what it needs, up to what leaves the head and the result on screen: the result
-        # follows the arithmetic, and is pinned at the bottom when the body has to scroll
-        self._drawn_at = self._drill_size()
-        result_h = len(result.plain.split("\n")) if isinstance(result, Text) else 1
-        if result_w.styles.height is None or result_w.styles.height.value != result_h:
-            result_w.styles.height = result_h  # a style set is a layout: only when it changes
-        scroll.styles.max_height = max(1, self._drawn_at[1] - 1 - result_h)
-        scroll.scroll_home(animate=False)
+        width, height = self.content_size
+        if view is None or not width or not height:
+            return None
+        key = (id(view.trace), view.index, view.index_of_cell, view.precision, width, height, self.body_offset)
+        if self._drawn is None or self._drawn[0] != key:
+            with precision(view.precision):
+                drill = drill_lines(self.head(view), self.content(view), view.precision, width, height,
+                                    self.body_offset)
+            self._drawn = (key, drill)
+        return self._drawn[1]
 
-    def _rows_that_fit(self, view: View, rows: int) -> int:
-        """How many rows of the table of terms fit beside the rest of the body (at least 2)."""
-        width, height = self._drill_size()
-        if rows <= 2 or height <= 0:
-            return max(rows, 2)
-        _, full, _ = self.needs(view, width or 40)
-        spare = height - (full - rows)
-        return max(2, min(rows, spare))
+    def render(self) -> Text:
+        drill = self.drawing()
+        if drill is None:
+            return Text("")
+        self._table_rows, self.max_scroll = drill.table_rows, drill.max_scroll
+        return Text("\n", no_wrap=True, overflow="ellipsis").join(drill.lines)
 
     def scroll_body(self, direction: int) -> None:
-        """Scroll the body half a pane (the result line stays)."""
-        scroll = self.query_one("#cell-scroll", VerticalScroll)
-        step = max(1, scroll.size.height // 2)
-        scroll.scroll_relative(y=direction * step, animate=False)
+        """Scroll the body half a pane (the head and the result line stay)."""
+        step = max(1, self.content_size.height // 2)
+        offset = max(0, min(self.max_scroll, self.body_offset + direction * step))
+        if offset != self.body_offset:
+            self.body_offset = offset
+            self.refresh()
