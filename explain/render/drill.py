@@ -78,9 +78,18 @@ def drill_lines(head: Text, ex: CellExplanation | Text, precision: int, width: i
     result_lines = [Text(line, style=result.style) for line in result.plain.split("\n")] if result.plain else []
     room = max(1, height - 1 - len(result_lines))
     body, rows = body_parts(ex, precision, width, room)
+    if len(body) > room and width > 2:  # it scrolls: a column for its scroll bar
+        body, rows = body_parts(ex, precision, width - 1, room)
     max_scroll = max(0, len(body) - room)
     scroll = max(0, min(scroll, max_scroll))
     shown = body[scroll: scroll + room]
+    if max_scroll:
+        shown = [line.copy() for line in shown]
+        thumb = max(1, room * room // len(body))
+        start = min(room - thumb, round(scroll * (room - thumb) / max_scroll))
+        for i, line in enumerate(shown):
+            line.truncate(width - 1, pad=True)
+            line.append("█" if start <= i < start + thumb else "▕", "dim")
     lines = [head, *shown, *result_lines]
     for line in lines:
         line.no_wrap, line.overflow = True, "ellipsis"

@@ -3,7 +3,7 @@
 The op kinds come from the op registry (``explain.ops.REGISTRY``, backward kinds included), so a new kind is
 walked with no edit here; a kind that none of the sample runs records fails :func:`test_every_kind_has_a_run`
 until a run that records it is added to ``RUNS``. For each kind, the step of that kind with the most cells is
-shown in the real step screen (one app per run and terminal size, the view set directly, so the layout is the
+shown in the real step screen (one app per terminal size, its view set to each step, so the layout is the
 one a user gets at that size), on its 2-D slice's four corner cells, its centre and the cell whose result line
 is the longest (of up to ``SAMPLE`` cells spread over the slice); the drill-down's region of the screen, as
 the compositor drew it, must hold the explanation's value after an ``=`` sign, followed by nothing but space.
@@ -28,13 +28,9 @@ from explain.errors import ExplainError
 from explain.ops.base import precision
 from explain.render.step import explanation_result
 from explain.trace import Step, Trace
-from explain.tui import layout
 from explain.tui.app import ExplainApp
 from explain.tui.state import View, matrix_shape, split_index
 from explain.tui.widgets.cell_panel import CellPanel
-from explain.tui.widgets.predictions import PredictionsPane
-from explain.tui.widgets.step_info import StepInfo
-from explain.tui.widgets.tensor_view import TensorView
 
 SIZES = [(80, 24), (100, 30), (120, 40), (160, 45), (200, 50)]
 SAMPLE = 400  # cells looked at for the longest result line (a vocabulary-wide slice is sampled evenly)
@@ -123,8 +119,8 @@ def cells_of(trace: Trace, step: Step) -> list[tuple[int, ...]]:
 
 
 class DrillApp(App[None]):
-    """The drill-down alone, with the step screen's stylesheet, in a pane the size the step screen's layout
-    gives it (a whole step screen per cell costs ten times as much to draw)."""
+    """The drill-down alone, with the step screen's stylesheet, in a pane the size Textual gives it in the step
+    screen (:func:`pane_sizes`; a whole step screen per cell costs ten times as much to draw)."""
 
     CSS_PATH = str(Path(explain.tui.__file__).parent / "app.tcss")
 
@@ -132,13 +128,24 @@ class DrillApp(App[None]):
         yield CellPanel(id="cell")
 
 
-def pane_size(view: View, size: tuple[int, int], tutorial: bool = False) -> tuple[int, int]:
-    """The drill-down's content size for ``view`` on a ``size`` terminal, as the step screen lays it out (beside
-    a tutorial's narration with ``tutorial``)."""
-    width, height = size
-    _, centre = layout.centre_width(width, tutorial)
-    needs = layout.needs_of(view, centre, tutorial, StepInfo(), TensorView(), CellPanel(), PredictionsPane())
-    return layout.drill_content_size(layout.plan(width, height, needs))
+async def pane_sizes(traces: dict[str, Trace], walk: dict[str, list], size: tuple[int, int],
+                     tutorial: bool) -> dict[tuple[str, int], tuple[int, int]]:
+    """The drill-down's content size for each step to walk, as Textual lays out the real step screen on a
+    ``size`` terminal (beside a tutorial's narration with ``tutorial``): one app, its view set to each step."""
+    from conftest import fake_tutorial
+
+    app = ExplainApp(next(iter(traces.values())), tutorial=fake_tutorial() if tutorial else None)
+    sizes = {}
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for run, steps in walk.items():
+            for step, _ in steps:
+                app.screen.view = View(traces[run], step.index).clamped()
+                await pilot.pause()
+                await pilot.pause()
+                assert app.screen.tutorial_on == tutorial
+                sizes[run, step.index] = tuple(app.screen.query_one(CellPanel).content_size)
+    return sizes
 
 
 def on_screen(app: Any, panel: CellPanel) -> list[str]:
@@ -158,24 +165,6 @@ def test_every_kind_has_a_run(traces):
     assert not missing, f"op kinds no sample run records (add a run to RUNS): {missing}"
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=["80x24", "120x40", "200x50"])
-def test_pane_size_is_the_step_screens(attention_trace, size):
-    """The harness's pane is the step screen's: the drill-down of attn.pattern in a real app has the content
-    size :func:`pane_size` gives."""
-    app = ExplainApp(attention_trace)
-
-    async def check() -> None:
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            app.screen.view = View(attention_trace, attention_trace["attn.pattern"].index)
-            await pilot.pause()
-            await pilot.pause()
-            panel = app.screen.query_one(CellPanel)
-            assert tuple(panel.content_size) == pane_size(app.screen.view, size)
-
-    asyncio.run(asyncio.wait_for(check(), 60))
-
-
 @pytest.mark.parametrize("tutorial", [False, True], ids=["run", "tutorial"])
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_drill_down_answer_whole(traces, walk_plan, size, tutorial):
@@ -186,13 +175,14 @@ def test_drill_down_answer_whole(traces, walk_plan, size, tutorial):
 
     async def walk() -> None:
         nonlocal checked
+        panes = await pane_sizes(traces, walk_plan, size, tutorial)
         async with app.run_test(size=(size[0], size[1])) as pilot:
             await pilot.pause()
             panel = app.screen.query_one(CellPanel)
             for run, steps in walk_plan.items():
                 trace = traces[run]
                 for step, cells in steps:
-                    w, h = pane_size(View(trace, step.index).clamped(), size, tutorial)
+                    w, h = panes[run, step.index]
                     panel.styles.width, panel.styles.height = w + 2, h  # the padding (0 1)
                     panel.styles.border_top = panel.styles.border_left = ("none", "black")
                     for index in cells:

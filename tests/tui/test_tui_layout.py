@@ -1,7 +1,7 @@
-"""The step screen's layout at 80×24, 100×30, 120×40 and 200×50: the drill-down's result line is always on
+"""The step screen as Textual lays it out, at 60×20 up to 200×50: the drill-down's result line is always on
 screen (a matmul score, a softmax weight, a sum-normalised weight, a layer norm, the loss), the result matrix
-shows whole where it fits and never with zero rows, hidden panes are said, the layout follows every resize;
-and :func:`explain.tui.layout.plan` on its own."""
+shows whole where it fits and never with fewer than three rows where the terminal has them, hidden panes are
+said, the layout follows every resize. (:func:`explain.tui.fit.step_classes` on its own: test_tui_fit.py.)"""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 from conftest import drill_answer, drive
 
 import explain
-from explain.tui import layout
 from explain.tui.app import ExplainApp
+from explain.tui.measure import matrix_size
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.tensor_view import TensorView
 
-SIZES = [(80, 24), (100, 30), (120, 40), (200, 50)]
+SIZES = [(60, 20), (80, 24), (100, 30), (120, 40), (160, 45), (200, 50)]
 TEXT12 = "the quick brown fox jumps over the lazy dog and the cat"
 
 
@@ -27,6 +27,12 @@ def gpt12():
 @pytest.fixture(scope="module")
 def simple_sum():
     return explain.run("simple", normalize="sum")
+
+
+def shown(screen, selector: str) -> bool:
+    """Whether the pane is laid out with room on the screen (displayed, with a height)."""
+    region = screen.query_one(selector).region
+    return region.height > 0 and region.width > 0
 
 
 def on_screen(app, widget) -> bool:
@@ -96,7 +102,8 @@ def test_softmax_row_of_twelve_whole_at_200x50(gpt12):
         assert [int(r[0]) for r in rows] == list(range(12))  # every entry of the row, no ⋮
         assert all("…" not in line for line in text.splitlines())  # no number is cut
         assert s.query_one(TensorView).page == (12, 12)
-        assert s._layout.side_by_side and s._layout.drill_w > 46  # the drill-down widens when there is room
+        # the drill-down beside the matrix, as wide as its longest line (more than its least)
+        assert "-beside" in s.fit.classes and s.query_one(CellPanel).region.width > 46
 
     drive(app, script, size=(200, 50))
 
@@ -108,15 +115,15 @@ def test_layout_follows_every_resize(gpt_trace):
         s = app.screen
         s.view = s.view.go(gpt_trace["blocks.0.attn.scores"].index)
         await pilot.pause()
-        assert not s._layout.operands_h and "operands" in s._layout.hidden
+        assert not shown(s, "#operands") and "operands" in s.fit.hidden
         assert "operands hidden" in s.query_one(TensorView).hint
         await pilot.resize_terminal(200, 50)
         await pilot.pause()
-        assert s._layout.operands_h and s._layout.sidebar_w and s._layout.side_by_side
-        assert s.query_one("#operands").display
+        assert shown(s, "#operands") and shown(s, "#sidebar") and "-beside" in s.fit.classes
+        assert s.query_one(TensorView).hint == ""
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        assert not s._layout.operands_h and not s._layout.side_by_side
+        assert not shown(s, "#operands") and "-beside" not in s.fit.classes and not shown(s, "#sidebar")
 
     drive(app, script, size=(80, 24))
 
@@ -158,54 +165,44 @@ def test_drill_down_scrolls_and_keeps_its_result(gpt_trace):
     drive(app, script, size=(80, 24))
 
 
-def needs(**kw) -> layout.Needs:
-    base = dict(info_h=4, matrix_w=40, matrix_h=9, drill_w=60, drill_h=14, drill_min_h=9, operands_h=8)
-    return layout.Needs(**{**base, **kw})
+
+REGION_STEPS = ["blocks.0.attn.scores", "blocks.0.attn.pattern", "blocks.0.mlp_out", "logits", "loss", "embed"]
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_plan_gives_the_drill_down_its_minimum_first(size):
-    w, h = size
-    plan = layout.plan(w, h, needs())
-    body = h - 1
-    assert plan.drill_h >= 9 and plan.matrix_h >= layout.MATRIX_MIN_H
-    used = plan.info_h + plan.operands_h + (plan.matrix_h if plan.side_by_side else plan.matrix_h + plan.drill_h)
-    assert used <= body
-    if not plan.operands_h:
-        assert "operands" in plan.hidden
-
-
-def test_plan_keeps_a_row_of_a_matrix_with_tall_headers():
-    """A 4-D slice with word rulers has 4 lines of titles and rulers: its minimum is those, a row, the legend."""
-    for w, h in SIZES:
-        plan = layout.plan(w, h, needs(matrix_h=10, matrix_min_h=6, drill_h=30, drill_min_h=9))
-        assert plan.matrix_h >= 6, (w, h)
-
-
-def test_plan_user_choice_of_operands():
-    assert layout.plan(200, 50, needs(), operands=False).operands_h == 0
-    tight = layout.plan(80, 24, needs())
-    assert tight.operands_h == 0 and "operands" in tight.hidden  # automatic: no room at 80×24
-    assert layout.plan(80, 24, needs(), operands=True).matrix_h >= layout.MATRIX_MIN_H
-
-
-def test_a_wide_screen_shows_a_12_token_operand_whole(gpt12):
-    """At 200×50 the operands get what they need: all 12 rows of the masked scores beside which the pattern is
-    computed (the operand pane once stopped at 6 rows above a half-empty screen)."""
-    from conftest import text_of
-
-    from explain.tui.widgets.operands import Operands
-
+def test_regions_at_every_size(gpt12, size):
+    """The real regions Textual gives the panes, on a 12-token run: nothing overlaps or falls off the screen;
+    the drill-down's last line on screen is its result; the matrix shows whole where it fits and at least
+    three rows (all of a smaller result) at every size; each pane hidden for lack of room is said on the
+    matrix's title (and a pane that is said hidden is hidden)."""
     app = ExplainApp(gpt12)
 
     async def script(pilot):
         s = app.screen
-        s.view = s.view.go(gpt12["blocks.0.attn.pattern"].index)
-        await pilot.pause()
-        await pilot.pause()
-        ops = s.query_one(Operands)
-        assert ops.display and s._layout.operands_h >= 12 + 3
-        rows = [line.split()[0] for line in text_of(ops).splitlines()[3:] if line.strip()]
-        assert rows == [str(i) for i in range(12)], rows
+        for name in REGION_STEPS:
+            view = s.view.go(gpt12[name].index)
+            s.view = view.move(1 - view.cell[0], 1 - view.cell[1])  # row 1: a window cut below it only
+            await pilot.pause()
+            await pilot.pause()
+            step, panel, tensor = s.view.step, s.query_one(CellPanel), s.query_one(TensorView)
+            where = (name, size, sorted(s.fit.classes))
+            panes = [s.query_one(p) for p in ("#info", "#operands", "#predictions", "#work")]
+            tops = [p.region for p in panes if p.region.height]
+            assert all(a.bottom <= b.y for a, b in zip(tops, tops[1:])), where  # one under the other
+            assert all(on_screen(app, w) for w in (panel, tensor)), where
+            ex = panel.explanation(s.view)
+            if not isinstance(ex, str):
+                assert drill_answer(app).endswith(f"= {ex.value:.4f}") or "= id" in drill_answer(app), where
+            rows = 1 if not step.shape else s.view.matrix().shape[0]
+            shown_rows = tensor.page[0] if step.shape else 1
+            assert shown_rows >= min(rows, 3), where
+            if tensor.content_region.height >= matrix_size(s.view, tensor.content_region.width)[1]:
+                assert shown_rows == min(rows, 500), where  # whole where it has the room
+            hint = tensor.hint
+            assert ("operands" in hint) == (bool(step.inputs) and not shown(s, "#operands")), where
+            assert ("tree hidden (T)" in hint) == (not shown(s, "#sidebar")), where
+            assert ("predictions: no room" in hint) == ("predictions" in s.fit.hidden), where
+            if "predictions" in s.fit.hidden:
+                assert not shown(s, "#predictions")
 
-    drive(app, script, size=(200, 50))
+    drive(app, script, size=size)

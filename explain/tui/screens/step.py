@@ -1,8 +1,7 @@
-"""The step screen: the whole run, one operation at a time. It owns the state as reactives, the
-:class:`~explain.tui.state.View` (trace, step, slice, cell) and the :class:`~explain.tui.state.Tour` (tutorial,
-stop, answer, on or off its path), and binds the view down to its panes; widgets post messages up. Every action is
-a key in :mod:`explain.tui.keys`: the moves change the state here (the tour's are methods of its value); the long
-work (runs, backward, tutorials, interpretability, export) is the :class:`~explain.tui.controller.Controller`'s."""
+"""The step screen: the whole run, one operation at a time. It owns the state as reactives, the View (trace, step,
+slice, cell) and the Tour (tutorial, stop, answer, on or off its path), binds the view down to its panes and sets
+the layout's classes (:mod:`explain.tui.fit`); widgets post messages up. Every action is a key in :mod:`keys`: the
+moves change the state here (the tour's are methods of its value); the long work is the Controller's."""
 
 from __future__ import annotations
 
@@ -17,8 +16,9 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from explain.trace import Trace
-from explain.tui import keys, layout
+from explain.tui import fit, keys
 from explain.tui.controller import Controller
+from explain.tui.measure import fit_of
 from explain.tui.messages import CellFocused, StepSelected
 from explain.tui.state import Tour, View, next_of_kind
 from explain.tui.tutorial import Walkthrough
@@ -36,7 +36,7 @@ class StepScreen(Screen):
 
     BINDINGS = keys.bindings()
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (fit.TALL, "-tall")]
 
     # None of the state repaints the screen itself (that would redraw every widget on every key): it is bound
     # down, and each widget repaints only for what it draws.
@@ -51,8 +51,8 @@ class StepScreen(Screen):
         self.run_options: dict[str, Any] = dict(options or {})  # the inputs of the run shown
         self.controller = Controller(self)
         self._composed = False
-        self._layout: layout.Layout | None = None
-        self._layout_key: tuple = ()
+        self.fit = fit.Fit(frozenset())  # the layout's classes for this size and step (fit.step_classes)
+        self._fit_key: tuple = ()
         self._footer: frozenset[str] = frozenset()  # the actions the footer shows (what fits the width)
         self.set_reactive(StepScreen.view, View(trace, no_color=no_color))
         if tutorial is not None:
@@ -87,15 +87,11 @@ class StepScreen(Screen):
 
     def on_mount(self) -> None:
         self._composed = True
-        self._sync_classes()
+        self.set_class(self.tour is not None, "-has-tutorial").set_class(self.tutorial_on, "-tutorial")
         self._relayout()
         self._follow()
         self.call_after_refresh(self.query_one(StepTree).home)
         self.query_one(TensorView).focus()
-
-    def _sync_classes(self) -> None:
-        self.set_class(self.tour is not None, "-has-tutorial")
-        self.set_class(self.tutorial_on, "-tutorial")
 
     def watch_show_operands(self) -> None:
         self._relayout(force=True)
@@ -118,15 +114,22 @@ class StepScreen(Screen):
         return keys.footer_actions(self.size.width or 80, lambda name: self.check_action(name, ()) is not False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The tutorial keys are there for the whole tour (each says when it has nothing to do): a footer that
-        # changed from stop to stop would be rebuilt, a second frame on every step.
+        # The tutorial keys stay for the whole tour: a footer that changed per stop would cost a frame per step.
         return self.tour is not None if action in keys.TUTORIAL_ACTIONS else True
 
     # -- state down ------------------------------------------------------------------------------------------
     def _relayout(self, force: bool = False) -> None:
-        """The layout for this size and step, before the panes get the view (bound to them): one frame."""
-        if self._composed:
-            layout.relayout(self, force)
+        """The layout's classes for this size and step (:func:`~explain.tui.measure.fit_of`), set before the panes
+        get the view, so Textual lays both out at once: one frame. Not per cell: a step's drill-downs are alike."""
+        v, (width, height) = self.view, self.size
+        key = (width, height, v.trace, v.index, v.lead, v.precision, v.show, self.show_operands, self.show_sidebar,
+               self.tutorial_on)
+        if self._composed and width > 0 and height > 0 and (force or key != self._fit_key):
+            self._fit_key, self.fit = key, fit_of(v, width, height, sidebar=self.show_sidebar,
+                                                  operands=self.show_operands, tutorial=self.tutorial_on)
+            body = self.query_one("#body")  # not the screen, whose classes restyle the footer too: 27 ms a change
+            body.set_classes((body.classes - set(fit.CLASSES)) | self.fit.classes)
+            self.query_one(TensorView).hint = self.fit.hint
 
     def watch_view(self, old: View, view: View) -> None:
         if old is not None and old.trace is not view.trace and self._composed:
@@ -135,7 +138,7 @@ class StepScreen(Screen):
         self._follow()
 
     def watch_tour(self, old: Tour | None, tour: Tour | None) -> None:
-        self._sync_classes()
+        self.set_class(self.tour is not None, "-has-tutorial").set_class(self.tutorial_on, "-tutorial")
         if (old is not None and old.following) != (tour is not None and tour.following):
             self._relayout(force=True)  # the narration and the tree swap places
         self._follow()
@@ -150,8 +153,7 @@ class StepScreen(Screen):
                 self.query_one(StepTree).show_step(self.view.index)
 
     def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Walkthrough | None = None) -> None:
-        """Show another run (a re-run, another tutorial): the view moves to it, at the step of the same name
-        when there is one; with ``tutorial``, a new tour starts at its first stop."""
+        """Show another run: the view moves to its step of the same name (if any); a ``tutorial`` starts over."""
         self.run_options = dict(options)
         if tutorial is not None:
             self._go(Tour.start(tutorial, trace, options))
@@ -169,8 +171,7 @@ class StepScreen(Screen):
         """Free movement (search, go to, the tree, same op kind) leaves the tutorial's path: say so."""
         if self.tour is not None and self.tour.following:
             self.tour = self.tour.wandering()
-            self.notify(f"{how} took you off the tutorial's path — `t` returns to stop {self.tour.stop + 1}",
-                        timeout=5)
+            self.notify(f"{how} took you off the tutorial's path — `t` returns to stop {self.tour.stop + 1}", timeout=5)
 
     def jump(self, index: int | None, how: str) -> None:
         if index is not None and index != self.view.index:
@@ -267,14 +268,13 @@ class StepScreen(Screen):
         self.view = self.view.with_precision(delta)
 
     def action_toggle_operands(self) -> None:
-        shown = bool(self._layout and self._layout.operands_h)
-        self.show_operands = not shown
-        if self.show_operands and self._layout and not self._layout.operands_h:
+        self.show_operands = "-no-operands" in self.fit.classes
+        if self.show_operands and "-no-operands" in self.fit.classes:
             self.notify(f"no room for the operands at {self.size.height} rows: the drill-down and the result "
                         "come first (make the terminal taller)", timeout=4)
 
     def action_toggle_sidebar(self) -> None:
-        why = layout.no_room_for_sidebar(self.size.width, self.tutorial_on)
+        why = fit.no_room_for_sidebar(self.size.width, self.tutorial_on)
         if why:
             self.notify(why, timeout=5)
         else:
@@ -292,8 +292,7 @@ class StepScreen(Screen):
         self.app.exit()
 
     def __getattr__(self, name: str) -> Any:
-        """``action_<name>`` of the controller's keys (G r e x X c y A P W m / g): Textual finds an action by
-        that name; the controller's method of the name does it."""
+        """``action_<name>`` of the controller's keys (G r e x X c y A P W m / g): the controller's method."""
         if name.startswith("action_") and name[len("action_"):] in Controller.ACTIONS:
             return getattr(self.controller, name[len("action_"):])
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -7,7 +7,7 @@ result matrix is): the table of terms cut (``⋮``) to the rows that fit, a body
 ``d``/``u`` with the result line pinned at the bottom. Nobody tells it its size before Textual does, and a step
 change draws it once, at the size it is given in that frame.
 
-Explanations are cached per step and cell, so moving back and forth costs nothing.
+Explanations are cached per step and cell (:mod:`explain.tui.measure`), so moving back and forth costs nothing.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from explain.errors import ExplainError
-from explain.ops.base import CellExplanation, idx, precision
-from explain.render.drill import Drill, drill_lines, drill_measure
+from explain.ops.base import CellExplanation, precision
+from explain.render.drill import Drill, drill_lines
 from explain.render.step import explanation_body, explanation_result
+from explain.tui.measure import DRILL_FRAME, drill_content, drill_head, drill_size, explanation
 from explain.tui.state import View, changed
 
-CACHE_SIZE = 256
 DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
+RELAYOUT = ('trace', 'index', 'lead', 'precision')  # cells of one step have drill-downs of one shape
 
 
 class CellPanel(Widget):
@@ -37,8 +37,6 @@ class CellPanel(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._cache: dict[tuple, CellExplanation | str] = {}
-        self._measures: dict[tuple, tuple[int, int, int]] = {}  # needs(), per step, cell and width
         self._drawn: tuple[tuple, Drill] | None = None  # the last drawing and what it was drawn for
         self._table_rows = 12
         self.body_offset = 0  # lines of the body scrolled past (d/u)
@@ -46,59 +44,38 @@ class CellPanel(Widget):
 
     def explanation(self, view: View) -> CellExplanation | str:
         """The cell's explanation, or a one-line reason there is none."""
-        index = view.index_of_cell
-        key = (id(view.trace), view.index, index, view.precision)
-        if key not in self._cache:
-            if len(self._cache) >= CACHE_SIZE:
-                self._cache.clear()
-            try:
-                with precision(view.precision):  # its arithmetic at the +/- setting
-                    self._cache[key] = view.trace.explain(view.step, index)
-            except ExplainError as exc:
-                self._cache[key] = str(exc)
-        return self._cache[key]
+        return explanation(view)
 
-    # -- what it shows ----------------------------------------------------------------------------------------
-    def head(self, view: View) -> Text:
-        return Text.assemble(("drill-down ", "bold"), (f"{view.step.syms.out}{idx(view.index_of_cell)}", "bold cyan"),
-                             ("  h j k l move · d u scroll", "dim"))
+    def get_content_width(self, container: Any, viewport: Any) -> int:
+        """``width: auto`` (beside the matrix, where it has room): its natural width."""
+        return drill_size(self.view, container.width - 2)[0] - DRILL_FRAME if self.view is not None else 40
 
-    def content(self, view: View) -> CellExplanation | Text:
-        """The explanation, or a one-line reason there is none (as dim or red text)."""
-        if view.step.output is None:
-            return Text("shape only: no values to explain", style="dim")
-        ex = self.explanation(view)
-        return Text(ex, style="red") if isinstance(ex, str) else ex
-
-    def needs(self, view: View, width: int) -> tuple[int, int, int]:
-        """(natural width, lines for everything, lines with the table cut to two rows) at ``width`` columns,
-        frame included (the padding, and a rule: the layout adds its own line for it below the matrix).
-        Cached per step, cell and width."""
-        key = (id(view.trace), view.index, view.index_of_cell, view.precision, width)
-        if key not in self._measures:
-            if len(self._measures) >= CACHE_SIZE:
-                self._measures.clear()
-            w, full, short = drill_measure(self.head(view), self.content(view), view.precision, max(20, width - 2))
-            self._measures[key] = (w + 3, full + 1, short + 1)
-        return self._measures[key]
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        """``height: auto``: every line at this width, or, where the screen's layout class says the drill-down
+        gets its least (``-drill-least`` on an ancestor), its lines with the table of terms cut to two rows."""
+        if self.view is None:
+            return 1
+        least = any(node.has_class("-drill-least") for node in self.ancestors)
+        return drill_size(self.view, width)[2 if least else 1]
 
     def plain(self) -> str:
         """The whole drill-down as plain text, its table cut as on screen (what a test reads)."""
         if self.view is None:
             return ""
-        ex = self.content(self.view)
+        ex = drill_content(self.view)
         body: Any = ex if isinstance(ex, Text) else explanation_body(ex, precision=self.view.precision,
                                                                      max_rows=self._table_rows)
         result = explanation_result(ex, precision=self.view.precision) if isinstance(ex, CellExplanation) else ""
         console = Console(file=io.StringIO(), width=200, color_system=None, legacy_windows=False)
-        console.print(Group(self.head(self.view), body, result), crop=False, soft_wrap=True)
+        console.print(Group(drill_head(self.view), body, result), crop=False, soft_wrap=True)
         return console.file.getvalue()
 
     # -- drawing -------------------------------------------------------------------------------------------
     def watch_view(self, old: View | None, new: View | None) -> None:
         if changed(old, new, DEPENDS):
             self.body_offset = 0
-            self.refresh()
+            # a new step may need another height (auto): a layout, in the same frame; a cell only a repaint
+            self.refresh(layout=changed(old, new, RELAYOUT))
 
     def drawing(self) -> Drill | None:
         """The drill-down for the view at this widget's content size (cached until either changes)."""
@@ -109,17 +86,17 @@ class CellPanel(Widget):
         key = (id(view.trace), view.index, view.index_of_cell, view.precision, width, height, self.body_offset)
         if self._drawn is None or self._drawn[0] != key:
             with precision(view.precision):
-                drill = drill_lines(self.head(view), self.content(view), view.precision, width, height,
+                drill = drill_lines(drill_head(view), drill_content(view), view.precision, width, height,
                                     self.body_offset)
             self._drawn = (key, drill)
         return self._drawn[1]
 
-    def render(self) -> Text:
+    def render(self) -> Any:
         drill = self.drawing()
         if drill is None:
             return Text("")
         self._table_rows, self.max_scroll = drill.table_rows, drill.max_scroll
-        return Text("\n", no_wrap=True, overflow="ellipsis").join(drill.lines)
+        return Group(*drill.lines)  # rich's lines as drawn (each cut with … at the pane's edge)
 
     def scroll_body(self, direction: int) -> None:
         """Scroll the body half a pane (the head and the result line stay)."""

@@ -171,6 +171,10 @@ class Operands(ViewWidget):
 
     DEPENDS = ('trace', 'index', 'lead', 'cell', 'show', 'precision')  # the marks follow the cell
 
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        """``height: auto``: the tallest operand whole and a blank line (the step screen's CSS may give less)."""
+        return operands_height(self.view) if self.view is not None else 0
+
     def render(self) -> Any:
         view = self.view
         if view is None:

@@ -31,15 +31,20 @@ def shows_predictions(view: View) -> bool:
         step.axes[-1:] == ("vocab",) or bool(_DRAW.match(step.name)))
 
 
+def predictions_height(view: View) -> int:
+    """Lines for the whole pane on this step: title, header, TOP rows, the actual token (row and line); 0 on a
+    step without predictions."""
+    return TOP + 4 if shows_predictions(view) else 0
+
+
 class PredictionsPane(ViewWidget):
-    """The top next tokens at the cursor's position; the step screen's layout gives it its height."""
+    """The top next tokens at the cursor's position (as many as its height holds)."""
 
     DEPENDS = ("trace", "index", "lead", "cell")
-    RELAYOUT = ()  # the layout sizes it (needs() below)
 
-    def needs(self, view: View) -> int:
-        """Lines for the whole pane on this step: title, header, TOP rows, the actual token (row and line)."""
-        return TOP + 4 if shows_predictions(view) else 0
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        """``height: auto``: the whole pane (the step screen's CSS may cut it to its least)."""
+        return predictions_height(self.view) if self.view is not None else 0
 
     def render(self) -> Any:
         view = self.view

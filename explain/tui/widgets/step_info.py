@@ -21,6 +21,7 @@ class StepInfo(ViewWidget):
     """Name [op] and step n of N, formula, signature, note; on a generation's steps, the text so far."""
 
     DEPENDS = ('trace', 'index', 'lead')
+    RELAYOUT = DEPENDS  # a batch's text so far is a line of its own
 
     def render(self) -> Any:
         view = self.view
@@ -28,10 +29,15 @@ class StepInfo(ViewWidget):
             return ""
         return header(view, self.content_size.width or 200)
 
-    def height_at(self, view: View, width: int) -> int:
-        """Lines the header takes at ``width`` columns (the note wraps)."""
-        console = Console(file=io.StringIO(), width=max(10, width), color_system=None, legacy_windows=False)
-        return len(console.render_lines(header(view, max(10, width)), pad=False))
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        """``height: auto``: the header's lines at this width (the step screen's CSS caps them)."""
+        return header_lines(self.view, width) if self.view is not None else 1
+
+
+def header_lines(view: View, width: int) -> int:
+    """Lines the header takes at ``width`` columns (the note wraps)."""
+    console = Console(file=io.StringIO(), width=max(10, width), color_system=None, legacy_windows=False)
+    return len(console.render_lines(header(view, max(10, width)), pad=False))
 
 
 def short(label: str) -> str:

@@ -9,6 +9,8 @@ and scale mode and cached; a big slice (logits, 50257 wide) is scaled over the c
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
@@ -19,14 +21,15 @@ from explain import ops
 from explain.ops.base import num
 from explain.render.colour import ColourLegend, Heat, heat_for
 from explain.render.grid import Window, draw_window, fit_window, shown
-from explain.render.step import axis_labels, id_words, mask_sources
-from explain.render.tensor import NumberFormat, number_format
+from explain.render.step import axis_labels, mask_sources
+from explain.render.tensor import NumberFormat
 from explain.shape_rules import fmt_shape
+from explain.tui.fit import matrix_least
+from explain.tui.measure import FOOT_LINES, matrix_min_h, matrix_size, number_format_of
 from explain.tui.messages import CellFocused
-from explain.tui.state import View, lead_shape, slice_label
+from explain.tui.state import View, changed, lead_shape, slice_label
 
-FOOT_LINES = 1
-MAX_ROWS = 500  # rows a matrix asks the layout for at most (no terminal shows more)
+RELAYOUT = ("trace", "index", "lead", "precision", "show")  # the changes that can change its size
 
 
 class TensorView(Widget, can_focus=True):
@@ -52,6 +55,8 @@ class TensorView(Widget, can_focus=True):
             self._origin = (0, 0)
         if old is not None and new is not None and old.trace is not new.trace:
             self._scales.clear()
+        if changed(old, new, RELAYOUT):  # its size (auto) may change: a layout, in the same frame
+            self.refresh(layout=True)
 
     @property
     def page(self) -> tuple[int, int]:
@@ -61,34 +66,19 @@ class TensorView(Widget, can_focus=True):
         return (max(1, sum(r is not None for r in self._window.rows)),
                 max(1, sum(c is not None for c in self._window.cols)))
 
-    def needs(self, view: View, width: int) -> tuple[int, int]:
-        """(width, height) the matrix needs to show whole at ``width`` columns (its width capped at ``width``
-        when it cannot): titles, rulers, every row, the legend. Reads at most the rows a terminal can show."""
-        step = view.step
-        titles = 1 + (1 if lead_shape(step) else 0)
-        mat = view.matrix()
-        if mat is None:
-            return 30, titles + 1
-        nd = len(step.shape)
-        row_labels = axis_labels(view.trace, step, nd - 2) if nd >= 2 else None
-        col_labels = axis_labels(view.trace, step, nd - 1) if nd >= 1 else None
-        n_rows = mat.shape[0]
-        probe = mat[: min(n_rows, 80)]
-        win = fit_window(probe, (0, 0), (0, min(view.cell[1], mat.shape[1] - 1)), width, probe.shape[0] + 2,
-                         row_labels=row_labels, col_labels=col_labels, precision=self._format(view, mat),
-                         values=view.values)
-        whole = None not in win.cols
-        w = win.label_width + sum(win.widths) if whole else width
-        header = 2 if col_labels else 1
-        return max(w, 30), titles + header + min(n_rows, MAX_ROWS) + FOOT_LINES
+    def get_content_width(self, container: Any, viewport: Any) -> int:
+        """``width: auto`` (beside a drill-down that takes the rest): the matrix whole and a column before the
+        drill-down's rule (fit.fits_beside counts it)."""
+        return matrix_size(self.view, container.width)[0] + 1 if self.view is not None else 30
 
-    def _format(self, view: View, mat) -> NumberFormat:
-        """The slice's number format, computed once per step, slice and precision."""
-        key = ("format", view.index, view.lead, view.precision)
-        if key not in self._scales:
-            self._scales[key] = number_format(mat, view.precision,  # type: ignore[assignment]
-                                              id_words(view.trace, view.step))
-        return self._scales[key]  # type: ignore[return-value]
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        """``height: auto`` (below the operands, where it shows whole): titles, rulers, every row, legend; or,
+        where the screen's layout class gives it its least (``-matrix-least``), MATRIX_MIN_ROWS of its rows."""
+        if self.view is None:
+            return 1
+        if any(node.has_class("-matrix-least") for node in self.ancestors):
+            return matrix_least(matrix_size(self.view, width)[1], matrix_min_h(self.view, width))
+        return matrix_size(self.view, width)[1]
 
     def _heat(self, view: View, mat, win: Window, sources: dict) -> Heat:
         """The window's colours in the view's scale mode, cached per step, slice and mode unless they were
@@ -122,7 +112,7 @@ class TensorView(Widget, can_focus=True):
                                     Text.assemble((f"{step.syms.out} = ", "bold"),
                                                   (num(float(mat[0, 0]), view.precision), "bold green")),
                                     Text(step.formula, style="dim")])
-        nf = self._format(view, mat)
+        nf = number_format_of(view)
         nd = len(step.shape)
         row_labels = axis_labels(view.trace, step, nd - 2, view.lead) if nd >= 2 else None
         col_labels = axis_labels(view.trace, step, nd - 1, view.lead) if nd >= 1 else None
