@@ -142,10 +142,6 @@ def backward(rec: Recorder, start: str, seed: Ref) -> None:
     gradient step is filed with the forward step it goes back through, an accumulation with the value it
     completes (:func:`explain.names.backward_group`)."""
     rec.backward = BackwardPass(start)
-    if not rec.shape_only:  # every gradient is kept: the smaller ones in huge-page chunks (why: explain.arena)
-        from explain.arena import Arena  # lazy: numpy off the shape path
-
-        rec.keep = Arena().keep
     steps = {s.name: s for s in rec.steps}
     forward = rec.steps[: steps[start].index + 1]
     diff = {s.name: ops.get(s.op).grad_inputs(len(s.inputs)) for s in forward}
@@ -202,7 +198,6 @@ def backward(rec: Recorder, start: str, seed: Ref) -> None:
                                   note=f"{x} feeds {len(parts)} steps ({', '.join(u.name for u, _ in parts)}); the "
                                        "loss depends on it along each, so the gradients arriving from each are "
                                        "added (the multivariable chain rule).")
-    rec.keep = None  # what is recorded after the walk (an SGD step) keeps its arrays as computed
 
 
 def _note(s: Step, i: int, x: str, sym: str, many: bool) -> str:

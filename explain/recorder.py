@@ -55,9 +55,6 @@ class Recorder:
         # told (name, value) of each parameter as it is declared and each step as it is computed, in a numeric
         # run (--save streams them to the file while the next op runs)
         self.on_tensor = on_tensor
-        # told each output computed in a numeric run, with its inputs' values; returns the array to keep (the
-        # backward pass keeps its smaller gradients in huge-page chunks: explain.arena)
-        self.keep: Callable[[Any, list[Any]], Any] | None = None
         self.shape_only = shape_only
         self.params: dict[str, Any] = params if params is not None else {}
         self.specs: dict[str, ParamSpec] = {}
@@ -132,12 +129,9 @@ class Recorder:
         out_axes = tuple(op.axes(*[r.axes for r in inputs], **attrs))
         output = None
         if not self.shape_only:
-            values = [r.value for r in inputs]
-            output = op.compute(*values, **attrs)
+            output = op.compute(*[r.value for r in inputs], **attrs)
             if tuple(output.shape) != shape:  # the rule and the computation must agree
                 raise AssertionError(f"{name}: shape rule says {shape}, compute gave {output.shape}")
-            if self.keep is not None:
-                output = self.keep(output, values)
         stored = {k: v for k, v in attrs.items() if k != "value"}
         if sym is None or note is None:
             table_sym, table_note = self.notation(name, kind, stored)

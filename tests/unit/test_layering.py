@@ -17,8 +17,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("explain.text", "explain.names", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
      "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
      "explain.tui.messages", "explain.paths", "explain.atomic", "explain.cancel", "explain.pricing",
-     "explain.tensorfile", "explain.diskfile", "explain.arena"),  # safetensors by numpy; whole-or-absent writes; big
-    # writes past the page cache; the huge-page chunks the backward keeps its smaller gradients in
+     "explain.tensorfile", "explain.diskfile"),  # safetensors by numpy; whole-or-absent writes; big writes past the page cache
     ("explain.registry", "explain.check", "explain.trained"),  # the model registry (names, capabilities, defaults);
     # the shape checker; where the shipped trained GPT lives
     ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
