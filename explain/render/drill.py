@@ -54,17 +54,17 @@ def body_parts(ex: CellExplanation | Text, precision: int, width: int, height: i
         return _lines(ex, width), 0
     n = len(ex.rows)
     if not (ex.columns and ex.rows) or n <= 2:
-        return _lines(explanation_body(ex, precision=precision, max_rows=max(n, 2)), width), max(n, 2)
-    short = _lines(explanation_body(ex, precision=precision, max_rows=2), width)
+        return _lines(explanation_body(ex, precision=precision, max_rows=max(n, 2), width=width), width), max(n, 2)
+    short = _lines(explanation_body(ex, precision=precision, max_rows=2, width=width), width)
     spare = height - (len(short) - _shown(ex, 2))  # lines for the table's rows (and its ⋮)
     if spare <= _shown(ex, 2):
         return short, 2
     rows = n if spare >= n else max(2, spare - 1)
-    body = _lines(explanation_body(ex, precision=precision, max_rows=rows), width)
+    body = _lines(explanation_body(ex, precision=precision, max_rows=rows, width=width), width)
     over = len(body) - height
     if over > 0 and rows > 2:  # a cut that added a ⋮ gap, or a row that wrapped: the table gives the lines back
         rows = max(2, min(rows, n - 2) - over)
-        body = _lines(explanation_body(ex, precision=precision, max_rows=rows), width)
+        body = _lines(explanation_body(ex, precision=precision, max_rows=rows, width=width), width)
     return body, rows
 
 

@@ -119,20 +119,25 @@ def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, A
     return {"masked_by": mat} if ops.get(step.op).probability else {"before": mat}
 
 
-def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12, origin: bool = True) -> Group:
+def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12, origin: bool = True,
+                     width: int | None = None) -> Group:
     """A cell explanation without its result line: the title, the table of terms (windowed to ``max_rows``
-    rows with a ``⋮``), the arithmetic lines and (``origin``) where a weight it reads came from in its file."""
+    rows with a ``⋮``), the arithmetic lines and (``origin``) where a weight it reads came from in its file.
+    Given the ``width`` it is drawn in, a table one or two columns too wide drops its outer padding."""
     parts: list[Any] = [Text(ex.title, style="bold")]
     if ex.columns and ex.rows:
-        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+        n = len(ex.rows)
+        cells = [["⋮"] * len(ex.columns) if i is None else [_term_text(v, precision) for v in ex.rows[i]]
+                 for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus)]  # a ⋮ for one row saves nothing
+        # each column is its widest cell plus a space either side; at the pane's edge rich would cut the last
+        # column, the weights a softmax is about ("weig…", "0.76…" at 80 columns), so the edges' spaces go first
+        natural = sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells))
+        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold",
+                      pad_edge=width is None or natural <= width)
         for c in ex.columns:
             table.add_column(c, justify="right", no_wrap=True)
-        n = len(ex.rows)
-        for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus):  # a ⋮ for one row saves nothing
-            if i is None:
-                table.add_row(*["⋮"] * len(ex.columns))
-                continue
-            table.add_row(*[_term_text(v, precision) for v in ex.rows[i]])
+        for row in cells:
+            table.add_row(*row)
         parts.append(table)
     lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
     parts.extend(Text(line) for line in lines)
