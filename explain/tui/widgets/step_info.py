@@ -27,7 +27,18 @@ class StepInfo(ViewWidget):
         view = self.view
         if view is None:
             return ""
-        return header(view, self.content_size.width or 200)
+        width, height = self.content_size.width or 200, self.content_size.height
+        lines = render_lines(header(view, width), width)
+        if not height or len(lines) <= height:
+            return Group(*lines)
+        # the CSS caps the header (4 lines on a short terminal): the last line shown says the note goes on,
+        # where it was cut mid-sentence ("Row i says how much query i") as if that were all
+        shown = lines[:height]
+        last = shown[-1]
+        last.rstrip()
+        last.truncate(width - 1)
+        last.append("…")
+        return Group(*shown)
 
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         """``height: auto``: the header's lines at this width (the step screen's CSS caps them)."""
@@ -36,8 +47,14 @@ class StepInfo(ViewWidget):
 
 def header_lines(view: View, width: int) -> int:
     """Lines the header takes at ``width`` columns (the note wraps)."""
+    return len(render_lines(header(view, max(10, width)), width))
+
+
+def render_lines(renderable: Any, width: int) -> list[Text]:
+    """``renderable`` wrapped to ``width`` columns, a Text per line with its styles."""
     console = Console(file=io.StringIO(), width=max(10, width), color_system=None, legacy_windows=False)
-    return len(console.render_lines(header(view, max(10, width)), pad=False))
+    return [Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
+            for line in console.render_lines(renderable, console.options, pad=False)]
 
 
 def short(label: str) -> str:
