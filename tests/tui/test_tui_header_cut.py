@@ -20,8 +20,8 @@ def trace():
     return explain.run("gpt", text="the cat sat on the mat")
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_a_cut_header_says_so(trace, size):
+def pattern_screen(trace, size: tuple[int, int]) -> list[str]:
+    """The screen's lines on the first attention pattern's step."""
     seen: list[str] = []
 
     async def script(pilot):
@@ -29,6 +29,12 @@ def test_a_cut_header_says_so(trace, size):
         seen.extend(screen_lines(pilot.app))
 
     drive(ExplainApp(trace), script, size=size)
+    return seen
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_cut_header_says_so(trace, size):
+    seen = pattern_screen(trace, size)
     centre = [line.split("▕", 1)[-1] for line in seen]  # without the step tree, where it is shown
     assert centre[0].strip().startswith("blocks.0.attn.pattern")
     assert centre[3].rstrip().endswith("…") and "Attention weights" in centre[3], centre[:5]
@@ -37,14 +43,7 @@ def test_a_cut_header_says_so(trace, size):
 
 @pytest.mark.parametrize("size", [(120, 40), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_a_whole_header_has_no_mark(trace, size):
-    seen: list[str] = []
-
-    async def script(pilot):
-        await goto(pilot, "blocks.0.attn.pattern")
-        seen.extend(screen_lines(pilot.app))
-
-    drive(ExplainApp(trace), script, size=size)
-    top = seen[:8]
+    top = pattern_screen(trace, size)[:8]
     note = [line for line in top if "Attention weights" in line]
     assert note and "…" not in "".join(top), top
     assert any(line.rstrip().endswith("each position.") for line in top), top
