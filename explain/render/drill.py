@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, replace
+from typing import Any
 
 from rich.console import Console, Group
 from rich.measure import Measurement
@@ -33,7 +34,9 @@ class Drill:
     max_scroll: int
 
 
-def _lines(renderable, width: int) -> list[Text]:
+def text_lines(renderable: Any, width: int) -> list[Text]:
+    """``renderable`` wrapped to ``width`` columns, a Text per line with its styles (what a pane draws, cut to
+    its height by the caller)."""
     options = _console.options.update(width=max(1, width))
     return [Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
             for line in _console.render_lines(renderable, options, pad=False)]
@@ -51,20 +54,20 @@ def body_parts(ex: CellExplanation | Text, precision: int, width: int, height: i
     """The body's lines at ``width`` with the table of terms cut to fit ``height`` lines (never below two rows:
     then the body is longer than ``height`` and scrolls), and the rows asked of the table."""
     if isinstance(ex, Text):
-        return _lines(ex, width), 0
+        return text_lines(ex, width), 0
     n = len(ex.rows)
     if not (ex.columns and ex.rows) or n <= 2:
-        return _lines(explanation_body(ex, precision=precision, max_rows=max(n, 2), width=width), width), max(n, 2)
-    short = _lines(explanation_body(ex, precision=precision, max_rows=2, width=width), width)
+        return text_lines(explanation_body(ex, precision=precision, max_rows=max(n, 2), width=width), width), max(n, 2)
+    short = text_lines(explanation_body(ex, precision=precision, max_rows=2, width=width), width)
     spare = height - (len(short) - _shown(ex, 2))  # lines for the table's rows (and its ⋮)
     if spare <= _shown(ex, 2):
         return short, 2
     rows = n if spare >= n else max(2, spare - 1)
-    body = _lines(explanation_body(ex, precision=precision, max_rows=rows, width=width), width)
+    body = text_lines(explanation_body(ex, precision=precision, max_rows=rows, width=width), width)
     over = len(body) - height
     if over > 0 and rows > 2:  # a cut that added a ⋮ gap, or a row that wrapped: the table gives the lines back
         rows = max(2, min(rows, n - 2) - over)
-        body = _lines(explanation_body(ex, precision=precision, max_rows=rows, width=width), width)
+        body = text_lines(explanation_body(ex, precision=precision, max_rows=rows, width=width), width)
     return body, rows
 
 
@@ -107,12 +110,12 @@ def drill_measure(head: Text, ex: CellExplanation | Text, precision: int, width:
     width = max(20, width)
     if not isinstance(ex, CellExplanation):
         body = Group(head, ex)
-        return max(40, Measurement.get(_console, _console.options, body).maximum), len(_lines(body, width)), \
-            len(_lines(body, width))
+        lines = len(text_lines(body, width))
+        return max(40, Measurement.get(_console, _console.options, body).maximum), lines, lines
     result = explanation_result(ex, precision=precision, width=width)
     stand_in = replace(ex, rows=[widest_row(ex, precision, MEASURE_ROWS)]) if ex.rows else ex
     one = Group(head, explanation_body(stand_in, precision=precision, max_rows=1), result)
     natural = Measurement.get(_console, _console.options.update(width=width), one).maximum
-    lines = len(_lines(one, width))
+    lines = len(text_lines(one, width))
     extra = max(0, len(ex.rows) - 1)
     return natural, lines + extra, lines + max(0, _shown(ex, 2) - 1)

@@ -131,9 +131,8 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
                  for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus)]  # a ⋮ for one row saves nothing
         # each column is its widest cell plus a space either side; at the pane's edge rich would cut the last
         # column, the weights a softmax is about ("weig…", "0.76…" at 80 columns), so the edges' spaces go first
-        natural = sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells))
-        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold",
-                      pad_edge=width is None or natural <= width)
+        tight = width is not None and sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells)) > width
+        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", pad_edge=not tight)
         for c in ex.columns:
             table.add_column(c, justify="right", no_wrap=True)
         for row in cells:

@@ -4,13 +4,13 @@ drill-down name the inputs."""
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.text import Text
 
+from explain.render.drill import text_lines
 from explain.render.predictions import text_so_far
 from explain.render.step import step_header
 from explain.tui.state import View
@@ -28,7 +28,7 @@ class StepInfo(ViewWidget):
         if view is None:
             return ""
         width, height = self.content_size.width or 200, self.content_size.height
-        lines = render_lines(header(view, width), width)
+        lines = text_lines(header(view, width), width)
         if not height or len(lines) <= height:
             return Group(*lines)
         # the CSS caps the header (4 lines on a short terminal): the last line shown says the note goes on,
@@ -47,14 +47,7 @@ class StepInfo(ViewWidget):
 
 def header_lines(view: View, width: int) -> int:
     """Lines the header takes at ``width`` columns (the note wraps)."""
-    return len(render_lines(header(view, max(10, width)), width))
-
-
-def render_lines(renderable: Any, width: int) -> list[Text]:
-    """``renderable`` wrapped to ``width`` columns, a Text per line with its styles."""
-    console = Console(file=io.StringIO(), width=max(10, width), color_system=None, legacy_windows=False)
-    return [Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
-            for line in console.render_lines(renderable, console.options, pad=False)]
+    return len(text_lines(header(view, max(10, width)), max(10, width)))
 
 
 def short(label: str) -> str:
