@@ -36,6 +36,8 @@ class StepInfo(ViewWidget):
         shown = lines[:height]
         last = shown[-1]
         last.rstrip()
+        if last.cell_len <= width - 2:  # apart from the line's last word: "(6, 3)…" read as part of the shape
+            last.append(" ")
         last.truncate(width - 1)
         last.append("…")
         return Group(*shown)
