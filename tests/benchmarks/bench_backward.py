@@ -10,8 +10,13 @@ Measured in one process, from the same recorded forward pass (its outputs are th
 - CPU time (user, system) and page faults of each, medians: less at the mercy of other processes than the wall
   clock; the system time is mostly the kernel handing out (and zeroing) the fresh pages the kept gradients need
   (the trace keeps ~2 GiB of them, the untraced backward only its parameter gradients), and on a virtual machine
-  each first touch of a page the guest has not used lately is dearer still. ``--keep-freed-memory`` runs again
-  with glibc keeping freed memory in the process, to show how much of the ratio that is;
+  each first touch of a page the guest has not used lately is dearer still. ``--keep-freed-memory`` runs with
+  glibc keeping freed memory in the process (from the second run on no page is new), to show how much of the
+  ratio that is;
+- fresh memory: the bytes the trace keeps beyond the untraced backward's, and what writing that many bytes of
+  memory new to the process costs on this machine, against the gap between the two medians. On a virtual
+  machine whose freed pages go back to the host (free page reporting: this project's 2-core CI machine is one),
+  that cost is the host's, and it moves with the host's state from run to run;
 - memory: the planned bytes of the trace with its gradients against the forward trace alone, the peak RSS,
   and how fast a run that will not fit is refused (before allocating: EXPLAIN_MAX_BYTES set below the plan).
 
@@ -40,7 +45,7 @@ from explain.errors import ResourceError
 from explain.weights import init_params
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_engine import measured  # noqa: E402 - the shared wall/CPU/page-fault meter
+from bench_engine import keep_freed_memory, measured  # noqa: E402 - shared with the forward's bench
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
 TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
@@ -117,6 +122,27 @@ def numpy_backward(tr, P: dict, n_layers: int) -> dict:
     return G
 
 
+def fresh_memory(nbytes: int, gap: float, pause: float = 3) -> str:
+    """What writing ``nbytes`` of memory new to the process costs on this machine, against ``gap`` (the traced
+    median minus the untraced one): the traced backward keeps that many bytes more than the untraced one (every
+    activation's gradient, and W_E's two parts beside their sum), each page of them a first touch. Written into
+    a fresh anonymous mapping after a pause, so that the memory the runs above freed has had time to go back to
+    the kernel (and, on a virtual machine reporting its free pages, to the host), as it does between two presses
+    of ``r``."""
+    import mmap
+
+    time.sleep(pause)
+    runs: list = []
+    with measured(runs):
+        block = mmap.mmap(-1, nbytes)
+        np.frombuffer(block, dtype=np.uint8)[:] = 1
+    block.close()
+    wall, _, system, faults = runs[0]
+    return (f"fresh memory: the traced backward keeps {nbytes / 2**30:.2f} GiB more than the untraced one; writing "
+            f"that much memory new to the process here takes {wall:.2f} s ({system:.2f} s system, {faults:,} page "
+            f"faults), against {gap:.2f} s between the two medians")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -129,9 +155,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.runs, args.tokens, args.layers = 1, 8, 2
-    if args.keep_freed_memory and "MALLOC_TRIM_THRESHOLD_" not in os.environ:  # glibc reads them at start-up
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 40))
-        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    if args.keep_freed_memory:
+        print(keep_freed_memory())
     tokens = ",".join(str(7 + (i * 31) % 40) for i in range(args.tokens))
     opts = dict(TINY if args.quick else GPT2, n_layers=args.layers, tokens=tokens)
     fwd_plan, bwd_plan = plan("gpt", **opts), plan("gpt", backward=True, **opts)
@@ -168,7 +193,9 @@ def main() -> None:
         f"{name} {u:.2f} s user + {sy:.2f} s system, {f:,.0f} page faults" for name, (u, sy, f) in cpu.items()))
     print(f"trace with gradients: {full.nbytes / 2**30:.2f} GiB in {len(full)} steps (plan said "
           f"{bwd_plan.nbytes / 2**30:.2f}); peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
+    extra = full.nbytes - forward.nbytes - sum(g.nbytes for g in grads.values())
     del full, grads
+    print(fresh_memory(extra, mt - mp, pause=0 if args.quick else 3))
 
     os.environ["EXPLAIN_MAX_BYTES"] = str(int((weights + fwd_plan.nbytes) / 0.8) + 2**20)  # forward fits only
     t = time.perf_counter()
