@@ -110,11 +110,12 @@ class Sgd(Op):
         w, g = float(inputs[0][index]), float(inputs[1][index])
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)} − "
                                f"lr·{syms.ins[1]}{idx(index)}",
+                               # the arithmetic last: the drill-down pins the last line as the result
                                lines=[f"learning rate lr = {num(lr)}",
-                                      f"{num(w)} − {num(lr)}×{arg(g)} = {num(output[index])}",
                                       "the gradient is " + ("positive: the weight goes down" if g > 0 else
                                                             "negative: the weight goes up" if g < 0 else
-                                                            "0: the weight stays")])
+                                                            "0: the weight stays"),
+                                      f"{num(w)} − {num(lr)}×{arg(g)} = {num(output[index])}"])
 
 
 @register
@@ -173,6 +174,7 @@ class AdamW(Op):
                                       decay,
                                       f"update = lr·m̂/(√v̂ + ε) = {sig(lr)}×{sarg(mh)}/({sig(np.sqrt(vh))} + "
                                       f"{sig(eps)}) = {sig(step)}",
-                                      f"{num(decayed)} − {sarg(step)} = {num(output[index])}",
                                       "on the first step m̂/√v̂ = g/|g|: the weight moves by about lr against the "
-                                      "gradient's sign" if g else "the gradient is 0: only the decay moves it"])
+                                      "gradient's sign" if g else "the gradient is 0: only the decay moves it",
+                                      # the arithmetic last: the drill-down pins the last line as the result
+                                      f"{num(decayed)} − {sarg(step)} = {num(output[index])}"])

@@ -79,6 +79,25 @@ def test_a_cell_explains_m_v_the_bias_corrections_and_the_update(trace, torch_st
     assert "weight decay λ = 0.1" in matrix
 
 
+def test_the_drill_downs_result_is_the_update_itself(trace, torch_step) -> None:
+    """The drill-down pins an explanation's last line as its result. For an update that line is the update's
+    arithmetic, w − step = w′ (torch's w′), not a remark after it: at 80×24 the remark left the pinned result a bare
+    ``= 0.0108``. The same for the recorded SGD step (w − lr×g = w′, checked by hand from the trace's w and g)."""
+    from explain.render.step import explanation_result
+
+    name, theirs, cell = "blocks.1.mlp.b_out", "transformer.h.1.mlp.c_proj.bias", 5
+    with precision(12):
+        result = explanation_result(trace.explain(f"{name}.updated", (cell,)), precision=12).plain
+    w, w1 = re.fullmatch(r"(\S+) − \(?(\S+?)\)? = (\S+)", result).group(1, 3)
+    assert float(w) == pytest.approx(float(trace.params[name][cell]), rel=1e-11)
+    assert float(w1) == pytest.approx(float(torch_step[f"p1:{theirs}"][cell]), rel=1e-11)
+    sgd = explain.run("gpt", lr=0.5)
+    ex = sgd.explain("blocks.0.mlp.b_out.updated", (3,))
+    w, g = float(sgd.params["blocks.0.mlp.b_out"][3]), float(sgd["blocks.0.mlp.b_out.grad"].output[3])
+    assert explanation_result(ex).plain.endswith(f"= {w - 0.5 * g:.4f}") and " − 0.5000×" in explanation_result(ex).plain
+    assert ex.lines[-2].startswith("the gradient is ")
+
+
 def test_the_settings_are_explain_trains_and_the_cli_records_them() -> None:
     opt = AdamW()
     assert (opt.betas, opt.eps, opt.weight_decay) == (ADAMW["betas"], ADAMW["eps"], ADAMW["weight_decay"])
