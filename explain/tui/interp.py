@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from textual.screen import Screen
 
 from explain.errors import ExplainError
-from explain.interp.names import LENS
+from explain.interp.names import LENS, attr
 from explain.interp.stream import check_model
 from explain.trace import Trace
 
@@ -49,7 +49,8 @@ def lens(ctl: Controller) -> None:
 
 
 def attribution(ctl: Controller) -> None:
-    """Which part writes the model's top word, against its runner-up, at the last position (recorded anew)."""
+    """Which part writes the model's top word, against its runner-up, at the last position; a run that holds an
+    attribution already (``explain attribute --word W --vs W2``, or ``A`` pressed before) shows that one."""
     from explain.interp.attribution import (  # lazy: numpy's tools loaded on first use
         record_attribution,
         summary,
@@ -59,10 +60,19 @@ def attribution(ctl: Controller) -> None:
 
     if not _pre_norm(ctl):
         return
+    vocab = ctl.trace.labels.get("vocab")
+
+    def text(i: int | None) -> str:
+        return "" if i is None else vocab[i] if vocab else str(i)
+
+    if attr("total") in ctl.trace:  # the words asked for are kept: recording anew would replace them
+        done = ctl.trace[attr("total")].attrs
+        ctl.open_interp(AttributionScreen(summary(ctl.trace, done["word"], done["vs"], done["pos"],
+                                                  text(done["word"]), text(done["vs"]))))
+        return
     order = ctl.trace["logits"].output[0, -1].argsort()[::-1]
     word, vs = int(order[0]), int(order[1])
-    vocab = ctl.trace.labels.get("vocab")
-    names = (vocab[word], vocab[vs]) if vocab else (str(word), str(vs))
+    names = (text(word), text(vs))
     ctl.record("the attribution", lambda t: record_attribution(without_attribution(t), word, vs),
                lambda t: ctl.open_interp(AttributionScreen(summary(t, word, vs, -1, *names))))
 

@@ -1,6 +1,6 @@
 """The attribution screen (``A``): each part of the final residual (embeddings, each head, each attention bias,
 each MLP) and its contribution to the logit difference between the model's top word and its runner-up at the
-last position, largest first, coloured blue (against) to red (for); the sum beside the run's logit, and the
+last position (or the words a run opened by ``explain attribute`` was recorded for), largest first, coloured blue (against) to red (for); the sum beside the run's logit, and the
 convention (the final norm's scale frozen at its run value, TransformerLens's). Enter opens the contribution's
 recorded step (``attrib.contributions``) in the step view."""
 

@@ -1,0 +1,56 @@
+"""The interpretability screens on the runs the interp commands open (``explain attribute``, ``explain lens``,
+``explain patch``): a screen key shows what the command recorded for the words asked for, not something else."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import _until, drive, text_of
+
+import explain
+from explain.interp.attribution import attribute
+from explain.tui.app import ExplainApp
+
+TEXT = "The cat is happy"
+
+
+def test_a_on_an_attribute_run_shows_the_words_asked_for(size=(120, 40)):
+    """`explain attribute gpt --text "The cat is happy" --word happy --vs cat` opens on attrib.total; `A` re-recorded
+    the top word against the runner-up ('.' − 'small', 10.23) over it. Now it shows happy − cat, whose sum is the
+    logit difference of a plain run without any attribution (independent reference; tolerance 1e-10), and the
+    recorded steps are the ones the command made."""
+    result = attribute("gpt", "happy", "cat", trained=True, text=TEXT)
+    logits = explain.run("gpt", trained=True, text=TEXT)["logits"].output
+    vocab = result.trace.labels["vocab"]
+    want = logits[0, -1, vocab.index("happy")] - logits[0, -1, vocab.index("cat")]
+    app = ExplainApp(result.trace, start="attrib.total")
+
+    async def script(pilot):
+        await pilot.press("A")
+        await _until(pilot, lambda: type(app.screen).__name__ == "AttributionScreen", tries=3000)
+        shown = app.screen.result
+        assert (shown.word_text, shown.vs_text) == ("happy", "cat")
+        np.testing.assert_allclose(shown.total, want, rtol=0, atol=1e-10)
+        assert "logit['happy'] − logit['cat'] after position 3" in text_of(app.screen.query_one("#grid-title"))
+        await pilot.press("escape")
+        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
+        np.testing.assert_allclose(app.screen.view.trace["attrib.total"].output, want, rtol=0, atol=1e-10)
+
+    drive(app, script, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24)])
+def test_a_twice_on_a_plain_run_is_one_attribution(size):
+    """On a run without one, `A` records the top word against the runner-up once; pressed again it shows the same."""
+    app = ExplainApp(explain.run("gpt", trained=True, text="the cat sat on the"))
+
+    async def script(pilot):
+        for _ in range(2):
+            await pilot.press("A")
+            await _until(pilot, lambda: type(app.screen).__name__ == "AttributionScreen", tries=3000)
+            assert (app.screen.result.word_text, app.screen.result.vs_text) == ("mat", "lazy")
+            await pilot.press("escape")
+            await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
+        assert sum(s.name == "attrib.total" for s in app.screen.view.trace) == 1
+
+    drive(app, script, size=size)
