@@ -15,7 +15,17 @@ from typing import Any
 from explain.api import run
 from explain.errors import UsageError
 from explain.interp import names
-from explain.interp.stream import Stream, check_model, finish, ref, resume, stream_of, tokenizer_for, word_id
+from explain.interp.stream import (
+    Stream,
+    check_model,
+    check_one_text,
+    finish,
+    ref,
+    resume,
+    stream_of,
+    tokenizer_for,
+    word_id,
+)
 from explain.recorder import Recorder, Ref
 from explain.trace import Trace
 
@@ -126,6 +136,7 @@ def attribute(model: str, word: str, vs: str | None = None, *, position: int = -
     """Run ``model`` with :func:`explain.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
     ``position`` (default: the last) to the parts of the final residual."""
     check_model(model)
+    check_one_text(options, "attribution")
     tok = tokenizer_for(model, options)
     w = word_id(word, tok)
     v = word_id(vs, tok, "--vs") if vs is not None else None

@@ -17,7 +17,16 @@ import numpy as np
 from explain.api import run
 from explain.errors import UsageError
 from explain.interp import names
-from explain.interp.stream import check_model, finish, replay, resume, stream_of, tokenizer_for, word_id
+from explain.interp.stream import (
+    check_model,
+    check_one_text,
+    finish,
+    replay,
+    resume,
+    stream_of,
+    tokenizer_for,
+    word_id,
+)
 from explain.memory import check_memory
 from explain.trace import Trace
 
@@ -97,6 +106,7 @@ def lens(model: str, word: str | None = None, *, position: int = -1, **options: 
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
     space, ``' Paris'``) at ``position`` (default: the last)."""
     check_model(model)  # refused before the run, in one line
+    check_one_text(options, "the logit lens")
     word_id_ = word_id(word, tokenizer_for(model, options)) if word is not None else None
     trace = run(model, **options)
     T = trace["logits"].shape[-2]

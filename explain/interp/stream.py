@@ -65,6 +65,15 @@ def check_model(model: str) -> None:
     raise UsageError(f"'{model}' has no residual stream (blocks and a final norm) to read; {fix}")
 
 
+def check_one_text(options: dict[str, Any], what: str) -> None:
+    """Refuse a batch (``--text`` given more than once): the tools read one text, and a shorter text's last
+    position in a padded batch is ``<pad>``."""
+    texts = options.get("text")
+    if texts is not None and not isinstance(texts, str) and len(texts) > 1:
+        raise UsageError(f"--text is given {len(texts)} times; {what} reads one text (in a batch, a shorter "
+                         "text's last position is <pad>): give --text once")
+
+
 def stream_of(trace: Trace) -> Stream:
     """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
     check_model(trace.config.model)

@@ -55,6 +55,8 @@ def test_lens_export_recomputes_its_steps(tmp_path):
     (("lens", "gpt", "--trained", "--word", "zebra"), 1, "'zebra' is not in the vocabulary"),  # not read as <unk>
     (("lens", "gpt", "--word", "cat", "--plain", "--json"), 2, "choose one of"),
     (("lens", "gpt", "--word", "cat", "-o", "x.txt"), 2, "*.py"),
+    # a batch was read as item 0 alone, after its last position: "after position 3 (<pad>)"
+    (("lens", "gpt", "--text", "the cat", "--text", "a dog is happy", "--word", "happy"), 2, "give --text once"),
 ])
 def test_lens_refusals_are_one_line(args, code, needle):
     one_line_error(invoke(*args), code, needle)
@@ -85,6 +87,7 @@ def test_attribute_json_and_export(tmp_path):
     (("attribute", "gpt", "--trained", "--word", "mat", "--vs", "zebra"), 1, "'zebra' is not in the vocabulary"),
     (("attribute", "gpt", "--word", "cat", "--vs", "cat"), 2, "is --word itself"),
     (("attribute", "gpt"), 2, "--word"),
+    (("attribute", "gpt", "--text", "the cat", "--text", "a dog is happy", "--word", "happy"), 2, "give --text once"),
 ])
 def test_attribute_refusals_are_one_line(args, code, needle):
     one_line_error(invoke(*args), code, needle)
