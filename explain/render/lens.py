@@ -18,9 +18,11 @@ def lens_grid(lens: Lens, digits: int = 2) -> Group:
     # width, which cut this one into three lines above a narrow table
     title = Text("logit lens: the top word at each position, read after each layer", style="italic")
     table = Table()
-    table.add_column("layer", justify="right", no_wrap=True)
+    # the layer column is never cut ('10+a…' lost which layer), and a cell too narrow for its word and probability
+    # wraps the probability onto a second line instead of cutting it ('␣the 0.…')
+    table.add_column("layer", justify="right", no_wrap=True, min_width=max(len(r.label) for r in lens.rows))
     for t, tok in enumerate(tokens):
-        table.add_column(f"{t} {tok}", no_wrap=True, style="bold" if t == lens.position else "")
+        table.add_column(f"{t} {tok}", style="bold" if t == lens.position else "")
     for row in lens.rows:
         table.add_row(row.label, *[f"{w} {num(p, digits)}" for _, w, p in row.top])
     return Group(title, table)

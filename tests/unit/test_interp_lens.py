@@ -4,13 +4,17 @@ probabilities from an independent softmax, and the one-line refusals."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from explain.errors import InputError, UsageError
-from explain.interp.lens import lens
+from explain.interp.lens import Lens, LensRow, lens
+from explain.render.lens import lens_grid
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)
 
@@ -85,3 +89,23 @@ def test_a_word_outside_the_vocabulary_is_refused():
 def test_a_position_outside_the_text_is_refused():
     with pytest.raises(UsageError, match="--position 9 is outside the 4 positions"):
         lens("gpt", "cat", position=9)
+
+
+def test_the_printed_grid_keeps_every_layer_and_probability_at_80_columns():
+    """SmolLM2's lens printed at 80 columns (piped) cut the layer column ('10+a…') and the cells ('␣the 0.…',
+    '␣capital 1…'). Here a 30-layer-like grid of five long words: every layer label and every probability is
+    printed whole (a cell too narrow wraps its probability onto a second line)."""
+    words = ["The", "␣capital", "␣of", "␣France", "␣is"]
+    tops = ["<filename>", "␣dismant", "␣capital", "␣the", "␣Paris"]
+    rows = [LensRow(label, "x", [(0, tops[(i + t) % 5], 0.5 + i / 100 + t / 1000) for t in range(5)])
+            for i, label in enumerate(["0", "0+attn", "10", "10+attn", "29+attn"])]
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    console.print(lens_grid(Lens(SimpleNamespace(labels={"pos": words}), None, "", 4, rows)))
+    out = console.file.getvalue()
+    assert "…" not in out, out
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    for row in rows:
+        assert any(line.startswith(f"│ {row.label:>7} │") for line in lines), (row.label, out)
+        for _, _, p in row.top:
+            assert f"{p:.2f}" in out, (p, out)
