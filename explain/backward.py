@@ -269,7 +269,8 @@ def record_loss_after(rec: Recorder, lr: float, loss_with: Any, optimizer: str =
         trend = ("down" if after < before else "up: the step was too large" if after > before else "unchanged")
         note += f" It went from {before:.6g} to {after:.6g}: {trend} ({after - before:+.3g})."
     rec.op("input", "loss_after", sym="L′", value=value, shape=(), axes=(), note=note, formula=text,
-           group=update_group())
+           group=update_group(), given_by="the loss of the model run again with the updated parameters (that "
+                                          "forward pass is not recorded step by step)")
 
 
 def gradient_partner(trace: Any, step: Step) -> tuple[str | None, str]:

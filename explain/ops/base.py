@@ -113,8 +113,9 @@ def id_word(token_id: int, vocab: Any) -> str:
 
 
 def idx(index: tuple[int | str, ...]) -> str:
-    """``[0, 1]`` for an index tuple (``[0, :]`` with a whole axis, as tutorials write it)."""
-    return "[" + ", ".join(str(i) for i in index) + "]"
+    """``[0, 1]`` for an index tuple (``[0, :]`` with a whole axis, as tutorials write it); nothing for a scalar's
+    empty index: its cell is the loss ``L``, not ``L[]``."""
+    return "[" + ", ".join(str(i) for i in index) + "]" if index else ""
 
 
 @dataclass

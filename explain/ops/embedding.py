@@ -37,12 +37,14 @@ class Input(Op):
     def source(self, out, ins, **attrs) -> str:
         return out  # the exporter writes the value as a literal or loads it from the sidecar
 
-    def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None,
+    def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None, given_by: str | None = None,
                 **attrs) -> CellExplanation:
         value = output[index]
         # integer inputs are token ids (the tokens, the targets): name each by its word
         shown = token(int(value), vocab) if output.dtype.kind in "iu" else num(value)
-        return CellExplanation(index, float(value), f"{syms.out}{idx(index)} is given as input",
+        # ``given_by``: what computed a value recorded whole (the loss after an update: a second forward pass)
+        title = f"{syms.out}{idx(index)}: {given_by}" if given_by else f"{syms.out}{idx(index)} is given as input"
+        return CellExplanation(index, float(value), title,
                                lines=[f"{syms.out}{idx(index)} = {shown}"],
                                shown=shown if output.dtype.kind in "iu" else None)
 

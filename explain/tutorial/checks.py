@@ -33,7 +33,7 @@ class Check:
 def select(output: Any, index: Index, step: Step, field: str, fail: Fail) -> Any:
     """``output[index]`` with ":" as a whole axis, or an error naming the index and the shape."""
     if len(index) > len(step.shape):
-        raise fail(f"{idx(index)} has {len(index)} indices but {step.name} has {len(step.shape)} axes "
+        raise fail(f"{idx(index) or '[]'} has {len(index)} indices but {step.name} has {len(step.shape)} axes "
                    f"(shape {fmt_shape(step.shape)})", f"give at most {len(step.shape)} indices", field=field)
     for axis, (i, n) in enumerate(zip(index, step.shape)):
         if i != ":" and i >= n:

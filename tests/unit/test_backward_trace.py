@@ -126,6 +126,12 @@ def test_sgd_step_records_updates_and_the_loss_after() -> None:
     assert "went from" in after.note and after.group == ("update",)
     again = explain.run("gpt", weights={n: t[f"{n}.updated"].output for n in t.params})
     assert float(again["loss"].output) == pytest.approx(float(after.output), rel=1e-13)
+    # the drill-down says where L′ came from (a second forward pass), not "given as input"; a scalar's cell is
+    # written L′, not L′[] (tutorial 21's last stop at 80×24 showed "L′[] is given as input")
+    ex = t.explain("loss_after", ())
+    assert ex.title.startswith("L′: the loss of the model run again with the updated parameters"), ex.title
+    assert ex.lines == [f"L′ = {float(again['loss'].output):.4f}"]
+    assert t.explain("loss", ()).title.startswith("L = mean of the ")
 
 
 def test_memory_refusal_counts_the_gradients(monkeypatch) -> None:
