@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from explain.render.tables import fit_tables
 from explain.tui.state import Tour, View
 from explain.tui.tutorial import next_tutorial
 
@@ -89,7 +90,9 @@ class NarrationPane(ScrollView):
         width = max(width, 10)
         console = self.app.console
         options = console.options.update_width(width)
-        lines = console.render_lines(Markdown(self.text), options, style=self.rich_style, pad=True)
+        # a table wider than the pane becomes a list (rich cut its cells to 'fre…' and '(1.…')
+        lines = console.render_lines(Markdown(fit_tables(self.text, width)), options, style=self.rich_style,
+                                     pad=True)
         self._lines = [Strip(line, width) for line in lines]
         self._width = width
         self.virtual_size = Size(width, len(self._lines))
