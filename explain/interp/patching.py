@@ -104,6 +104,12 @@ class Runs:
     def recovered(self, d: float) -> float:
         return (d - self.corrupt_diff) / (self.clean_diff - self.corrupt_diff)
 
+    def words(self) -> list[str]:
+        """One label per position: the word, or ``clean/corrupted`` where the two texts differ (``tired/happy``),
+        as a batch's differing items are labelled."""
+        clean, bad = self.clean.labels.get("pos") or [], self.corrupt.labels.get("pos") or []
+        return [a if a == b else f"{a}/{b}" for a, b in zip(clean, bad)]
+
 
 @dataclass
 class Patched:
@@ -142,6 +148,7 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
     changed = rerun(corrupt, step, value)
     rec = Recorder(corrupt.config, corrupt.params)
     rec.labels, rec.batch_labels, rec.specs = dict(corrupt.labels), dict(corrupt.batch_labels), dict(corrupt.specs)
+    rec.labels["pos"] = runs.words()  # the clean step's rows hold the clean words: say both where they differ
     rec.steps = list(corrupt.steps[:s.index + 1])
     rec._names = {x.name for x in rec.steps}
     given = rec.input(names.patch_clean(step), clean[step].output, s.axes)
@@ -255,7 +262,7 @@ def sweep_runs(runs: Runs, kind: str = "resid", executed: list[str] | None = Non
     # the baseline through the same last-row arithmetic, so a patch that changes nothing recovers exactly 0
     base = runs.diff(_last_logits(stream, corrupt, corrupt[final].output))
     rec = (diffs - base) / (runs.clean_diff - base)
-    cols = [f"head {h}" for h in range(n_cols)] if kind == "heads" else list(corrupt.labels.get("pos") or [])
+    cols = [f"head {h}" for h in range(n_cols)] if kind == "heads" else runs.words()
     return Sweep(runs, kind, steps, cols, rec, diffs, len(count))
 
 

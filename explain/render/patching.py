@@ -45,9 +45,10 @@ def fraction(v: float, digits: int = 2) -> str:
 
 
 def rows_legend(s: Sweep) -> str:
-    """What row L of a sweep patches (its rows are labelled by layer only)."""
+    """What row L of a sweep patches (its rows are labelled by layer only), and what a column label a/b means."""
+    cols = "" if s.kind == "heads" else "; a column whose words differ is labelled clean/corrupted"
     return {"resid": f"row L: the input of block L ({s.steps[0]}, then blocks.L−1.resid_post)",
-            "mlp": "row L: blocks.L.mlp_out", "heads": "row L: blocks.L.attn.z, one head at every position"}[s.kind]
+            "mlp": "row L: blocks.L.mlp_out", "heads": "row L: blocks.L.attn.z, one head at every position"}[s.kind] + cols
 
 
 def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:

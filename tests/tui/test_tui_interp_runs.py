@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import _until, drive, text_of
+from textual.widgets import DataTable
 
 import explain
 from explain.interp.attribution import attribute
+from explain.interp.patching import prepare, sweep_runs
 from explain.tui.app import ExplainApp
 
 TEXT = "The cat is happy"
@@ -52,5 +54,28 @@ def test_a_twice_on_a_plain_run_is_one_attribution(size):
             await pilot.press("escape")
             await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
         assert sum(s.name == "attrib.total" for s in app.screen.view.trace) == 1
+
+    drive(app, script, size=size)
+
+
+def test_the_sweep_names_both_words_where_the_texts_differ(size=(80, 24)):
+    """Tutorial 20's sweep at 80x24: the changed position's column read '2 happy' (the corrupted word; the patch
+    puts tired there). It reads '2 tired/happy', the title says what a/b means, and the table still needs no
+    sideways scrolling."""
+    runs = prepare("gpt", "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book",
+                   "tired", "happy", trained=True)
+    runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
+    app = ExplainApp(runs.corrupt)
+
+    async def script(pilot):
+        await pilot.press("P")
+        await _until(pilot, lambda: type(app.screen).__name__ == "SweepScreen" and app.screen.query(DataTable)
+                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        table = app.screen.query_one(DataTable)
+        await _until(pilot, lambda: table.virtual_size.width > 0)
+        labels = [str(c.label) for c in table.columns.values()][1:]
+        assert labels == ["0 fish", "1 book", "2 tired/happy", "3 cat", "4 man", "5 hungry", "6 fish", "7 book"]
+        assert "labelled clean/corrupted" in text_of(app.screen.query_one("#grid-title"))
+        assert table.virtual_size.width <= table.size.width, (table.virtual_size, table.size)
 
     drive(app, script, size=size)

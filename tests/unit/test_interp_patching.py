@@ -117,3 +117,18 @@ def test_patch_a_head_on_gpt():
 def test_bad_choices_are_refused(call, error, needle):
     with pytest.raises(error, match=needle.replace("(", r"\(").replace(")", r"\)")):
         call()
+
+
+def test_positions_whose_words_differ_are_labelled_clean_slash_corrupted():
+    """The patched run and the sweep labelled every position with the corrupted text's words, so the clean step
+    patch.clean.blocks.0.resid_post showed tired's residual in a row '2 happy' (tutorial 20, stop 1). Where the
+    texts differ the label is now both words, clean first (as a batch's differing items are labelled)."""
+    clean, corrupt = "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book"
+    want = ["fish", "book", "tired/happy", "cat", "man", "hungry", "fish", "book"]
+    runs = prepare("gpt", clean, corrupt, "tired", "happy", trained=True)
+    assert runs.words() == want
+    assert sweep_runs(runs, "resid").columns == want and sweep_runs(runs, "heads").columns[:1] == ["head 0"]
+    one = patch("gpt", clean, corrupt, "tired", "happy", "blocks.0.resid_post", position=2, trained=True)
+    assert one.trace.axis_labels("pos") == want and one.trace.tokens_text() == " ".join(want)
+    np.testing.assert_array_equal(one.trace["patch.clean.blocks.0.resid_post"].output,
+                                  runs.clean["blocks.0.resid_post"].output)

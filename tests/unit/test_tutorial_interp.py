@@ -44,7 +44,7 @@ step = "blocks.0.resid_post"
 position = 1
 ''', "attrib.total")
     trace = check_tutorial(t).trace
-    assert trace.tokens_text() == "The dog is happy"  # the corrupted run, patched
+    assert trace.tokens_text() == "The cat/dog is happy"  # the corrupted run, patched: clean/corrupted where they differ
     patched = trace["patch.blocks.0.resid_post"].output
     assert "patch.clean.blocks.0.resid_post" in trace and "lens.blocks.1.resid_post.probs" in trace
     np.testing.assert_array_equal(patched[0, 1], trace["patch.clean.blocks.0.resid_post"].output[0, 1])
