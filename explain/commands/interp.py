@@ -175,8 +175,8 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
 
     \b
     Examples:
-      explain patch gpt --text "The cat is happy" --corrupt "The dog is happy" --word happy --vs dog --step blocks.0.resid_pre --position 1
-      explain patch gpt --text "The cat is happy" --corrupt "The dog is happy" --word happy --vs dog --sweep resid
+      explain patch gpt --text "fish book tired cat man hungry fish book" --corrupt "fish book happy cat man hungry fish book" --word tired --vs happy --step blocks.0.resid_post --position 2
+      explain patch gpt --text "fish book tired cat man hungry fish book" --corrupt "fish book happy cat man hungry fish book" --word tired --vs happy --sweep resid
     """
     _mode(plain, as_json)
     if (step is None) == (sweep is None):

@@ -25,6 +25,9 @@ from explain.recorder import Recorder, Ref
 from explain.trace import Step, Trace
 
 Where = tuple[tuple[int, int], ...]  # (axis, index) pairs, each fixing one axis of the patched step
+# clean and corrupted logit differences closer than this (the odds of W against W2 differ by under 11 %) make every
+# recovered fraction a ratio of two small numbers: said beside the fractions
+SMALL_GAP = 0.1
 
 
 def where_of(step: Step, position: int | None = None, head: int | None = None) -> Where:
@@ -104,6 +107,15 @@ class Runs:
     def recovered(self, d: float) -> float:
         return (d - self.corrupt_diff) / (self.clean_diff - self.corrupt_diff)
 
+    def notes(self) -> list[str]:
+        """A warning when the two runs barely differ: the fractions divide by that difference."""
+        gap = self.clean_diff - self.corrupt_diff
+        if abs(gap) >= SMALL_GAP:
+            return []
+        return [f"the clean and corrupted logit differences are only {abs(gap):.2g} apart, and every recovered "
+                "fraction divides by that, so small changes read as large fractions: choose a corruption that "
+                "changes which of the two words the model prefers"]
+
     def words(self) -> list[str]:
         """One label per position: the word, or ``clean/corrupted`` where the two texts differ (``tired/happy``),
         as a batch's differing items are labelled."""
@@ -161,7 +173,7 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
                                  inputs=tuple(rename.get(n, n) for n in later.inputs)))
     trace = rec.trace().keeps_run_of(corrupt)
     diff = runs.diff(trace["logits"].output)
-    notes = []
+    notes = runs.notes()
     if n_changed == 0:
         notes.append("the patch changes nothing: the clean and corrupted runs agree at every patched cell")
     elif diff == runs.corrupt_diff:
@@ -230,7 +242,7 @@ class Sweep:
         r = self.runs
         return {"kind": self.kind, "steps": self.steps, "columns": self.columns, "word": r.word_text,
                 "vs": r.vs_text, "clean": r.clean_diff, "corrupt": r.corrupt_diff,
-                "recovered": self.recovered.tolist(), "patched": self.diffs.tolist()}
+                "recovered": self.recovered.tolist(), "patched": self.diffs.tolist(), "notes": r.notes()}
 
 
 SWEEP_STEPS = {"resid": "blocks.{}.resid_pre", "mlp": "blocks.{}.mlp_out", "heads": "blocks.{}.attn.z"}

@@ -65,4 +65,5 @@ def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:
     rows = Text(rows_legend(s), style="dim")
     note = Text("(patched − corrupted) / (clean − corrupted): 1 restores the clean run's difference, 0 changes "
                 f"nothing; {s.executed:,} steps recomputed in all (only those after each patch point)", style="dim")
-    return Group(runs_line(s.runs), title, table, rows, note)
+    warn = [Text(f"Note: {n}.", style="bold") for n in s.runs.notes()]
+    return Group(runs_line(s.runs), *warn, title, table, rows, note)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import _until, drive, text_of
+from conftest import _until, drive, region_lines, text_of
 from textual.widgets import DataTable
 
 import explain
@@ -77,5 +77,25 @@ def test_the_sweep_names_both_words_where_the_texts_differ(size=(80, 24)):
         assert labels == ["0 fish", "1 book", "2 tired/happy", "3 cat", "4 man", "5 hungry", "6 fish", "7 book"]
         assert "labelled clean/corrupted" in text_of(app.screen.query_one("#grid-title"))
         assert table.virtual_size.width <= table.size.width, (table.virtual_size, table.size)
+
+    drive(app, script, size=size)
+
+
+def test_the_sweep_warns_in_a_title_that_is_whole_at_80x24(size=(80, 24)):
+    """Runs only 0.016 apart (the README's old example): the sweep's title warns that the fractions are ratios of
+    small numbers; at 80x24 that title is 10 lines, and the grid screens' 6-line cap cut the warning and the keys."""
+    runs = prepare("gpt", TEXT, "The dog is happy", "happy", "dog", trained=True)
+    runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
+    app = ExplainApp(runs.corrupt)
+
+    async def script(pilot):
+        await pilot.press("P")
+        await _until(pilot, lambda: type(app.screen).__name__ == "SweepScreen" and app.screen.query(DataTable)
+                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        title = app.screen.query_one("#grid-title")
+        await _until(pilot, lambda: title.size.height > 0)
+        shown = " ".join(line.strip() for line in region_lines(app, title.content_region))
+        assert "only 0.016 apart" in shown and "the model prefers." in shown and "Enter records" in shown, shown
+        assert app.screen.query_one(DataTable).size.height >= 3  # the header and both rows
 
     drive(app, script, size=size)

@@ -132,3 +132,20 @@ def test_positions_whose_words_differ_are_labelled_clean_slash_corrupted():
     assert one.trace.axis_labels("pos") == want and one.trace.tokens_text() == " ".join(want)
     np.testing.assert_array_equal(one.trace["patch.clean.blocks.0.resid_post"].output,
                                   runs.clean["blocks.0.resid_post"].output)
+
+
+def test_runs_that_barely_differ_are_said_to():
+    """The README's old example (The cat/dog is happy, happy vs dog): the differences are −1.6794 and −1.6636, 0.016
+    apart, and the sweep's fractions (−4.15, 2.48) are ratios of small numbers. A note says so (gap under 0.1, the
+    odds of W against W2 changing by under 11 %), in the sweep's JSON and a patched run's notes; tutorial 20's
+    runs (1.2528 against −0.0705, independent of this note) get none."""
+    small = prepare("gpt", "The cat is happy", "The dog is happy", "happy", "dog", trained=True)
+    gap = abs(small.clean_diff - small.corrupt_diff)
+    assert gap == pytest.approx(0.0158, abs=5e-4)
+    assert len(small.notes()) == 1 and f"only {gap:.2g} apart" in small.notes()[0]
+    assert sweep_runs(small, "resid").to_dict()["notes"] == small.notes()
+    one = patch("gpt", "The cat is happy", "The dog is happy", "happy", "dog", "blocks.1.attn.z", head=0, trained=True)
+    assert one.notes[:1] == small.notes()
+    big = prepare("gpt", "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book",
+                  "tired", "happy", trained=True)
+    assert big.clean_diff - big.corrupt_diff == pytest.approx(1.2528 + 0.0705, abs=1e-3) and big.notes() == []

@@ -14,6 +14,10 @@ from explain.tui.screens.interp_grid import GridScreen, heat
 
 
 class SweepScreen(GridScreen):
+    # the title says what the rows, the columns and the numbers are, and warns when the fractions are ratios of small
+    # numbers: at 80 columns that is 8 lines, which the grid screens' 6 cut (the warning and the keys were lost)
+    DEFAULT_CSS = "SweepScreen #grid-title { max-height: 10; }"
+
     def __init__(self, sweep: Sweep) -> None:
         super().__init__()
         self.sweep = sweep
@@ -24,6 +28,7 @@ class SweepScreen(GridScreen):
                              f" is {num(r.clean_diff, 4)} clean and {num(r.corrupt_diff, 4)} corrupted; each cell is "
                              "the recovered fraction (patched − corrupted) / (clean − corrupted); "
                              f"{rows_legend(self.sweep)}.\n",
+                             *[(f"Note: {n}.\n", "bold") for n in r.notes()],
                              ("Enter records and opens that patched run · Esc closes", "dim"))
 
     def columns(self) -> list[str]:
