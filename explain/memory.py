@@ -50,11 +50,12 @@ def _has_gradients(planned: Trace | tuple[int, int]) -> bool:
 
 
 def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_tokens: int | None = None,
-                 checkpoint: bool = False) -> None:
+                 checkpoint: bool = False, advice: str | None = None) -> None:
     """Refuse, before allocating anything, a run whose weights and trace would not fit in memory. Takes a
     planned trace or :func:`estimate`'s (parameter count, trace bytes); ``gradients`` says the trace holds the
     backward pass, ``new_tokens`` that it generates that many tokens, ``checkpoint`` that a checkpoint sets
-    every size (the message then suggests only what such a run can change)."""
+    every size (the message then suggests only what such a run can change); ``advice`` is what a command with
+    other options (explain train) suggests instead."""
     n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
     weights = n_params * BYTES_PER_VALUE
     need = weights + trace
@@ -72,7 +73,7 @@ def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_
         raise ResourceError(f"this run needs about {_gib(need)} (weights {_gib(weights)}, trace{grads} "
                             f"{_gib(trace)}) but explain plans to use at most {MEMORY_SHARE:.0%} of the "
                             f"{_gib(avail)} available ({_gib(budget)}); "
-                            f"{_advice(checkpoint, bool(grads), weights, budget)}{gen}")
+                            f"{advice or _advice(checkpoint, bool(grads), weights, budget)}{gen}")
 
 
 def _advice(checkpoint: bool, gradients: bool, weights: int, budget: int) -> str:

@@ -87,7 +87,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("checkpoint", "--checkpoint", "path", group="weights", metavar="PATH", needs="checkpoint", tutorial=False,
            help="Pretrained weights for {models}: a Hugging Face folder (GPT-2, Llama, Mistral, Qwen2), a hub id in "
                 "the local Hugging Face cache, or a GGUF file (llama); MODEL may then be left out."),
-    Option("trained", "--trained", "flag", group="weights", needs="checkpoint",
+    Option("trained", "--trained", "flag", group="weights", needs="trains",
            help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
                 "sentences and copying); its config sets every size. gpt opens it by default, unless "
                 "--random-weights, --weights, --checkpoint or a size option is given."),

@@ -60,6 +60,8 @@ CAPABILITIES: dict[str, str] = {
                  "÷√(2·n_layers), biases 0) instead of torch's nn.Linear/nn.Embedding defaults",
     "gqa": "grouped-query attention: key/value heads shared by groups of query heads (--kv-heads)",
     "rope": "rotary position embeddings on queries and keys (--rope-theta)",
+    "trains": "explain train trains it (its own untraced kernels) and saves a GPT-2 folder; a trained one ships "
+              "with explain (--trained)",
 }
 
 
@@ -140,7 +142,7 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           "weights qkv heads blocks embeddings tie_switch gpt2_init", loss=NEXT_TOKEN, target="Denkende Maschinen",
           masking="masks its decoder already and never its encoder"),
     Model("gpt", "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss", _DEEP, "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init", loss=NEXT_TOKEN, masking=_ALWAYS),
+          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains", loss=NEXT_TOKEN, masking=_ALWAYS),
     Model("llama", "a Llama decoder: RMSNorm, rotary positions, grouped-query attention, SwiGLU, no biases",
           dict(_DEEP, n_kv_heads=1, d_ff=16, qkv_bias=False), "The cat is happy",
           "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope", loss=NEXT_TOKEN,

@@ -18,7 +18,7 @@ import numpy as np
 
 from explain.api import estimate, plan
 from explain.config import Config, make_config
-from explain.errors import InputError, UsageError
+from explain.errors import ConfigError, InputError, UsageError
 from explain.inputs import Tokenizer
 from explain.memory import check_memory
 from explain.readers import regular_file
@@ -52,6 +52,19 @@ def initial_params(cfg: Config) -> dict[str, np.ndarray]:
     return {k: np.array(v) for k, v in init_params(specs, cfg.seed).items()}
 
 
+def _check_sizes(sizes: dict[str, Any]) -> None:
+    """What explain run accepts but training cannot use: one position has no next token to predict (the loss of
+    T positions has T − 1 targets), and a GPT-2 folder has no d_head of its own (explain train has no --d-head;
+    make_config's refusal would suggest it)."""
+    if sizes["n_ctx"] < 2:
+        raise UsageError(f"--context {sizes['n_ctx']} leaves no next token to learn (a row of T tokens has T − 1 "
+                         "targets); give --context 2 or more")
+    d, h = sizes["d_model"], sizes["n_heads"]
+    if d % h:
+        raise ConfigError(f"d_model {d} is not divisible by {h} heads (GPT-2 splits d_model among its heads); use "
+                          f"--heads a divisor of {d}, or --d-model a multiple of {h}")
+
+
 def _check_memory(cfg: Config, batch: int) -> None:
     """Refuse, before allocating, a training run that will not fit: the weights four times (values, gradients,
     AdamW's m and v) and a batch's activations (a forward trace's bytes per sequence, times the batch; the
@@ -59,7 +72,8 @@ def _check_memory(cfg: Config, batch: int) -> None:
     sizes = {k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps", "seed")}
     run_cfg, inp = prepare_run(cfg.model, tokens=",".join(["0"] * cfg.n_ctx), **sizes)
     n_params, per_sequence = estimate(run_cfg, inp)
-    check_memory((4 * n_params, batch * per_sequence), gradients=True)
+    check_memory((4 * n_params, batch * per_sequence), gradients=True,
+                 advice="use a smaller --batch-size or --context, fewer --layers, or a smaller --d-model/--d-ff")
 
 
 def train_model(model: str = "gpt", corpus: str | Path | None = None, output: str | Path | None = None,
@@ -67,13 +81,14 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
                 should_stop: Callable[[], bool] = lambda: False, **sizes: Any) -> tuple[Config, Result]:
     """Train ``model`` and (with ``output``) save it; returns the config and the result."""
     settings = settings or Settings()
-    if model not in MODELS or not MODELS[model].uses("checkpoint"):
-        able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.uses("checkpoint"))
+    if model not in MODELS or not MODELS[model].can("trains"):  # its untraced kernels are GPT-2's (step.py)
+        able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.can("trains"))
         raise UsageError(f"explain train trains a model it can save as a GPT-2 folder: use {able}, not '{model}'")
     out = check_output(output) if output is not None else None  # before training: ~ expanded, refusals in one line
     data = load_corpus(corpus)
     tok = Tokenizer(data.train + data.held_out)
     given = {k: v for k, v in sizes.items() if v is not None}
+    _check_sizes({**SIZES, **given})
     cfg = make_config(model, **{**SIZES, **given, "d_vocab": len(tok), "seed": settings.seed})
     _check_memory(cfg, settings.batch_size)
     params = initial_params(cfg)

@@ -16,6 +16,7 @@ from typing import Any
 
 from explain.errors import UsageError
 from explain.options import OPTIONS, flag
+from explain.registry import MODELS, able, quoted
 
 SHIPPED = Path(__file__).resolve().parent / "gpt-tiny"
 # Its sizes, explain train's defaults: small enough to train in minutes on two cores, two layers so that an
@@ -39,6 +40,10 @@ def use_trained(options: dict[str, Any], weights: Any = None, model: str | None 
     trained = options.pop("trained", False)
     random = options.pop("random_weights", False)
     given = options.get("checkpoint") is not None or weights is not None
+    if trained and model in MODELS and not MODELS[model].can("trains"):  # an unknown name: refused later
+        # before the shipped folder becomes its --checkpoint, whose refusal would name a path never given
+        raise UsageError(f"--trained opens the small trained {quoted(able('trains'))} that ships with explain; "
+                         f"'{model}' has none: use {quoted(able('trains'))} with --trained, or drop --trained")
     if trained and random:
         raise UsageError("--trained and --random-weights ask for different weights; keep one")
     if random and given:

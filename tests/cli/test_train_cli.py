@@ -79,6 +79,17 @@ def test_bad_input_is_one_line(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_what_training_cannot_use_is_refused_with_trains_own_fix(tmp_path):
+    """Session 9: `train llama` was a traceback (KeyError 'W_pos'); `--context 1` trained on no targets and saved
+    NaN weights; `--heads 3` suggested --d-head, which train has not."""
+    one_line_error(invoke("train", "llama", "-o", str(tmp_path / "x")), 2, "use 'gpt', not 'llama'")
+    one_line_error(invoke("train", "gpt", "--context", "1", "-o", str(tmp_path / "x")), 2, "--context 2 or more")
+    r = invoke("train", "gpt", "--heads", "3", "-o", str(tmp_path / "x"))
+    one_line_error(r, 2, "not divisible by 3 heads", "--heads a divisor of 64")
+    assert "--d-head" not in r.output
+    assert not (tmp_path / "x").exists()
+
+
 def test_a_corpus_file_trains(tmp_path):
     (tmp_path / "c.txt").write_text("\n".join(["red fish blue fish", "one fish two fish"] * 10))
     out = tmp_path / "m"
@@ -128,7 +139,9 @@ def test_progress_view_fits_the_terminal(size):
 
 def test_a_run_that_will_not_fit_is_refused_before_allocating(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLAIN_MAX_BYTES", str(10**6))  # 1 MB: the shipped sizes need more
-    one_line_error(invoke("train", "gpt", "--steps", "1", "-o", str(tmp_path / "x")), 1, "needs about", "at most")
+    r = invoke("train", "gpt", "--steps", "1", "-o", str(tmp_path / "x"))
+    one_line_error(r, 1, "needs about", "at most", "--batch-size")  # train's own options (no --vocab, no input)
+    assert "--vocab" not in r.output and "input" not in r.output
     assert not (tmp_path / "x").exists()
 
 

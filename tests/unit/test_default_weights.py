@@ -60,6 +60,16 @@ def test_contradictions_are_refused(options, words) -> None:
     assert all(w in str(err.value) for w in words), str(err.value)
 
 
+@pytest.mark.parametrize("model", ["llama", "attention"])
+def test_trained_on_a_model_without_shipped_weights_names_the_one_that_has_them(model) -> None:
+    """Session 9: `explain run llama --trained` named the shipped folder as a --checkpoint the user never gave
+    ("checkpoint '…/gpt-tiny' holds a 'gpt' model"); `run attention --trained` spoke of --checkpoint."""
+    r = CliRunner().invoke(main, ["run", model, "--trained", "--plain"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert "--trained opens the small trained 'gpt'" in r.output and "checkpoint" not in r.output, r.output
+    assert MODELS["gpt"].can("trains") and not MODELS[model].can("trains")
+
+
 def test_on_generate_the_seed_seeds_only_the_draws() -> None:
     opts = dict(text="the cat is", max_new_tokens=4, temperature=2.0)
     runs = {s: explain.generate("gpt", seed=s, **opts) for s in (1, 2, 3, 4)}
