@@ -81,6 +81,12 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
       explain check "x - x.mean(axis=-1, keepdims=True)" --shape x=4,8 --json
     """
     bindings = parse_options(shapes, dims)
+    file, _, name = expr.strip().partition(":")
+    if "::" not in expr and file.endswith(".py") and not any(c in file for c in " ()[]@,*+"):
+        # 'model.py' or 'model.py:f' would be read as an expression (the attribute .py, a syntax error)
+        example = f"{file}::{name if name.isidentifier() else 'function'}"
+        raise UsageError(f"'{expr}' names a Python file: check one function in it with FILE.py::function, like "
+                         f"explain check {example}")
     try:
         # Import only the checker for this form: at startup every module costs (see the benchmark).
         if "::" in expr and expr.split("::", 1)[0].endswith(".py"):

@@ -83,6 +83,9 @@ def test_einsum_mismatch_points_at_name() -> None:
     (["Q", "--shape", "Q=2", "--shpae", "K=2"], "no such option: --shpae"),
     ([], "Missing argument"),
     (["a b -> a"], "have no size"),
+    # session 9: a file without ::function was read as the attribute .py (a list of what is supported)
+    (["heads.py"], "like explain check heads.py::function"),
+    (["heads.py:heads"], "like explain check heads.py::heads"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], fragment: str) -> None:
     result = run(*args)
