@@ -101,8 +101,9 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     held = f", held-out {res.val_losses[-1][1]:.4f}" if res.val_losses else ""
     what = f"stopped at step {len(res.losses)} of {settings.steps} (Ctrl-C)" if res.stopped else \
         f"{len(res.losses)} step{'s' if len(res.losses) != 1 else ''}"
-    click.echo(f"{what} in {res.seconds:.1f} s: training loss {res.losses[-1]:.4f}{held}; saved '{out}' "
-               f"(open it with: explain run {model} --checkpoint {out})")
+    # two lines, each short enough for 80 columns: one line wrapped by the terminal split a number ("3.7" / "241")
+    click.echo(f"{what} in {res.seconds:.1f} s: loss {res.losses[-1]:.4f}{held}")
+    click.echo(f"saved '{out}'; open it with: explain run {model} --checkpoint {out}")
 
 
 class _View:
@@ -130,7 +131,7 @@ class _View:
 
     def __exit__(self, *exc) -> None:
         if self.live is not None:
-            self.live.update(self._render(), refresh=True)
+            self.live.update(self._render(running=False), refresh=True)  # no "Ctrl-C stops …": nothing runs
             self.live.__exit__(*exc)
 
     def update(self, p) -> None:
@@ -140,21 +141,30 @@ class _View:
         self.last = p
         if self.live is None:
             if p.val_loss is not None:
-                self.console.print(self._line(p), highlight=False)
+                self.console.print(self._line(p), highlight=False, soft_wrap=True)  # a log line, never wrapped
             return
         now = time.monotonic()
         if now - self.drawn > 0.2 or p.step == p.steps or p.saved:
             self.drawn = now
             self.live.update(self._render(), refresh=True)
 
-    def _line(self, p) -> str:
-        held = f"  held-out {p.val_loss:.4f}" if p.val_loss is not None else ""
+    def _line(self, p, width: int | None = None) -> str:
+        """The progress line; within ``width``, the speed and then the learning rate give way before the time
+        left and "saved" would be cut off the end (80 columns showed "4 s, ~4 s")."""
         eta = (p.steps - p.step) * p.elapsed / p.step
-        saved = "  saved" if p.saved else ""
-        return (f"step {p.step}/{p.steps}  loss {p.loss:.4f}{held}  lr {p.lr:.2e}  {p.tokens_per_s:,.0f} tok/s  "
-                f"{p.elapsed:.0f} s, ~{eta:.0f} s left{saved}")
+        parts = [f"step {p.step}/{p.steps}", f"loss {p.loss:.4f}"]
+        parts += [f"held-out {p.val_loss:.4f}"] if p.val_loss is not None else []
+        parts += [f"lr {p.lr:.2e}", f"{p.tokens_per_s:,.0f} tok/s", f"{p.elapsed:.0f} s, ~{eta:.0f} s left"]
+        parts += ["saved"] if p.saved else []
+        line = "  ".join(parts)
+        for drop in ("tok/s", "lr "):
+            if width is None or len(line) <= width:
+                break
+            parts = [x for x in parts if drop not in x]
+            line = "  ".join(parts)
+        return line if width is None else line[:width]
 
-    def _render(self):
+    def _render(self, running: bool = True):
         from rich.console import Group  # lazy: rich loads when training starts, not for --help
         from rich.text import Text  # lazy: as above
 
@@ -169,5 +179,5 @@ class _View:
         curve = loss_curve(self.losses, self.held, self.steps, width, max(5, min(height - 4 - 1, 20)))
         done = width * p.step // p.steps  # drawn as text: rich's ProgressBar ends without a line break in a Group
         bar = Text("━" * done, style="magenta") + Text("━" * (width - done), style="grey30")
-        return Group(self._line(p)[: width], bar, curve,
-                     "Ctrl-C stops after this step and keeps the last whole checkpoint")
+        hint = ["Ctrl-C stops after this step and keeps the last whole checkpoint"] if running else []
+        return Group(self._line(p, width), bar, curve, *hint)

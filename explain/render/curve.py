@@ -17,10 +17,17 @@ def loss_curve(losses: list[float], held: list[tuple[int, float]], total: int, w
     ``total`` steps, so the curve grows to the right as training goes."""
     label_w = 7
     w, h = max(8, width - label_w - 1), max(3, height - 2)  # the axis and the legend take two lines
-    per = max(1, -(-total // w))  # steps per column
-    cols = [sum(losses[i:i + per]) / len(losses[i:i + per]) for i in range(0, len(losses), per)]
-    marks = {min(w - 1, (s - 1) // per): v for s, v in held}
-    vals = [v for v in cols + list(marks.values()) if v is not None]
+
+    def col(step: int) -> int:  # step 1 at the left, step ``total`` at the right end (a whole number of steps
+        # per column left up to half the axis empty at the end of a run: 200 steps on 192 columns used 100)
+        return min(w - 1, (step - 1) * (w - 1) // max(1, total - 1))
+
+    groups: dict[int, list[float]] = {}
+    for step, v in enumerate(losses, 1):
+        groups.setdefault(col(step), []).append(v)
+    cols = {x: sum(vs) / len(vs) for x, vs in groups.items()}
+    marks = {col(s): v for s, v in held}
+    vals = [v for v in list(cols.values()) + list(marks.values()) if v is not None]
     top, bottom = (max(vals), min(vals)) if vals else (1.0, 0.0)
     if top - bottom < 1e-9:
         top, bottom = top + 0.5, bottom - 0.5
@@ -30,7 +37,7 @@ def loss_curve(losses: list[float], held: list[tuple[int, float]], total: int, w
 
     grid = [[" "] * w for _ in range(h)]
     style = [[""] * w for _ in range(h)]
-    for x, v in enumerate(cols[:w]):
+    for x, v in cols.items():
         grid[row(v)][x], style[row(v)][x] = TRAIN, "cyan"
     for x, v in marks.items():
         grid[row(v)][x], style[row(v)][x] = HELD, "bold magenta"

@@ -24,6 +24,10 @@ def test_short_run_saves_a_folder_that_reopens(tmp_path):
     r = invoke("train", "gpt", "--steps", "4", "--batch-size", "2", *SMALL, "-o", str(out))
     assert r.exit_code == 0, r.output
     assert "4 steps" in r.output and f"explain run gpt --checkpoint {out}" in r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith("step 4/4  loss") and lines[0].endswith("left  saved"), lines  # one log line
+    assert lines[1].startswith("4 steps in") and len(lines[1]) <= 80, lines  # a terminal wrapped it mid-number
+    assert lines[2] == f"saved '{out}'; open it with: explain run gpt --checkpoint {out}"
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "explain_train.json", "model.safetensors",
                                                      "tokenizer.json"]
     tr = explain.run("gpt", checkpoint=str(out), text="the cat sat on the mat")
@@ -135,6 +139,30 @@ def test_progress_view_fits_the_terminal(size):
     assert any(ln.lstrip().startswith("3.") and "┤" in ln for ln in lines[3:])
     assert lines[-1].startswith("Ctrl-C stops after this step")
     assert "● held-out loss" in lines[-2]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_the_progress_line_keeps_the_time_left_and_saved_and_the_end_drops_the_hint(size):
+    """Session 9, tmux at 80x24: the line was cut at the width ("… tok/s  4 s, ~4 s": "left" and "saved" gone),
+    and the finished run's picture still said "Ctrl-C stops after this step"."""
+    import io
+
+    from rich.console import Console
+
+    from explain.commands.train import _View
+    from explain.train.loop import Progress
+
+    view = _View(2000)
+    view.console = Console(file=io.StringIO(), width=size[0], height=size[1], color_system=None)
+    view.last = Progress(1250, 2000, 1.2345, 1.3456, 1.23e-3, 17366.0, 60.0, saved=True)
+    view.losses, view.held = [1.2345] * 1250, [(1250, 1.3456)]
+    line = view._line(view.last, size[0])
+    assert len(line) <= size[0] and line.startswith("step 1250/2000  loss 1.2345  held-out 1.3456")
+    assert line.endswith("60 s, ~36 s left  saved"), line
+    assert ("tok/s" in line) == (size[0] >= 120)  # the speed gives way first
+    view.console.print(view._render(running=False))
+    lines = view.console.file.getvalue().splitlines()
+    assert "Ctrl-C" not in lines[-1] and "● held-out loss" in lines[-1]
 
 
 def test_a_run_that_will_not_fit_is_refused_before_allocating(tmp_path, monkeypatch):
