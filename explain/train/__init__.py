@@ -42,7 +42,8 @@ def load_corpus(path: str | Path | None) -> Corpus:
         raise InputError(f"corpus '{path}' is not UTF-8 text; give a UTF-8 text file, one sequence per line") from None
     corpus = corpus_from_text(text)
     if len(corpus.train) < 2:
-        raise InputError(f"corpus '{path}' has {len(corpus.train)} usable lines; give at least 2 lines of words")
+        n = len(corpus.train)
+        raise InputError(f"corpus '{path}' has {n} usable line{'' if n == 1 else 's'}; give at least 2 lines of words")
     return corpus
 
 

@@ -51,6 +51,10 @@ def use_trained(options: dict[str, Any], weights: Any = None, model: str | None 
                          "drop --random-weights")
     if trained and given:
         raise UsageError("--trained opens the shipped model's weights; drop --checkpoint/--weights, or drop --trained")
+    if options.get("checkpoint") is not None and options.get("seed") is not None and not draws:
+        # as beside --trained: nothing random to seed (--weights keeps it: it seeds a loss-less model's target)
+        raise UsageError("--seed seeds random weights, and --checkpoint gives trained ones; drop --seed (on "
+                         "'explain generate' it seeds the draws)")
     sized = [o for o in SIZE_OPTIONS if options.get(o) is not None]
     if trained and sized:
         raise UsageError(f"--trained opens the shipped model, whose config sets every size; drop {flag(sized[0])} "

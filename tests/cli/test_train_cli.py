@@ -76,7 +76,7 @@ def test_bad_input_is_one_line(tmp_path):
                    "corpus")
     (tmp_path / "one.txt").write_text("only one line\n")
     one_line_error(invoke("train", "gpt", "--corpus", str(tmp_path / "one.txt"), "-o", str(tmp_path / "x")), 1,
-                   "at least 2 lines")
+                   "has 1 usable line;", "at least 2 lines")
     (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00 not text")
     one_line_error(invoke("train", "gpt", "--corpus", str(tmp_path / "bin.txt"), "-o", str(tmp_path / "x")), 1,
                    "UTF-8")

@@ -53,6 +53,8 @@ def test_random_weights_are_the_seeds() -> None:
     (dict(trained=True, random_weights=True), ["--trained and --random-weights"]),
     (dict(trained=True, d_model=16), ["--d-model", "drop --trained"]),
     (dict(random_weights=True, checkpoint=str(SHIPPED)), ["--random-weights", "--checkpoint"]),
+    # session 9: beside --checkpoint the seed was ignored without a word, while --trained refused it
+    (dict(checkpoint=str(SHIPPED), seed=3), ["--seed seeds random weights", "--checkpoint", "drop --seed"]),
 ])
 def test_contradictions_are_refused(options, words) -> None:
     with pytest.raises(UsageError) as err:
