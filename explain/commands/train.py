@@ -127,11 +127,15 @@ class _View:
 
             self.live = Live(console=self.console, auto_refresh=False, transient=False)
             self.live.__enter__()
+            self.live.update(self._render(), refresh=True)  # at once: a big model's first step takes seconds
         return self
 
     def __exit__(self, *exc) -> None:
         if self.live is not None:
-            self.live.update(self._render(running=False), refresh=True)  # no "Ctrl-C stops …": nothing runs
+            if self.last is None:  # nothing trained (a refusal): its one "Error:" line alone stays
+                self.live.transient = True
+            else:
+                self.live.update(self._render(running=False), refresh=True)  # no "Ctrl-C stops …": nothing runs
             self.live.__exit__(*exc)
 
     def update(self, p) -> None:
@@ -173,7 +177,7 @@ class _View:
         width, height = self.console.size
         p = self.last
         if p is None:
-            return Group("starting…")
+            return Group(f"step 1/{self.steps} under way…", "Ctrl-C stops after this step and keeps a whole checkpoint")
         # the progress line, the bar and the footer take three lines; one more stays free for the cursor, or
         # rich crops the curve's top row (its highest label) at 80×24
         curve = loss_curve(self.losses, self.held, self.steps, width, max(5, min(height - 4 - 1, 20)))

@@ -165,6 +165,28 @@ def test_the_progress_line_keeps_the_time_left_and_saved_and_the_end_drops_the_h
     assert "Ctrl-C" not in lines[-1] and "● held-out loss" in lines[-1]
 
 
+def test_on_a_terminal_the_view_starts_at_once_and_a_refusal_leaves_its_error_alone():
+    """Session 9, tmux at 80x24: a big model's first step (16 s) showed a blank screen; a refused corpus left a
+    'starting…' line above its one 'Error:' line."""
+    import io
+
+    from rich.console import Console
+
+    from explain.commands.train import _View
+
+    def on_terminal(steps: int) -> _View:
+        view = _View(steps)
+        view.console = Console(file=io.StringIO(), width=80, height=24, force_terminal=True, color_system=None)
+        return view
+
+    view = on_terminal(100)
+    with pytest.raises(ValueError), view:
+        assert "step 1/100 under way" in view.console.file.getvalue()  # drawn before the first step ends
+        raise ValueError("a refusal")
+    end = view.console.file.getvalue().rsplit("\x1b[2K", 1)[-1]  # what the terminal keeps after the last erase
+    assert "under way" not in end and "starting" not in end
+
+
 def test_a_run_that_will_not_fit_is_refused_before_allocating(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLAIN_MAX_BYTES", str(10**6))  # 1 MB: the shipped sizes need more
     r = invoke("train", "gpt", "--steps", "1", "-o", str(tmp_path / "x"))
