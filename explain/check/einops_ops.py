@@ -264,6 +264,7 @@ def _einsum(ck: Checker, call: ast.AST, spec: str, tensors: list[Node], span: Sp
         out = sorted(n for n in dict.fromkeys(flat) if flat.count(n) == 1)
     size: dict[str, int] = {}
     name: dict[str, Ax] = {}
+    first: dict[str, int] = {}  # the operand that set each axis's size
     for i, (t, x) in enumerate(zip(terms, tensors)):
         if len(t) != len(x.shape):
             raise ck.fail(ShapeError(f"einsum operand {i} is written with {len(t)} axes ({' '.join(t)}) but has shape "
@@ -277,11 +278,11 @@ def _einsum(ck: Checker, call: ast.AST, spec: str, tensors: list[Node], span: Sp
             here[n] = s
             if n in size and size[n] != s and 1 not in (size[n], s):
                 fix = _einsum_fix(ck, spec, terms, tensors, spaced, pattern_node) if "->" in spec else None
-                raise ck.fail(ShapeError(f"einsum {spec!r}: axis {n} has size {size[n]} in one operand and {s} in "
+                raise ck.fail(ShapeError(f"einsum {spec!r}: axis {n} has size {size[n]} in operand {first[n]} and {s} in "
                                          f"operand {i}" + (f"; did you mean {fix[2]}?" if fix else "")),
                               span[0], span[1], tensors, fix=fix)
             if size.get(n, 1) == 1:
-                size[n] = s
+                size[n], first[n] = s, i
             if a is not None:
                 name.setdefault(n, a)
     bad = [n for n in out if n not in size]

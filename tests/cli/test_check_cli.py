@@ -66,6 +66,17 @@ def test_einsum_mismatch_points_at_name() -> None:
     assert source[carets.index("^")] == "d" and carets.index("^") == source.index("W: d") + 3
 
 
+@pytest.mark.parametrize(("expr", "shapes", "fragment"), [
+    ("np.einsum('bhqd,bhkd->bhqk', q, k)", ["q=2,4,8,16", "k=2,4,8,15"], "axis d has size 16 in operand 0 and 15 in operand 1"),
+    ("np.einsum('ij,kj,lj->ikl', a, b, c)", ["a=2,3", "b=4,1", "c=5,7"], "axis j has size 3 in operand 0 and 7 in operand 2"),
+])
+def test_einsum_call_mismatch_names_both_operands(expr: str, shapes: list[str], fragment: str) -> None:
+    """Session 9: 'axis d has size 16 in one operand and 15 in operand 1' (which one?). A size 1 broadcasts, as in
+    numpy (b's j), so the size comes from the first operand whose axis is not 1."""
+    last = assert_clean_error(run(expr, *[a for s in shapes for a in ("--shape", s)]), 1)
+    assert fragment in last
+
+
 @pytest.mark.parametrize(("args", "fragment"), [
     (["softmax(Q @ K.T"], "was never closed"),
     (["foo(Q)", "--shape", "Q=2,3"], "not supported: function foo()"),
