@@ -35,10 +35,10 @@ def _tui(plain: bool, as_json: bool) -> bool:
     return not plain and not as_json and sys.stdout.isatty()
 
 
-def _open(trace: Any, options: dict[str, Any], start: str) -> None:
+def _open(trace: Any, options: dict[str, Any], start: str, cell: tuple[int, ...] | None = None) -> None:
     from explain.tui import open_trace  # lazy: textual only when the TUI opens
 
-    open_trace(trace, options=options, start=start)
+    open_trace(trace, options=options, start=start, cell=cell)
 
 
 def _print(*renderables: Any) -> None:
@@ -101,8 +101,9 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
     options = run_kwargs(model, kwargs)
     result = run_lens(model, word, position=position, **options)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (LENS,)], output, force)
-    if _tui(plain, as_json):  # on the last read; y opens the lens screen
-        _open(result.trace, options, lens_probs(lens_point(result.rows[-1].step)))
+    if _tui(plain, as_json):  # on the last read, at W if given; y opens the lens screen, which follows W
+        cell = None if result.word is None else (0, result.position, result.word)
+        _open(result.trace, options, lens_probs(lens_point(result.rows[-1].step)), cell)
         return
     if as_json:
         _json(result.to_dict())

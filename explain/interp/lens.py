@@ -113,4 +113,6 @@ def lens(model: str, word: str | None = None, *, position: int = -1, **options: 
     if not -T <= position < T:
         raise UsageError(f"--position {position} is outside the {T} positions of the text; give 0–{T - 1} "
                          "(or −1, the last)")
-    return summary(record_lens(trace), word_id_, position, word_text=word or "")
+    out = summary(record_lens(trace), word_id_, position, word_text=word or "")
+    out.trace.meta["lens"] = out  # the TUI's lens screen follows the word asked for
+    return out

@@ -33,13 +33,14 @@ class ExplainApp(App[None]):
     TITLE = "explain"
 
     def __init__(self, trace: Trace, tutorial: Walkthrough | None = None, options: dict[str, Any] | None = None,
-                 start: str | None = None, pick: bool = False) -> None:
+                 start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None) -> None:
         super().__init__()
         self.pick = pick
         self.trace = trace
         self.tutorial = tutorial
         self.options = dict(options or {})
         self.start = start
+        self.cell = cell  # of the start step
 
     def get_default_screen(self) -> Screen:
         options = self.options
@@ -49,7 +50,8 @@ class ExplainApp(App[None]):
             options = tour_options(self.tutorial, self.trace)
         screen = StepScreen(self.trace, self.tutorial, no_color=self.no_color, options=options)
         if self.start is not None and self.start in self.trace:
-            screen.set_reactive(StepScreen.view, screen.view.go(self.trace[self.start].index))
+            view = screen.view.go(self.trace[self.start].index)
+            screen.set_reactive(StepScreen.view, view if self.cell is None else view.at(self.cell))
         return screen
 
     def on_mount(self) -> None:

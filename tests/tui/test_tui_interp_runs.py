@@ -10,7 +10,9 @@ from textual.widgets import DataTable
 
 import explain
 from explain.interp.attribution import attribute
+from explain.interp.lens import lens
 from explain.interp.patching import prepare, sweep_runs
+from explain.ops.base import num
 from explain.tui.app import ExplainApp
 
 TEXT = "The cat is happy"
@@ -97,5 +99,31 @@ def test_the_sweep_warns_in_a_title_that_is_whole_at_80x24(size=(80, 24)):
         shown = " ".join(line.strip() for line in region_lines(app, title.content_region))
         assert "only 0.016 apart" in shown and "the model prefers." in shown and "Enter records" in shown, shown
         assert app.screen.query_one(DataTable).size.height >= 3  # the header and both rows
+
+    drive(app, script, size=size)
+
+
+def test_the_lens_follows_the_word_asked_for(size=(80, 24)):
+    """`explain lens gpt --text "The cat is happy" --word happy` opened the TUI on the last read at cell [0, 0, 0]
+    and its lens screen followed the final prediction ('.'): 'happy' was nowhere. Now the step view opens on
+    p[0, 3, happy] and the lens screen starts at position 3, following happy; its last row's rank and p are the
+    plain run's (no lens recorded: the independent reference)."""
+    result = lens("gpt", "happy", trained=True, text=TEXT)
+    happy = result.word
+    probs = explain.run("gpt", trained=True, text=TEXT)["probs"].output[0, 3]
+    rank = int((probs > probs[happy]).sum()) + 1
+    app = ExplainApp(result.trace, start="lens.blocks.1.resid_post.probs", cell=(0, 3, happy))
+
+    async def script(pilot):
+        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
+        assert app.screen.view.index_of_cell == (0, 3, happy)
+        await pilot.press("y")
+        await _until(pilot, lambda: type(app.screen).__name__ == "LensScreen" and app.screen.query(DataTable)
+                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        await pilot.press("down", "down", "down", "down")  # the last read: layer 2
+        await pilot.pause()
+        line = " ".join(text_of(app.screen.query_one("#grid-cell"), width=80).split())
+        assert f"the word asked for after position 3, 'happy', has rank {rank} and p = {num(probs[happy], 4)}" \
+            in line, line
 
     drive(app, script, size=size)

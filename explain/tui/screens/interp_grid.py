@@ -64,6 +64,10 @@ class GridScreen(ModalScreen[Any]):
         """What Enter on this cell gives the step screen (None: nothing to open)."""
         return None
 
+    def first_cell(self) -> tuple[int, int]:
+        """The (row, column) the cursor starts on."""
+        return 0, 0
+
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(self.header(), id="grid-title")
@@ -86,7 +90,8 @@ class GridScreen(ModalScreen[Any]):
         if keep is not None:
             table.move_cursor(row=keep[0], column=keep[1])
         elif table.row_count:
-            table.move_cursor(row=0, column=1)
+            row, col = self.first_cell()
+            table.move_cursor(row=row, column=col + 1)
 
     def cursor(self) -> tuple[int, int]:
         """The cursor as (row, column of the data: the label column is −1)."""

@@ -1,6 +1,7 @@
 """The logit lens screen (``y``): layers down, positions across, each cell the top word read there and its
 probability (white to red on [0, 1]); the line below follows, for the cursor's position, the word the model
-finally predicts there: its rank and probability after each layer. Enter opens the cell's recorded step
+finally predicts there (at the position ``explain lens --word W`` read, W): its rank and probability after each
+layer. Enter opens the cell's recorded step
 (``lens.POINT.probs`` at that position and word) in the step view."""
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ class LensScreen(GridScreen):
         self.lens: Lens = summary(trace)
         self.tokens = list(trace.labels.get("pos") or [])
         self._final: dict[int, Lens] = {}
+        asked = trace.meta.get("lens")  # what explain lens --word W summarised: W is followed at its position
+        self.asked: Lens | None = asked if asked is not None and asked.word is not None else None
+        if self.asked is not None:
+            self._final[self.asked.position] = self.asked
 
     def header(self) -> Text:
         return Text.assemble(("logit lens", "bold cyan"), ": the residual after each block (0: the embeddings) and "
@@ -41,13 +46,17 @@ class LensScreen(GridScreen):
             self._final[pos] = summary(self.trace, word, pos, word_text=self.lens.rows[-1].top[pos][1])
         return self._final[pos]
 
+    def first_cell(self) -> tuple[int, int]:
+        return 0, self.asked.position if self.asked is not None else 0
+
     def describe(self, row: int, col: int) -> Text:
         if not 0 <= row < len(self.lens.rows) or not 0 <= col < len(self.tokens):
             return Text("")
         follow = self._following(col)
         here = follow.rows[row]
+        what = "the word asked for" if follow is self.asked else "the final prediction"
         return Text.assemble((here.step, "cyan"),
-                             f"  the final prediction after position {col}, {follow.word_text!r}, has rank "
+                             f"  {what} after position {col}, {follow.word_text!r}, has rank "
                              f"{here.rank} and p = {num(here.prob, 4)} here; its rank layer by layer: ",
                              trail([(r.label, r.rank or 0) for r in follow.rows], row))
 
