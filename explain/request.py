@@ -81,8 +81,8 @@ def open_for(model: str, checkpoint: Any) -> Any:
         checkpoint = open_checkpoint(str(checkpoint))
     kind = getattr(checkpoint, "model", model)
     if kind != model:
-        raise UsageError(f"checkpoint '{getattr(checkpoint, 'path', checkpoint)}' holds a '{kind}' model; run it "
-                         f"with 'explain run {kind}' (or leave the model name out)")
+        raise UsageError(f"checkpoint '{getattr(checkpoint, 'path', checkpoint)}' holds a '{kind}' model, not a "
+                         f"'{model}'; give the model name {kind} (or leave it out)")  # any command: run, generate, …
     return checkpoint
 
 

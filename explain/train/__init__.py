@@ -37,7 +37,7 @@ def load_corpus(path: str | Path | None) -> Corpus:
         return builtin_corpus()
     p = regular_file(path, "corpus", "give a UTF-8 text file, one sequence per line", InputError)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad's UTF-8) is no word
     except UnicodeDecodeError:
         raise InputError(f"corpus '{path}' is not UTF-8 text; give a UTF-8 text file, one sequence per line") from None
     corpus = corpus_from_text(text)

@@ -102,6 +102,13 @@ def test_a_corpus_file_trains(tmp_path):
     assert r.exit_code == 0, r.output
     vocab = json.loads((out / "tokenizer.json").read_text())["model"]["vocab"]
     assert {"red", "fish", "blue", "two"} <= set(vocab)
+    # session 9: a UTF-8 byte-order mark (as Notepad writes) became the invisible word '\ufeff'
+    (tmp_path / "bom.txt").write_bytes("\ufeffred fish\r\nblue fish\r\none fish\r\n".encode())
+    r = invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "--corpus", str(tmp_path / "bom.txt"),
+               "-o", str(tmp_path / "b"))
+    assert r.exit_code == 0, r.output
+    vocab = json.loads((tmp_path / "b" / "tokenizer.json").read_text())["model"]["vocab"]
+    assert "red" in vocab and all(w.isascii() for w in vocab)
 
 
 def test_progress_reports_each_step():

@@ -153,3 +153,7 @@ def test_run_without_a_model_name_picks_it_from_the_checkpoint() -> None:
     assert "[MODEL]" in r.output.splitlines()[0]
     r = CliRunner().invoke(main, ["run", "gpt", "--checkpoint", str(DATA / "hf_llama")])
     assert r.exit_code == 2 and "holds a 'llama' model" in r.output
+    # session 9: the fix said "run it with 'explain run llama'" on generate, shapes and lens too
+    r = CliRunner().invoke(main, ["generate", "gpt", "--checkpoint", str(DATA / "hf_llama")])
+    assert r.exit_code == 2 and "give the model name llama (or leave it out)" in r.output
+    assert "explain run" not in r.output
