@@ -35,6 +35,13 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
             raise InputError(f"--seq {seq} is longer than the trained model's context of {n_ctx} positions; use "
                              f"--seq {n_ctx} or less, or a size option (--context {seq}) for a random model that "
                              "long")
+    elif kw.get("checkpoint") is not None:  # opened once here, for plan() too: run's refusal says "shorten the text"
+        from explain.hub import open_checkpoint  # lazy: the readers load only for a checkpoint
+
+        kw["checkpoint"] = ck = open_checkpoint(kw["checkpoint"])
+        if seq > ck.options["n_ctx"]:
+            raise InputError(f"--seq {seq} is longer than the checkpoint's context of {ck.options['n_ctx']} "
+                             f"positions; use --seq {ck.options['n_ctx']} or less")
     if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
         if "n_ctx" not in kw:  # no --context: a context as long as the sequence asked for
             kw["n_ctx"] = max(seq, default("n_ctx"))

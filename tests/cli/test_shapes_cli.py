@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -224,6 +225,11 @@ ERRORS = {  # args, exit code, text the one-line message must contain
                                      "--seq 100 is longer than the trained model's context of 48 positions; use "
                                      "--seq 48 or less, or a size option (--context 100)"),
     "seed with the trained model": (["gpt", "--seed", "3"], 2, "add --random-weights to see random weights"),
+    # session 9: said "shorten the text" (shapes has --seq, and no text was given)
+    "seq past a checkpoint's context": (["--checkpoint", str(Path(__file__).parents[1] / "data" / "gpt2_tiny"), "--seq",
+                                         "1000"], 1,
+                                        "--seq 1000 is longer than the checkpoint's context of 32 positions; use --seq "
+                                        "32 or less"),
     "seq and text": (["gpt", "--seq", "3", "--text", "a b c"], 2, "give --seq or --text, not both"),
     "seq not a number": (["gpt", "--seq", "many"], 2, "'many' is not a valid integer"),
     "text past context": (["gpt", "--context", "2"], 1, "the input has 4 tokens but the context is 2"),
