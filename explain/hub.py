@@ -67,8 +67,15 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         from explain.gguf_checkpoint import open_gguf  # lazy: the gguf package only for GGUF files
 
         return open_gguf(p)
+    if p.exists() and not p.is_dir():  # "checkpoint folder 'x.gguf' is a file" read as a contradiction
+        kind = "a file that does not start with the bytes GGUF" if p.is_file() else kind_of(p)
+        if p.name in (CONFIG, WEIGHTS, TOKENIZER):
+            raise InputError(f"checkpoint '{path}' is one file of a checkpoint folder; give the folder: "
+                             f"--checkpoint {p.parent}")
+        raise InputError(f"checkpoint '{path}' is {kind}: neither a GGUF file nor a folder; give a .gguf file or a "
+                         f"folder with {CONFIG} and {WEIGHTS} (as save_pretrained writes)")
     if not (p / CONFIG).is_file():
-        what = f"has no {CONFIG}" if p.is_dir() else f"is {kind_of(p)}, not a GGUF file" if p.exists() else "does not exist"
+        what = f"has no {CONFIG}" if p.is_dir() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes) or a .gguf file")
     config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)

@@ -54,6 +54,12 @@ def test_missing_folder_and_files(tmp_path: Path) -> None:
     _error(InputError, "does not exist", "config.json", checkpoint=tmp_path / "nope")
     (tmp_path / "file").write_text("x")
     _error(InputError, "is a file", checkpoint=tmp_path / "file")
+    # session 9: "checkpoint folder 'fake.gguf' is a file, not a GGUF file" (a folder that is a file)
+    (tmp_path / "fake.gguf").write_text("not gguf")
+    msg = _error(InputError, "'", "does not start with the bytes GGUF", "neither a GGUF file nor a folder",
+                 checkpoint=tmp_path / "fake.gguf")
+    assert "folder '" not in msg
+    _error(InputError, "one file of a checkpoint folder", f"--checkpoint {TINY}", checkpoint=TINY / "config.json")
     empty = tmp_path / "empty"
     empty.mkdir()
     _error(InputError, "has no config.json", checkpoint=empty)
