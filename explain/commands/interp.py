@@ -209,7 +209,8 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
     first = one.trace[patching.names.patch_clean(step)].index
     _output(one.trace, [s.name for s in one.trace.steps[first:] if s.name in patching.needed_for(one.trace, "logits")
                         or s.group[:1] == (PATCH,)], output, force)
-    if _tui(plain, as_json):
+    if _tui(plain, as_json):  # on the patched step, its numbers shown (P shows them again)
+        one.trace.meta["patched"] = one
         _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step))
         return
     if as_json:

@@ -59,6 +59,8 @@ class ExplainApp(App[None]):
             self.call_after_refresh(self.exit)
         if self.pick:
             self.action_pick_tutorial()
+        if self.trace.meta.get("patched") is not None:  # explain patch --step: the answer, over its patched step
+            self.call_after_refresh(lambda: isinstance(self.screen, StepScreen) and self.screen.controller.patching())
 
     def action_pick_tutorial(self) -> None:
         """The tutorial picker over the step screen; the tutorial chosen opens there."""

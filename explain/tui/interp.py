@@ -14,6 +14,7 @@ from textual.screen import Screen
 from explain.errors import ExplainError
 from explain.interp.names import LENS, attr
 from explain.interp.stream import check_model
+from explain.ops.base import num
 from explain.trace import Trace
 
 
@@ -78,11 +79,19 @@ def attribution(ctl: Controller) -> None:
 
 
 def patching(ctl: Controller) -> None:
-    """The sweep of a run opened by ``explain patch``; Enter there shows that patched run on the step screen."""
+    """The sweep of a run opened by ``explain patch``; Enter there shows that patched run on the step screen. On one
+    patch (``explain patch --step``, which opens the TUI with this), its logit differences and recovered fraction."""
     from explain.tui.screens.sweep import SweepScreen  # lazy: a screen loaded on first use
 
     host = ctl.host
     sweep = ctl.trace.meta.get("sweep")
+    one = ctl.trace.meta.get("patched")
+    if sweep is None and one is not None:
+        r = one.runs
+        host.notify("\n".join([f"clean {num(r.clean_diff, 4)}, corrupted {num(r.corrupt_diff, 4)}, patched "
+                               f"{num(one.diff, 4)}: recovered fraction {num(one.recovered, 4)}", *one.notes]),
+                    title=f"patch: logit[{r.word_text!r}] − logit[{r.vs_text!r}]", timeout=15)
+        return
     if sweep is None:
         host.notify("patching compares two runs: open one with explain patch MODEL --text CLEAN --corrupt TEXT "
                     "--word W --vs W2 --sweep resid", timeout=8)

@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 import explain
 from explain.interp.attribution import attribute
 from explain.interp.lens import lens
-from explain.interp.patching import prepare, sweep_runs
+from explain.interp.patching import patch, prepare, sweep_runs
 from explain.ops.base import num
 from explain.tui.app import ExplainApp
 
@@ -125,5 +125,33 @@ def test_the_lens_follows_the_word_asked_for(size=(80, 24)):
         line = " ".join(text_of(app.screen.query_one("#grid-cell"), width=80).split())
         assert f"the word asked for after position 3, 'happy', has rank {rank} and p = {num(probs[happy], 4)}" \
             in line, line
+
+    drive(app, script, size=size)
+
+
+def test_one_patch_shows_its_recovered_fraction(size=(80, 24)):
+    """`explain patch … --step blocks.1.attn.z --head 1` opened the TUI on the patched step with the answer (the
+    recovered fraction) nowhere, and P said 'open one with explain patch'. Now the run opens with it in a
+    notification, and P shows it again; the numbers are the plain runs' logits (independent of the patch code)."""
+    clean, corrupt = "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book"
+    one = patch("gpt", clean, corrupt, "tired", "happy", "blocks.1.attn.z", head=1, trained=True)
+    vocab = one.trace.labels["vocab"]
+    w, v = vocab.index("tired"), vocab.index("happy")
+    diff = [t["logits"].output[0, -1, w] - t["logits"].output[0, -1, v]
+            for t in (explain.run("gpt", trained=True, text=clean), explain.run("gpt", trained=True, text=corrupt),
+                      one.trace)]
+    want = (f"clean {num(diff[0], 4)}, corrupted {num(diff[1], 4)}, patched {num(diff[2], 4)}: recovered fraction "
+            f"{num((diff[2] - diff[1]) / (diff[0] - diff[1]), 4)}")
+    one.trace.meta["patched"] = one  # as explain patch --step does before opening the TUI
+    app = ExplainApp(one.trace, start="patch.blocks.1.attn.z")
+
+    async def script(pilot):
+        await _until(pilot, lambda: any(want in str(n.message) for n in app._notifications), tries=500)
+        assert any(want in str(n.message) for n in app._notifications), [n.message for n in app._notifications]
+        assert app.screen.view.step.name == "patch.blocks.1.attn.z"
+        app.clear_notifications()
+        await pilot.press("P")
+        await _until(pilot, lambda: bool(app._notifications))
+        assert [want in str(n.message) for n in app._notifications] == [True]
 
     drive(app, script, size=size)
