@@ -37,6 +37,10 @@ def _size_options(f):
             what = o.help.split(" (default")[0].rstrip(".")
             f = click.option(o.flag, o.name, type=click.IntRange(min=o.min),
                              help=f"{what} (default {TRAINED_SIZES[name]}, the shipped model's).")(f)
+        elif name == "qkv_bias":  # run's help speaks of Llama blocks, which train does not train
+            f = click.option(f"{o.flag}/{o.off_flag}", o.name, default=None,
+                             help="Biases on the Q, K, V projections (default on, as GPT-2 and the shipped model; "
+                                  "--no-qkv-bias is the book's qkv_bias=False).")(f)
         else:
             f = click_option(o)(f)
     return f

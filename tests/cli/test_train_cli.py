@@ -94,6 +94,13 @@ def test_what_training_cannot_use_is_refused_with_trains_own_fix(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_help_speaks_of_what_train_trains():
+    """Session 9: train's --qkv-bias help spoke of Qwen2 and Llama blocks (run's), and not of its default."""
+    r = invoke("train", "--help")
+    assert r.exit_code == 0 and "Llama" not in r.output and "Qwen2" not in r.output
+    assert "(default on, as GPT-2 and the shipped model" in " ".join(r.output.split())
+
+
 def test_a_corpus_file_trains(tmp_path):
     (tmp_path / "c.txt").write_text("\n".join(["red fish blue fish", "one fish two fish"] * 10))
     out = tmp_path / "m"
