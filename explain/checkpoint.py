@@ -27,6 +27,7 @@ transformers does when the embeddings are tied.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,6 +40,7 @@ from explain.limits import MAX_JSON_BYTES
 from explain.readers import read_json
 from explain.text import RowLabels
 from explain.token_labels import token_labels
+from explain.trained import SHIPPED
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
@@ -204,6 +206,8 @@ class Checkpoint:
 
     def __init__(self, path: Path, config: dict[str, Any]) -> None:
         self.path = path
+        if os.path.realpath(path) == os.path.realpath(SHIPPED):  # refusals name what the user asked for
+            self.name, self.context_what = "trained model", "the trained model's context"
         self.config = config
         self.options: dict[str, Any] = _config_options(config, f"'{path / CONFIG}'")
         self.weights_path = path / WEIGHTS

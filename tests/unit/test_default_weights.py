@@ -72,6 +72,17 @@ def test_trained_on_a_model_without_shipped_weights_names_the_one_that_has_them(
     assert MODELS["gpt"].can("trains") and not MODELS[model].can("trains")
 
 
+def test_refusals_of_the_trained_default_name_the_trained_model() -> None:
+    """Session 9: `explain run gpt --text <60 words>` said "the checkpoint's context is 48" to a user who gave no
+    checkpoint (the trained model is gpt's default)."""
+    from explain.errors import InputError
+
+    with pytest.raises(InputError, match="the trained model's context is 48; shorten the text"):
+        explain.run("gpt", text=" ".join(["cat"] * 60))
+    with pytest.raises(InputError, match="outside the trained model's vocabulary of 70"):
+        explain.run("gpt", tokens="99")
+
+
 def test_on_generate_the_seed_seeds_only_the_draws() -> None:
     opts = dict(text="the cat is", max_new_tokens=4, temperature=2.0)
     runs = {s: explain.generate("gpt", seed=s, **opts) for s in (1, 2, 3, 4)}
