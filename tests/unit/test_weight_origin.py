@@ -124,3 +124,16 @@ def test_plain_and_json_cell_carry_it(q4: Path, trace) -> None:
     origin = next(s for s in doc["steps"] if s["name"] == "blocks.0.attn.q")["explanation"]["origin"]
     want = trace.explain("blocks.0.attn.q", (0, 1, 2, 3)).origin
     assert origin["title"] == want.title and origin["value"] == want.value and origin["lines"] == want.lines
+
+
+def test_the_readme_call_runs_as_written(q4: Path) -> None:
+    """Session 9: the README said to import open_checkpoint from explain.checkpoint (an ImportError)."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    call, module = re.search(r"From Python: `(open_checkpoint\(FILE\)\.weight_origin\([^`]*\))` \(from\s+`([\w.]+)`\)",
+                             readme).groups()
+    namespace: dict = {}
+    exec(f"from {module} import open_checkpoint", namespace)  # noqa: S102 - the README's own words
+    origin = eval(call.replace("FILE", repr(str(q4))), namespace)  # noqa: S307
+    assert origin.index == (0, 5, 3) and "stored integer q" in " ".join(origin.lines)
