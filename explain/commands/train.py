@@ -102,7 +102,8 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
             cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop["asked"], **sizes)
     finally:
         signal.signal(signal.SIGINT, previous)
-    held = f", held-out {res.val_losses[-1][1]:.4f}" if res.val_losses else ""
+    held = f", held-out {res.val_losses[-1][1]:.4f}" if res.val_losses else \
+        " (nothing held out: fewer than 10 lines)"
     what = f"stopped at step {len(res.losses)} of {settings.steps} (Ctrl-C)" if res.stopped else \
         f"{len(res.losses)} step{'s' if len(res.losses) != 1 else ''}"
     # two lines, each short enough for 80 columns: one line wrapped by the terminal split a number ("3.7" / "241")

@@ -95,9 +95,11 @@ def train(cfg: Config, params: dict[str, np.ndarray], corpus: Corpus, tok: Token
     """Train ``params`` (float64, updated in place) on ``corpus``; ``save(result, step)`` writes a checkpoint
     every ``save_every`` steps and at the end (also when ``should_stop`` ends the run early)."""
     T = cfg.n_ctx
-    train_ids, held_ids = encode_lines(corpus.train, tok), encode_lines(corpus.held_out or corpus.train, tok)
+    train_ids = encode_lines(corpus.train, tok)
     rng = np.random.default_rng([settings.seed, 2])
-    held = make_rows(held_ids, settings.eval_batches * settings.batch_size, T, np.random.default_rng([settings.seed, 3]))
+    # no held-out lines (a corpus of fewer than 10): no held-out loss, rather than the training lines' under its name
+    held = make_rows(encode_lines(corpus.held_out, tok), settings.eval_batches * settings.batch_size, T,
+                     np.random.default_rng([settings.seed, 3])) if corpus.held_out else None
     opt = AdamW(lr=settings.lr)
     res = Result(params)
     start = time.perf_counter()
@@ -110,7 +112,7 @@ def train(cfg: Config, params: dict[str, np.ndarray], corpus: Corpus, tok: Token
         done = step + 1
         last = done == settings.steps or should_stop()
         val = None
-        if done % settings.eval_every == 0 or last:
+        if held is not None and (done % settings.eval_every == 0 or last):
             val = float(np.mean([loss_and_grads(params, b, cfg.n_layers, cfg.n_heads, cfg.ln_eps, grads=False)[0]
                                  for b in np.split(held, settings.eval_batches)]))
             res.val_losses.append((done, val))

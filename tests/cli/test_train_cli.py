@@ -94,6 +94,18 @@ def test_what_training_cannot_use_is_refused_with_trains_own_fix(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_a_corpus_too_short_to_hold_lines_out_has_no_held_out_loss(tmp_path):
+    """Session 9: with fewer than 10 lines nothing is held out, yet a 'held-out' loss was drawn and reported: the
+    training lines' loss under that name."""
+    (tmp_path / "c.txt").write_text("red fish blue fish\none fish two fish\nold fish new fish\n")
+    out = tmp_path / "m"
+    r = invoke("train", "gpt", "--steps", "3", "--batch-size", "2", *SMALL, "--corpus", str(tmp_path / "c.txt"),
+               "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert not re.search(r"held-out \d", r.output) and "(nothing held out: fewer than 10 lines)" in r.output
+    assert json.loads((out / "explain_train.json").read_text())["val_losses"] == []
+
+
 def test_help_speaks_of_what_train_trains():
     """Session 9: train's --qkv-bias help spoke of Qwen2 and Llama blocks (run's), and not of its default."""
     r = invoke("train", "--help")
