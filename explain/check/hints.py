@@ -180,6 +180,8 @@ def repeat_hint(this: Node, other: Node, torch: bool, einops: bool) -> Hint:
     if small >= big or big % small:
         return NO_HINT
     sn, bn = this.names[i], on[i]
+    if sn and bn and sn != bn and (bn in this.names or sn in on):
+        return NO_HINT  # the axes are misplaced (a transpose forgotten: T where n should be), not heads to share
     times = f"{bn[0]} // {sn[0]}" if sn and bn and len(sn) == 1 and len(bn) == 1 else str(big // small)
     if einops:
         letters = [f"a{j}" for j in range(n)]

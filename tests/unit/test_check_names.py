@@ -95,3 +95,17 @@ def test_names_follow_transpose_swapaxes_reductions_and_matmul() -> None:
     assert fmt_names(check("q.sum(axis=-1)", shapes, DIMS).names) == "[B, H, T]"
     assert fmt_names(check("q.mean(-1, keepdim=True)", shapes, DIMS).names) == "[B, H, T, ?]"
     assert fmt_names(check("q[:, :, :T]", shapes, DIMS).names) == "[B, H, T, Dh]"
+
+
+def test_a_forgotten_transpose_is_not_called_grouped_query_attention() -> None:
+    """Session 9: k left as (B, T, H, Dh) against q (B, H, T, Dh), with T = 24 a multiple of H = 12: the error
+    advised repeating q's heads twice "(grouped-query attention)"; the names say T stands where H should."""
+    shapes = {"q": ("B", "H", "T", "Dh"), "k": ("B", "T", "H", "Dh")}
+    with pytest.raises(CheckShapeError) as info:
+        check("q @ k.swapaxes(-2, -1)", shapes, {**DIMS, "T": 24})
+    assert "batch axes do not broadcast" in str(info.value)
+    assert "grouped-query" not in str(info.value) and info.value.fix is None
+    # the real grouped-query case keeps its fix: 4 key/value heads against 12 query heads
+    with pytest.raises(CheckShapeError) as info:
+        check("q @ k.swapaxes(-2, -1)", {"q": ("B", "H", "T", "Dh"), "k": ("B", "KV", "T", "Dh")}, {**DIMS, "KV": 4})
+    assert "grouped-query attention" in str(info.value) and info.value.fix is not None
