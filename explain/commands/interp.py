@@ -35,10 +35,12 @@ def _tui(plain: bool, as_json: bool) -> bool:
     return not plain and not as_json and sys.stdout.isatty()
 
 
-def _open(trace: Any, options: dict[str, Any], start: str, cell: tuple[int, ...] | None = None) -> None:
+def _open(trace: Any, options: dict[str, Any], start: str, then: str, cell: tuple[int, ...] | None = None) -> None:
+    """The TUI on ``start`` (its ``cell``), with the screen of the key whose action is ``then`` open over it: the
+    command's answer first; Esc shows the recorded steps."""
     from explain.tui import open_trace  # lazy: textual only when the TUI opens
 
-    open_trace(trace, options=options, start=start, cell=cell)
+    open_trace(trace, options=options, start=start, cell=cell, then=then)
 
 
 def _print(*renderables: Any) -> None:
@@ -101,9 +103,9 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
     options = run_kwargs(model, kwargs)
     result = run_lens(model, word, position=position, **options)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (LENS,)], output, force)
-    if _tui(plain, as_json):  # on the last read, at W if given; y opens the lens screen, which follows W
+    if _tui(plain, as_json):  # the lens screen (y), following W, over the last read at W
         cell = None if result.word is None else (0, result.position, result.word)
-        _open(result.trace, options, lens_probs(lens_point(result.rows[-1].step)), cell)
+        _open(result.trace, options, lens_probs(lens_point(result.rows[-1].step)), "lens", cell)
         return
     if as_json:
         _json(result.to_dict())
@@ -142,8 +144,8 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
     options = run_kwargs(model, kwargs)
     result = run_attribute(model, word, vs, position=position, **options)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (ATTRIB,)], output, force)
-    if _tui(plain, as_json):  # on the sum; A opens the ranked parts (of the top word against the runner-up)
-        _open(result.trace, options, attr("total"))
+    if _tui(plain, as_json):  # the ranked parts (A) over the sum
+        _open(result.trace, options, attr("total"), "attribution")
         return
     if as_json:
         _json(result.to_dict())
@@ -194,9 +196,9 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
         if output is not None:
             raise UsageError("-o exports one patched run: give --step (a sweep keeps one number per cell)")
         result = patching.sweep(model, text, corrupt, word, vs, sweep, **options)
-        if _tui(plain, as_json):  # the corrupted run; P opens the heatmap, Enter there a cell's patched run
+        if _tui(plain, as_json):  # the heatmap (P) over the corrupted run; Enter there opens a cell's patched run
             result.runs.corrupt.meta["sweep"] = result
-            _open(result.runs.corrupt, {**options, "text": corrupt}, "logits")
+            _open(result.runs.corrupt, {**options, "text": corrupt}, "logits", "patching")
             return
         if as_json:
             _json(result.to_dict())
@@ -211,7 +213,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
                         or s.group[:1] == (PATCH,)], output, force)
     if _tui(plain, as_json):  # on the patched step, its numbers shown (P shows them again)
         one.trace.meta["patched"] = one
-        _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step))
+        _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step), "patching")
         return
     if as_json:
         _json(one.to_dict())

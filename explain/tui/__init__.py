@@ -9,13 +9,14 @@ from typing import Any
 
 
 def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None,
-               start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None) -> None:
+               start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None,
+               then: str | None = None) -> None:
     """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration; ``start`` names
     the step to open on (the first by default), ``cell`` the cell of it; ``pick`` opens the tutorial picker over
-    it first."""
+    it first; ``then`` names a key's action to run as it opens (``lens``: the logit lens screen)."""
     from explain.tui.app import ExplainApp  # lazy: screen loaded on first use
 
-    ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick, cell=cell).run()
+    ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick, cell=cell, then=then).run()
 
 
 __all__ = ["open_trace"]

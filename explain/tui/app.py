@@ -33,7 +33,8 @@ class ExplainApp(App[None]):
     TITLE = "explain"
 
     def __init__(self, trace: Trace, tutorial: Walkthrough | None = None, options: dict[str, Any] | None = None,
-                 start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None) -> None:
+                 start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None,
+                 then: str | None = None) -> None:
         super().__init__()
         self.pick = pick
         self.trace = trace
@@ -41,6 +42,7 @@ class ExplainApp(App[None]):
         self.options = dict(options or {})
         self.start = start
         self.cell = cell  # of the start step
+        self.then = then  # the step screen's action run as it opens (explain lens: "lens", its screen)
 
     def get_default_screen(self) -> Screen:
         options = self.options
@@ -59,8 +61,10 @@ class ExplainApp(App[None]):
             self.call_after_refresh(self.exit)
         if self.pick:
             self.action_pick_tutorial()
-        if self.trace.meta.get("patched") is not None:  # explain patch --step: the answer, over its patched step
-            self.call_after_refresh(lambda: isinstance(self.screen, StepScreen) and self.screen.controller.patching())
+        if self.then is not None:
+            then = self.then
+            self.call_after_refresh(lambda: isinstance(self.screen, StepScreen) and
+                                    getattr(self.screen.controller, then)())
 
     def action_pick_tutorial(self) -> None:
         """The tutorial picker over the step screen; the tutorial chosen opens there."""

@@ -1,5 +1,5 @@
 """The interpretability screens on the runs the interp commands open (``explain attribute``, ``explain lens``,
-``explain patch``): a screen key shows what the command recorded for the words asked for, not something else."""
+``explain patch``): a screen key shows what the command recorded for the words asked for, not something else, and opens with that screen (``then``) as the commands do."""
 
 from __future__ import annotations
 
@@ -27,18 +27,20 @@ def test_a_on_an_attribute_run_shows_the_words_asked_for(size=(120, 40)):
     logits = explain.run("gpt", trained=True, text=TEXT)["logits"].output
     vocab = result.trace.labels["vocab"]
     want = logits[0, -1, vocab.index("happy")] - logits[0, -1, vocab.index("cat")]
-    app = ExplainApp(result.trace, start="attrib.total")
+    app = ExplainApp(result.trace, start="attrib.total", then="attribution")  # as the command opens it
 
     async def script(pilot):
-        await pilot.press("A")
-        await _until(pilot, lambda: type(app.screen).__name__ == "AttributionScreen", tries=3000)
-        shown = app.screen.result
-        assert (shown.word_text, shown.vs_text) == ("happy", "cat")
-        np.testing.assert_allclose(shown.total, want, rtol=0, atol=1e-10)
-        assert "logit['happy'] − logit['cat'] after position 3" in text_of(app.screen.query_one("#grid-title"))
-        await pilot.press("escape")
-        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
-        np.testing.assert_allclose(app.screen.view.trace["attrib.total"].output, want, rtol=0, atol=1e-10)
+        for key in ("", "A"):  # the screen it opens with, then A on the step view
+            if key:
+                await pilot.press(key)
+            await _until(pilot, lambda: type(app.screen).__name__ == "AttributionScreen", tries=3000)
+            shown = app.screen.result
+            assert (shown.word_text, shown.vs_text) == ("happy", "cat")
+            np.testing.assert_allclose(shown.total, want, rtol=0, atol=1e-10)
+            assert "logit['happy'] − logit['cat'] after position 3" in text_of(app.screen.query_one("#grid-title"))
+            await pilot.press("escape")
+            await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
+            np.testing.assert_allclose(app.screen.view.trace["attrib.total"].output, want, rtol=0, atol=1e-10)
 
     drive(app, script, size=size)
 
@@ -105,19 +107,16 @@ def test_the_sweep_warns_in_a_title_that_is_whole_at_80x24(size=(80, 24)):
 
 def test_the_lens_follows_the_word_asked_for(size=(80, 24)):
     """`explain lens gpt --text "The cat is happy" --word happy` opened the TUI on the last read at cell [0, 0, 0]
-    and its lens screen followed the final prediction ('.'): 'happy' was nowhere. Now the step view opens on
-    p[0, 3, happy] and the lens screen starts at position 3, following happy; its last row's rank and p are the
-    plain run's (no lens recorded: the independent reference)."""
+    and its lens screen followed the final prediction ('.'): 'happy' was nowhere. Now it opens on the lens screen
+    at position 3, following happy, over the step view at p[0, 3, happy]; the last row's rank and p are the plain
+    run's (no lens recorded: the independent reference)."""
     result = lens("gpt", "happy", trained=True, text=TEXT)
     happy = result.word
     probs = explain.run("gpt", trained=True, text=TEXT)["probs"].output[0, 3]
     rank = int((probs > probs[happy]).sum()) + 1
-    app = ExplainApp(result.trace, start="lens.blocks.1.resid_post.probs", cell=(0, 3, happy))
+    app = ExplainApp(result.trace, start="lens.blocks.1.resid_post.probs", cell=(0, 3, happy), then="lens")
 
     async def script(pilot):
-        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
-        assert app.screen.view.index_of_cell == (0, 3, happy)
-        await pilot.press("y")
         await _until(pilot, lambda: type(app.screen).__name__ == "LensScreen" and app.screen.query(DataTable)
                      and app.screen.query_one(DataTable).row_count > 0, tries=3000)
         await pilot.press("down", "down", "down", "down")  # the last read: layer 2
@@ -125,6 +124,9 @@ def test_the_lens_follows_the_word_asked_for(size=(80, 24)):
         line = " ".join(text_of(app.screen.query_one("#grid-cell"), width=80).split())
         assert f"the word asked for after position 3, 'happy', has rank {rank} and p = {num(probs[happy], 4)}" \
             in line, line
+        await pilot.press("escape")
+        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
+        assert app.screen.view.index_of_cell == (0, 3, happy)
 
     drive(app, script, size=size)
 
@@ -143,7 +145,7 @@ def test_one_patch_shows_its_recovered_fraction(size=(80, 24)):
     want = (f"clean {num(diff[0], 4)}, corrupted {num(diff[1], 4)}, patched {num(diff[2], 4)}: recovered fraction "
             f"{num((diff[2] - diff[1]) / (diff[0] - diff[1]), 4)}")
     one.trace.meta["patched"] = one  # as explain patch --step does before opening the TUI
-    app = ExplainApp(one.trace, start="patch.blocks.1.attn.z")
+    app = ExplainApp(one.trace, start="patch.blocks.1.attn.z", then="patching")
 
     async def script(pilot):
         await _until(pilot, lambda: any(want in str(n.message) for n in app._notifications), tries=500)
