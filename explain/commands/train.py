@@ -2,25 +2,29 @@
 drawn in the terminal, and save it as a Hugging Face folder (``-o DIR``) that ``--checkpoint`` reopens.
 
 Only this shell draws: the core reports each step through a callback. Ctrl-C asks the loop to stop at the end
-of the step it is in; the checkpoint it then writes is whole (written aside and swapped in), and so is the one
-before it if a second Ctrl-C comes during the save.
+of the step it is in; the checkpoint it then writes is whole (written aside and swapped in). A second Ctrl-C
+stops at once; the folder keeps the checkpoint before it (a save under way is dropped whole).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import click
 
 from explain.commands.options import click_option
+from explain.errors import ExplainError
 from explain.options import OPTION
 from explain.trained import SIZES as TRAINED_SIZES  # the shipped model's: explain train's defaults
 
 SIZES = ("d_model", "n_heads", "n_layers", "d_ff", "n_ctx", "qkv_bias")
+HINT = "Ctrl-C stops after this step and saves it (press it twice to stop at once)"
 
 
 def _finite_lr(value: float) -> float:
@@ -70,7 +74,8 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     held-out losses as it goes; save a Hugging Face GPT-2 folder that --checkpoint reopens.
 
     Sizes not given are the shipped model's (--d-model 64 --heads 4 --layers 2 --d-ff 256 --context 48).
-    Ctrl-C stops at the end of the current step and keeps a whole checkpoint.
+    Ctrl-C stops at the end of the current step and keeps a whole checkpoint; a second Ctrl-C stops at once
+    (the folder keeps the last checkpoint saved, every 250 steps).
 
     \b
     Examples:
@@ -90,16 +95,16 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     given = {k: v for k, v in dict(steps=steps, lr=lr, batch_size=batch_size).items() if v is not None}
     settings = replace(settings, **given)
     out = output if output is not None else str(default_output(model))
-    stop = {"asked": False}
-
-    def on_sigint(signum, frame) -> None:
-        stop["asked"] = True
-
+    stop = StopOnCtrlC()
     view = _View(settings.steps)
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    previous = signal.signal(signal.SIGINT, stop)
     try:
         with view:
-            cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop["asked"], **sizes)
+            cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop.asked, **sizes)
+    except KeyboardInterrupt:  # the second Ctrl-C: a save under way was dropped whole (explain.atomic)
+        step = _saved_step(out)
+        kept = f"'{out}' holds the checkpoint of step {step}" if step else "nothing was saved"
+        raise ExplainError(f"stopped at once by a second Ctrl-C during step {len(view.losses) + 1}; {kept}") from None
     finally:
         signal.signal(signal.SIGINT, previous)
     held = f", held-out {res.val_losses[-1][1]:.4f}" if res.val_losses else \
@@ -109,6 +114,29 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     # two lines, each short enough for 80 columns: one line wrapped by the terminal split a number ("3.7" / "241")
     click.echo(f"{what} in {res.seconds:.1f} s: loss {res.losses[-1]:.4f}{held}")
     click.echo(f"saved '{out}'; open it with: explain run {model} --checkpoint {out}")
+
+
+def _saved_step(out: str) -> int | None:
+    """The step of the checkpoint the folder holds (its explain_train.json), or None."""
+    from explain.train.hf import MARKER  # lazy: as train_model
+
+    try:
+        return int(json.loads((Path(out).expanduser() / MARKER).read_text())["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class StopOnCtrlC:
+    """The SIGINT handler: the first Ctrl-C asks the loop to stop after the step it is in (and save it); a second
+    one stops at once, as a big model's step can take many seconds."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def __call__(self, signum, frame) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
 
 
 class _View:
@@ -182,11 +210,11 @@ class _View:
         width, height = self.console.size
         p = self.last
         if p is None:
-            return Group(f"step 1/{self.steps} under way…", "Ctrl-C stops after this step and keeps a whole checkpoint")
+            return Group(f"step 1/{self.steps} under way…", HINT)
         # the progress line, the bar and the footer take three lines; one more stays free for the cursor, or
         # rich crops the curve's top row (its highest label) at 80×24
         curve = loss_curve(self.losses, self.held, self.steps, width, max(5, min(height - 4 - 1, 20)))
         done = width * p.step // p.steps  # drawn as text: rich's ProgressBar ends without a line break in a Group
         bar = Text("━" * done, style="magenta") + Text("━" * (width - done), style="grey30")
-        hint = ["Ctrl-C stops after this step and keeps the last whole checkpoint"] if running else []
+        hint = [HINT] if running else []
         return Group(self._line(p, width), bar, curve, *hint)

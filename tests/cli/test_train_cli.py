@@ -65,6 +65,32 @@ def test_ctrl_c_keeps_a_whole_checkpoint(tmp_path):
     explain.run("gpt", checkpoint=str(out), text="the cat")
 
 
+def test_a_second_ctrl_c_stops_at_once_and_names_the_checkpoint_kept(tmp_path, monkeypatch):
+    """Session 9: Ctrl-C during a big model's 16-s step could not stop it (every Ctrl-C only asked for the end of
+    the step). The first asks, the second raises; the command says which checkpoint the folder holds."""
+    import explain.train
+    from explain.commands.train import StopOnCtrlC
+
+    stop = StopOnCtrlC()
+    stop(signal.SIGINT, None)
+    assert stop.asked
+    with pytest.raises(KeyboardInterrupt):
+        stop(signal.SIGINT, None)
+
+    def interrupted(model, corpus, out, settings, on_progress, should_stop, **sizes):
+        train_model(model, corpus, out, replace(settings, steps=2), **sizes)  # a whole checkpoint of step 2
+        raise KeyboardInterrupt  # the second Ctrl-C, in the steps after it
+
+    monkeypatch.setattr(explain.train, "train_model", interrupted)
+    r = invoke("train", "gpt", "--batch-size", "2", *SMALL, "-o", str(tmp_path / "m"))
+    one_line_error(r, 1, "stopped at once by a second Ctrl-C during step 1",
+                   f"'{tmp_path / 'm'}' holds the checkpoint of step 2")
+    explain.run("gpt", checkpoint=str(tmp_path / "m"), text="the cat")
+    monkeypatch.setattr(explain.train, "train_model", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    one_line_error(invoke("train", "gpt", "-o", str(tmp_path / "none")), 1, "nothing was saved")
+    assert not (tmp_path / "none").exists()
+
+
 def test_bad_input_is_one_line(tmp_path):
     one_line_error(invoke("train", "simple"), 2, "use 'gpt'")
     mine = tmp_path / "mine"
