@@ -63,9 +63,9 @@ KEYS: list[Key] = [
     Key("y", "lens", "lens", "The logit lens: the top word after each layer and each attention, at every position",
         "Why", group="why"),
     Key("A", "attribution", "attribution", "Direct logit attribution: which head, MLP or embedding writes the top "
-        "word (against the runner-up)", "Why", group="why"),
+        "word (against the runner-up; on a run of 'explain attribute', its words)", "Why", group="why"),
     Key("P", "patching", "patching", "Activation patching: the recovered fraction per layer × position (a run "
-        "opened by 'explain patch --sweep')", "Why", group="why"),
+        "opened by 'explain patch --sweep'; after --step, that patch's)", "Why", group="why"),
     Key("W", "generated", "attention to new", "Each generated token's attention over the text so far (grows with G)",
         "Why", group="why"),
     Key("s", "turn(-1, 1)", "slice", "Next slice along the last leading axis (the head)", "Slice", group="slice"),
