@@ -1,6 +1,7 @@
 """The TUI's re-run form given what the CLI refuses: a 5,000-digit paste, 10⁶ and 10⁸ layers, a number that is
 not ASCII digits. Each is refused in the form (the error beside the field it concerns), the form stays open with
-everything typed in it, and nothing runs; quitting while a long run is working ends the app at once."""
+everything typed in it, and nothing runs; quitting while a long run is working ends the app at once, and a form
+opened as the app quits builds nothing."""
 
 from __future__ import annotations
 
@@ -76,3 +77,13 @@ async def _quit_during_run(monkeypatch: pytest.MonkeyPatch) -> None:
     engine = [t for t in threading.enumerate() if t.name == "explain-run"]
     assert engine and all(t.daemon for t in engine), "the engine thread must not block interpreter exit"
     release.set()
+
+
+def test_a_form_opened_as_the_app_quits_builds_nothing():
+    """'q' then 'e' typed fast in a terminal (80x24): the re-run form was mounted while the app shut down, before its
+    children, and its field builder's query for #form ended the session with a NoMatches traceback. Not composed,
+    it builds nothing (a Pilot app exits differently, so the form is driven directly, as the monkey test's
+    Enter-before-compose case is)."""
+    screen = RerunScreen(explain.run("gpt", trained=True, text="the cat"), {})
+    asyncio.run(screen._build("gpt"))  # no NoMatches
+    assert screen._built is None

@@ -157,3 +157,4 @@ def test_one_patch_shows_its_recovered_fraction(size=(80, 24)):
         assert [want in str(n.message) for n in app._notifications] == [True]
 
     drive(app, script, size=size)
+

@@ -187,10 +187,11 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
 
     async def _build(self, model: str) -> None:
         """The fields of ``model``: the run's values for the run's own model, the defaults for another."""
-        if model == self._built:
+        grids = self.query("#form")
+        if model == self._built or not grids:  # no form: the app quit as the screen opened ('q' then 'e')
             return
         self._built = model
-        grid = self.query_one("#form", Grid)
+        grid = grids.first(Grid)
         await grid.remove_children(list(grid.children)[2:])
         same = model == self.model
         widgets: list[Any] = []
