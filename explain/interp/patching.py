@@ -33,14 +33,14 @@ SMALL_GAP = 0.1
 def where_of(step: Step, position: int | None = None, head: int | None = None) -> Where:
     """The cells of ``step`` at ``position`` and/or of ``head`` (None: every one), refused if it has no such axis."""
     out = []
-    for value, axis, what in ((head, "head", "--head"), (position, "pos", "--position")):
+    for value, axis, what, many in ((head, "head", "--head", "heads"), (position, "pos", "--position", "positions")):
         if value is None:
             continue
         if axis not in step.axes:
             raise UsageError(f"{what} needs a step with a {axis} axis; {step.name} has axes {', '.join(step.axes)}")
         a = step.axes.index(axis)
         if not -step.shape[a] <= value < step.shape[a]:
-            raise UsageError(f"{what} {value} is outside {step.name}'s {step.shape[a]} {axis}s; give 0–"
+            raise UsageError(f"{what} {value} is outside {step.name}'s {step.shape[a]} {many}; give 0–"
                              f"{step.shape[a] - 1}")
         out.append((a, value % step.shape[a]))
     return tuple(out)

@@ -122,6 +122,8 @@ def test_patch_one_step_reports_and_exports(tmp_path):
     (("--sweep", "mlp", "--position", "1"), 2, "each in turn"),
     (("--step", "blocks.5.mlp_out"), 2, "no step named"),
     (("--step", "blocks.0.mlp_out", "--head", "1"), 2, "head axis"),
+    (("--step", "blocks.0.mlp_out", "--position", "9"), 2, "blocks.0.mlp_out's 3 positions; give 0–2"),  # '3 poss'
+    (("--step", "blocks.0.attn.z", "--head", "2"), 2, "blocks.0.attn.z's 2 heads; give 0–1"),
 ])
 def test_patch_refusals_are_one_line(extra, code, needle):
     one_line_error(invoke(*PATCH, *extra), code, needle)
