@@ -158,3 +158,19 @@ def test_one_patch_shows_its_recovered_fraction(size=(80, 24)):
 
     drive(app, script, size=size)
 
+
+
+def test_the_lens_starts_at_the_position_asked_for(size=(80, 24)):
+    """`explain lens gpt --text "The cat is happy" --position 1` (no --word): the lens screen started at position 0;
+    it starts at 1 ('cat'), following the final prediction there."""
+    result = lens("gpt", None, position=1, trained=True, text=TEXT)
+    app = ExplainApp(result.trace, start="lens.blocks.1.resid_post.probs", then="lens")
+
+    async def script(pilot):
+        await _until(pilot, lambda: type(app.screen).__name__ == "LensScreen" and app.screen.query(DataTable)
+                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        await pilot.pause()
+        assert app.screen.cursor() == (0, 1)
+        assert "the final prediction after position 1" in text_of(app.screen.query_one("#grid-cell"))
+
+    drive(app, script, size=size)

@@ -22,7 +22,8 @@ class LensScreen(GridScreen):
         self.lens: Lens = summary(trace)
         self.tokens = list(trace.labels.get("pos") or [])
         self._final: dict[int, Lens] = {}
-        asked = trace.meta.get("lens")  # what explain lens --word W summarised: W is followed at its position
+        asked = trace.meta.get("lens")  # what explain lens [--word W] [--position P] summarised: W is followed at P
+        self.position = asked.position if asked is not None else 0  # where the cursor starts
         self.asked: Lens | None = asked if asked is not None and asked.word is not None else None
         if self.asked is not None:
             self._final[self.asked.position] = self.asked
@@ -47,7 +48,7 @@ class LensScreen(GridScreen):
         return self._final[pos]
 
     def first_cell(self) -> tuple[int, int]:
-        return 0, self.asked.position if self.asked is not None else 0
+        return 0, self.position
 
     def describe(self, row: int, col: int) -> Text:
         if not 0 <= row < len(self.lens.rows) or not 0 <= col < len(self.tokens):
