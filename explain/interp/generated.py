@@ -50,8 +50,10 @@ def generated_attention(trace: Trace, layer: int = -1, head: int = 0, item: int 
                          "(or G in the TUI)")
     L = trace.config.n_layers
     H = trace[pattern_name(0, 0)].shape[-3]
-    if not -L <= layer < L or not 0 <= head < H:
-        raise UsageError(f"layer {layer}, head {head} is not in this run: it has {L} layers and {H} heads")
+    if not -L <= layer < L:
+        raise UsageError(f"--layer {layer} is not in this run, which has {L} layers: give 0–{L - 1} (or −1, the last)")
+    if not 0 <= head < H:
+        raise UsageError(f"--head {head} is not in this run, which has {H} heads: give 0–{H - 1}")
     layer %= L
     vocab = trace.labels.get("vocab")
     prompt = trace.batch_labels.get("pos", [trace.labels.get("pos")])[item] if trace.batch_labels.get("pos") \

@@ -46,8 +46,9 @@ def test_plain_is_a_table_of_the_text_so_far():
 
 @pytest.mark.parametrize("extra, code, needles", [
     (("--layer", "1"), 2, ("--layer and --head", "add --new-attention")),
-    (("--new-attention", "--layer", "2"), 2, ("layer 2", "2 layers")),
-    (("--new-attention", "--head", "4"), 2, ("head 4", "4 heads")),
+    (("--new-attention", "--layer", "2"), 2, ("--layer 2", "2 layers", "give 0–1")),
+    # the layer was not given: the error named 'layer -1' (the default) beside the head
+    (("--new-attention", "--head", "4"), 2, ("--head 4", "4 heads: give 0–3")),
     (("--new-attention", "--match", "gen.*", "--plain"), 2, ("--match",)),
     (("--new-attention", "--save", "x.npz"), 2, ("--save", "drop one")),
 ])

@@ -44,5 +44,5 @@ def test_the_keys_are_the_prompt_then_the_new_words():
 def test_a_run_that_generated_nothing_is_refused():
     with pytest.raises(UsageError, match="generated nothing"):
         generated_attention(run("gpt", random_weights=True))
-    with pytest.raises(UsageError, match="2 layers and 2 heads"):
+    with pytest.raises(UsageError, match="--head 5 is not in this run, which has 2 heads: give 0–1"):
         generated_attention(generate("gpt", random_weights=True, max_new_tokens=2), 0, 5)
