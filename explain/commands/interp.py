@@ -213,7 +213,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
                         or s.group[:1] == (PATCH,)], output, force)
     if _tui(plain, as_json):  # on the patched step, its numbers shown (P shows them again)
         one.trace.meta["patched"] = one
-        _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step), "patching")
+        _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step), "patching", one.first_cell())
         return
     if as_json:
         _json(one.to_dict())

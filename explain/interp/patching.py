@@ -140,6 +140,15 @@ class Patched:
     def recovered(self) -> float:
         return self.runs.recovered(self.diff)
 
+    def first_cell(self) -> tuple[int, ...]:
+        """The first cell the patch changed (else the first it took from the clean run): where a view of the patched
+        step starts, so its drill-down shows a patched cell, not a kept one."""
+        before, clean = self.runs.corrupt[self.step].output, self.runs.clean[self.step].output
+        taken = np.zeros(before.shape, dtype=bool)
+        taken[tuple(dict(self.where).get(a, slice(None)) for a in range(before.ndim))] = True
+        changed = np.argwhere(taken & (before != clean))
+        return tuple(int(i) for i in (changed[0] if len(changed) else np.argwhere(taken)[0]))
+
     def to_dict(self) -> dict[str, Any]:
         r = self.runs
         return {"step": self.step, "where": [list(w) for w in self.where], "word": r.word_text, "vs": r.vs_text,

@@ -103,7 +103,7 @@ def patching(ctl: Controller) -> None:
         trace = patched.trace
         trace.meta["sweep"] = sweep
         host.show_run(trace, dict(host.run_options))
-        host.view = host.view.go(trace[f"patch.{patched.step}"].index)
+        host.view = host.view.go(trace[f"patch.{patched.step}"].index).at(patched.first_cell())
         for note in patched.notes:
             host.notify(note, title="patch", timeout=8)
 

@@ -174,3 +174,30 @@ def test_the_lens_starts_at_the_position_asked_for(size=(80, 24)):
         assert "the final prediction after position 1" in text_of(app.screen.query_one("#grid-cell"))
 
     drive(app, script, size=size)
+
+
+def test_a_patched_run_opens_on_a_patched_cell(size=(80, 24)):
+    """Enter on the heads sweep's (layer 1, head 1) opened patch.blocks.1.attn.z on head 0's slice, every cell
+    'kept': the patch was not on screen. It opens on head 1 at the first cell the patch changed (position 2, the
+    word that differs; position 0 and 1 read the same words in both runs), whose value is the clean run's own
+    (a plain run, no patching code: equal exactly)."""
+    clean_text = "fish book tired cat man hungry fish book"
+    runs = prepare("gpt", clean_text, "fish book happy cat man hungry fish book", "tired", "happy", trained=True)
+    runs.corrupt.meta["sweep"] = sweep_runs(runs, "heads")
+    clean_z = explain.run("gpt", trained=True, text=clean_text)["blocks.1.attn.z"].output
+    app = ExplainApp(runs.corrupt, then="patching")
+
+    async def script(pilot):
+        await _until(pilot, lambda: type(app.screen).__name__ == "SweepScreen" and app.screen.query(DataTable)
+                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        await pilot.press("right", "down", "enter")  # layer 1, head 1
+        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen", tries=3000)
+        await pilot.pause()
+        view = app.screen.view
+        assert view.step.name == "patch.blocks.1.attn.z" and view.index_of_cell == (0, 1, 2, 0)
+        corrupt_z = runs.corrupt["blocks.1.attn.z"].output
+        assert view.step.output[0, 1, 2, 0] == clean_z[0, 1, 2, 0] != corrupt_z[0, 1, 2, 0]
+        drill = " ".join(region_lines(app, app.screen.query_one("#cell").content_region))
+        assert "~Z[0, 1, 2, 0]: patched" in drill, drill
+
+    drive(app, script, size=size)

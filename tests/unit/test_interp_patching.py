@@ -130,6 +130,7 @@ def test_positions_whose_words_differ_are_labelled_clean_slash_corrupted():
     assert sweep_runs(runs, "resid").columns == want and sweep_runs(runs, "heads").columns[:1] == ["head 0"]
     one = patch("gpt", clean, corrupt, "tired", "happy", "blocks.0.resid_post", position=2, trained=True)
     assert one.trace.axis_labels("pos") == want and one.trace.tokens_text() == " ".join(want)
+    assert one.first_cell() == (0, 2, 0)  # where explain patch --step opens its TUI: a patched cell, not (0, 0, 0)
     np.testing.assert_array_equal(one.trace["patch.clean.blocks.0.resid_post"].output,
                                   runs.clean["blocks.0.resid_post"].output)
 
