@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Group
@@ -12,7 +13,21 @@ from rich.text import Text
 from explain.api import generated_ids
 from explain.names import gen_number, gen_step
 from explain.predict import Predictions
+from explain.text import visible
 from explain.trace import Trace
+
+_BYTES = re.compile(r"(?:\\x[0-9a-f]{2})+")
+
+
+def joined(labels: list[str], sep: str) -> str:
+    """Token labels as one text. Byte-level tokens (``sep`` "") may split a character over several tokens, each
+    labelled by its byte ('\\xe6', '\\x97', '\\xa5'): side by side the bytes decode ('日'); bytes that stay
+    incomplete keep their escapes, and what they decode to is made visible as every label is."""
+    text = sep.join(labels)
+    if sep:
+        return text
+    return _BYTES.sub(lambda m: visible(bytes.fromhex(m[0].replace("\\x", "")).decode("utf-8", "backslashreplace")),
+                      text)
 
 
 def predictions_view(p: Predictions, title: bool = True) -> Group:
@@ -68,8 +83,8 @@ def text_so_far(trace: Trace, index: int, batch: int = 0) -> Text | None:
 
     sep = "" if any("␣" in t for t in vocab[:2000]) else " "
     drawn = [int(trace[n].output[batch, 0]) for n in gen.steps if trace[n].index <= index]
-    text = Text.assemble(("text so far: ", "dim"), sep.join(label(i) for i in gen.prompt[batch]), " ▸ ",
-                         (sep.join(label(i) for i in drawn), "bold green"))
+    text = Text.assemble(("text so far: ", "dim"), joined([label(i) for i in gen.prompt[batch]], sep), " ▸ ",
+                         (joined([label(i) for i in drawn], sep), "bold green"))
     if not drawn:
         text.append("(nothing drawn yet)", "dim")
     return text
@@ -88,8 +103,8 @@ def generation_view(trace: Trace) -> Group:
     for b, ids in enumerate(generated_ids(trace)):
         # byte-level BPE labels carry their own spaces (␣); the word-level tokenizer's words need one between
         sep = "" if any("␣" in t for t in vocab[:2000]) else " "
-        prompt = sep.join(label(i) for i in gen.prompt[b]).replace("␣", " ")
-        new = sep.join(label(i) for i in ids).replace("␣", " ")
+        prompt = joined([label(i) for i in gen.prompt[b]], sep).replace("␣", " ")
+        new = joined([label(i) for i in ids], sep).replace("␣", " ")
         parts.append(Text.assemble((prompt + sep, ""), (new, "bold green")))
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
         for col in ("new", "token", "id", "p (drawn from)", "how"):
