@@ -129,6 +129,9 @@ def parse_options(shape_opts: Iterable[str], dim_opts: Iterable[str]) -> Binding
         if name in written:
             raise UsageError(f"--shape {name} is given twice: give each array's shape once")
         written[name] = _parse_dims_list(raw, name, value)
+        if name in dims:  # EXPR would read it as the array, and the size would be dropped without a word
+            raise UsageError(f"{name} is given as an array (--shape {name}=…) and as a size (--dim {name}=…); a "
+                             "name in EXPR is one or the other: rename one")
     missing: list[str] = []
     for shape in written.values():
         missing += [d for d in shape if isinstance(d, str) and d not in dims and d not in missing]

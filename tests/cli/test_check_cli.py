@@ -96,6 +96,7 @@ def test_einsum_call_mismatch_names_both_operands(expr: str, shapes: list[str], 
     (["a b -> a"], "have no size"),
     # session 9: a file without ::function was read as the attribute .py (a list of what is supported)
     (["heads.py"], "like explain check heads.py::function"),
+    (["Q @ K.T", "--shape", "Q=4,8", "--shape", "K=4,8", "--dim", "Q=3"], "Q is given as an array"),  # was ignored
     (["heads.py:heads"], "like explain check heads.py::heads"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], fragment: str) -> None:
