@@ -20,7 +20,7 @@ import numpy as np
 from explain.atomic import new_folder
 from explain.checkpoint import _BLOCK_MAP
 from explain.config import Config
-from explain.errors import InputError
+from explain.errors import InputError, UsageError
 from explain.inputs import SPECIALS
 from explain.paths import check_output_folder
 from explain.tensorfile import save_file
@@ -57,6 +57,8 @@ def check_output(name: str | Path) -> Path:
     (:func:`explain.paths.check_output_folder`: a NUL, an unknown ``~user``, a name too long, a file, a FIFO, a
     device, a dangling link, a parent that is a file or not writable), and a folder explain train did not
     write (it is never overwritten). Missing parent folders are made at the first save."""
+    if not str(name).strip():  # paths.expand's "give a file name" names neither -o nor a folder
+        raise UsageError("-o is empty; give the checkpoint folder a name, e.g. -o my-gpt")
     path = check_output_folder(name, force=True, parents=True)
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
         raise InputError(f"'{name}' is a folder explain train did not write; give -o a new folder name")

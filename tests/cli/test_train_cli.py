@@ -113,6 +113,7 @@ def test_what_training_cannot_use_is_refused_with_trains_own_fix(tmp_path):
     """Session 9: `train llama` was a traceback (KeyError 'W_pos'); `--context 1` trained on no targets and saved
     NaN weights; `--heads 3` suggested --d-head, which train has not."""
     one_line_error(invoke("train", "llama", "-o", str(tmp_path / "x")), 2, "use 'gpt', not 'llama'")
+    one_line_error(invoke("train", "gpt", "-o", ""), 2, "-o is empty", "-o my-gpt")  # was "give a file name"
     one_line_error(invoke("train", "gpt", "--context", "1", "-o", str(tmp_path / "x")), 2, "--context 2 or more")
     r = invoke("train", "gpt", "--heads", "3", "-o", str(tmp_path / "x"))
     one_line_error(r, 2, "not divisible by 3 heads", "--heads a divisor of 64")
