@@ -228,6 +228,7 @@ class Total(Op):
 
     kind = "total"
     default_note = "The contributions add up to the logit (or logit difference) the run computed."
+    reads_vocab = True  # the logits compared are named by their words, not only their ids
 
     def shape(self, parts, logits, **attrs):
         return ()
@@ -245,11 +246,15 @@ class Total(Op):
         return [(slice(None),), (item, pos, slice(None))]
 
     def explain(self, index, inputs, output, syms: Syms, item: int = 0, pos: int = 0, word: int = 0,
-                vs: int | None = None, labels: tuple[str, ...] = (), **attrs) -> CellExplanation:
+                vs: int | None = None, labels: tuple[str, ...] = (), vocab: Any = None, **attrs) -> CellExplanation:
         parts, logits = inputs
         rows = [(labels[p] if p < len(labels) else "β and bias", float(v)) for p, v in enumerate(parts)]
         run = float(logits[item, pos, word] - (logits[item, pos, vs] if vs is not None else 0.0))
-        what = f"logits[{item}, {pos}, {word}]" + (f" − logits[{item}, {pos}, {vs}]" if vs is not None else "")
+
+        def logit(i: int) -> str:
+            return f"logits[{item}, {pos}, {i}]" + (f" ({vocab[i]})" if vocab is not None and i < len(vocab) else "")
+
+        what = logit(word) + (f" − {logit(vs)}" if vs is not None else "")
         return CellExplanation((), float(output), f"{syms.out} = sum of the {len(rows)} contributions",
                                ("part", "contribution"), rows,
                                [f"sum = {num(output)}", f"the run's {what} = {num(run)}",

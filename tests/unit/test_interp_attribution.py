@@ -69,6 +69,7 @@ def test_ranked_by_size_and_the_total_explains_the_sum():
     cell = result.trace.explain("attrib.total", ())
     assert len(cell.rows) == len(result.parts) and cell.lines[0].startswith("sum = ")
     assert "the run's logits[0, 3, " in cell.lines[1] and "difference" in cell.lines[2]
+    assert "(happy) − logits[0, 3, " in cell.lines[1] and "(cat) = " in cell.lines[1]  # words, not ids alone
     assert "TransformerLens" in result.trace["attrib.contributions"].note
 
 
