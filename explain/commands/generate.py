@@ -72,6 +72,10 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
 
     options = run_kwargs(model, kwargs)
     sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, options.get("seed"))
+    if sampling.greedy and options.get("seed") is not None:  # as --greedy refuses --temperature and the filters
+        # (here, not in make_sampling: a tutorial's [options] seed seeds its weights too, greedy or not)
+        raise UsageError("greedy decoding draws nothing at random, so --seed would have no effect (on generate it "
+                         "seeds only the draws; random weights are seed 0's); drop --seed, or sample instead")
     for note in sampling.notes:
         click.echo(f"note: {note}", err=True)
     with saving(save, force) as stream:  # --save FILE.npz: written while the run records, removed if it fails

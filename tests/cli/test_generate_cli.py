@@ -63,6 +63,9 @@ def test_top_k_beyond_the_vocabulary_is_noted() -> None:
     (("--max-new-tokens", "0"), 2, "--max-new-tokens must be a whole number of at least 1"),
     (("--max-new-tokens", "40"), 1, "use --max-new-tokens 31 or less"),
     (("--greedy", "--top-p", "0.9"), 2, "--greedy takes the most probable token"),
+    # session 9: accepted, and the seed changed nothing (as --greedy --temperature, which is refused)
+    (("--greedy", "--seed", "3"), 2, "greedy decoding draws nothing at random, so --seed would have no effect"),
+    (("--temperature", "0", "--seed", "3"), 2, "drop --seed, or sample instead"),
     (("--top-k", "three"), 2, "'three' is not a valid integer"),
     (("--plain", "--json"), 2, "choose one of --plain and --json"),
 ])
