@@ -126,7 +126,7 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
                 raise unknown_function(path or func.attr)
             return numpy_function(ck, call, func.attr, span)
         if prefix in TORCH_NAMES or prefix in F_NAMES:
-            ck.torch = True
+            ck.uses_torch(f"{prefix}.{func.attr}()", "write numpy's function (np.…)")
             from explain.check.torchops import (
                 torch_function,  # lazy: only PyTorch/einops lines load it (bench_check_startup)
             )

@@ -84,10 +84,18 @@ class Checker:
         self.b = bindings
         # PyTorch's rules where they differ from numpy's (x.transpose(1, 2)): --lib, or the line's own spelling.
         self.torch = looks_like_torch(source) if torch is None else torch
+        self.numpy_only = torch is False  # --lib numpy: a PyTorch spelling is a mistake, not a hint
         self.sizes: dict[str, int] = dict(bindings.dims)  # each axis name's size, for reshape's bookkeeping
         self.aliases: dict[str, Ax] = {}  # a size name bound to an axis name (B, T, C = x.shape)
         self.env: dict[str, Node] = {}  # names assigned earlier in a checked function
         self.unknown: dict[str, str] = {}  # names a skipped statement assigned -> why it was skipped
+
+    def uses_torch(self, what: str, fix: str) -> None:
+        """The line spells something PyTorch's way (``dim=``, ``.view``): PyTorch's rules from here on; under
+        ``--lib numpy`` a refusal saying what numpy calls it (numpy has no such argument or method)."""
+        if self.numpy_only:
+            raise UsageError(f"{what} is PyTorch's, and --lib numpy was given: {fix}, or pass --lib torch")
+        self.torch = True
 
     def set_source(self, source: str) -> None:
         """The text being checked (a function check sets each statement's in turn)."""

@@ -35,12 +35,14 @@ def _ints(ck: Checker, args: list[ast.expr], what: str) -> tuple[int, ...]:
 def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span) -> Node:
     a, kws = call.args, {kw.arg: kw.value for kw in call.keywords}
     if name in ("dim", "keepdim") or "dim" in kws or "keepdim" in kws:
-        ck.torch = True
+        word = "dim=" if "dim" in kws else "keepdim=" if "keepdim" in kws else None
+        ck.uses_torch(f"{word} in .{name}()" if word else f".{name}()",
+                      "numpy writes axis= and keepdims=" if word else "numpy writes x.ndim")
     if name in IDENTITY_METHODS:
         return ck.make(call, name, this.shape, [this], names=this.names)
     if name in ("reshape", "view"):
         if name == "view":
-            ck.torch = True
+            ck.uses_torch(".view()", "numpy writes .reshape()")
         if not a:
             raise UsageError(f".{name}() needs the new shape, like x.{name}(2, -1)")
         sizes, claims, texts = size_args(ck, list(a), f"{name} sizes")
@@ -60,7 +62,7 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
                                      "--lib torch)"), *span, [this])
         return shaping.transpose(ck, call, this, axes, span)
     if name == "permute":
-        ck.torch = True
+        ck.uses_torch(".permute()", "numpy writes .transpose(axes)")
         return shaping.transpose(ck, call, this, _ints(ck, list(a), "permute dims"), span, op="permute")
     if name == "swapaxes":
         args = bind(".swapaxes", call, (("axis0", "axis1"), 2, ()), list(a), {"dim0": "axis0", "dim1": "axis1"})
@@ -75,7 +77,7 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
         dims = None if dim is None else dim if isinstance(dim, tuple) else (dim,)
         return shaping.squeeze(ck, call, this, dims, span, torch=ck.torch)
     if name in ("expand", "expand_as"):
-        ck.torch = True
+        ck.uses_torch(f".{name}()", "numpy writes np.broadcast_to(x, shape)")
         if name == "expand_as":
             other = ck.visit(a[0])
             return shaping.expand(ck, call, this, other.shape, other.names, span)
@@ -96,14 +98,14 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
         names = this.names[:s] + ((None if "?" in merged else merged),) + this.names[e + 1:]
         return ck.make(call, "flatten", this.shape[:s] + (total,) + this.shape[e + 1:], [this], names=names)
     if name == "repeat_interleave":
-        ck.torch = True
+        ck.uses_torch(".repeat_interleave()", "numpy writes np.repeat(x, n, axis=)")
         args = bind(".repeat_interleave", call, (("repeats", "dim"), 1, ("output_size",)), list(a))
         dim = static_axis(ck, args.get("dim"), None)
         if isinstance(dim, tuple):
             raise UsageError("repeat_interleave() takes one dim")
         return shaping.repeat_interleave(ck, call, this, static_int(ck, args["repeats"], "repeats"), dim, span)
     if name == "masked_fill":
-        ck.torch = True
+        ck.uses_torch(".masked_fill()", "numpy writes np.where(mask, value, x)")
         args = bind(".masked_fill", call, (("mask", "value"), 2, ()), list(a))
         return masked_fill(ck, call, this, ck.visit(args["mask"]), span)
     if name in ("softmax", "log_softmax"):

@@ -57,7 +57,7 @@ class CheckCommand(click.Command):
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document to stdout instead of text.")
 @click.option("--lib", type=click.Choice(["auto", "numpy", "torch"]), default="auto", show_default=True,
               help="Whose rules where numpy and PyTorch differ (x.transpose(1, 2), squeeze); auto reads the "
-                   "spelling (torch., F., .view, dim=).")
+                   "spelling (torch., F., .view, dim=); numpy refuses those spellings.")
 def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool, lib: str) -> None:
     """Check the shapes in EXPR without running anything.
 

@@ -178,3 +178,18 @@ def test_function_check_cli(tmp_path) -> None:
     assert f"{src}:5:" in last and "x.transpose(0, 2, 1, 3).reshape(b, t, h * d)" in last
     assert f"  {src}:5:" in bad.stderr and "^" in bad.stderr
     assert_clean_error(run(f"{tmp_path}/missing.py::f"), 2)
+
+
+@pytest.mark.parametrize("expr, numpy_way", [
+    ("x.sum(dim=1)", "axis="), ("x.mean(-1, keepdim=True)", "keepdims="), ("x.view(4, 3)", ".reshape()"),
+    ("x.permute(1, 0)", ".transpose(axes)"), ("x.masked_fill(x > 0, 0)", "np.where(mask, value, x)"),
+    ("x.expand(2, 3, 4)", "np.broadcast_to"), ("torch.softmax(x, dim=-1)", "np.…")])
+def test_a_pytorch_spelling_under_lib_numpy_is_refused(expr: str, numpy_way: str) -> None:
+    """--lib numpy says the line is numpy: a PyTorch spelling there is the mistake (numpy's x.sum(dim=1) is a
+    TypeError), refused in one line naming numpy's way; without --lib, or with --lib torch, it means PyTorch."""
+    last = assert_clean_error(run(expr, "--shape", "x=3,4", "--lib", "numpy"), 2)
+    assert "is PyTorch's, and --lib numpy was given" in last and numpy_way in last and "--lib torch" in last
+    for lib in ([], ["--lib", "torch"]):
+        ok = run(expr, "--shape", "x=3,4", *lib)
+        assert ok.exit_code == 0, (lib, ok.output)
+    assert run("x.sum(axis=1)", "--shape", "x=3,4", "--lib", "numpy").exit_code == 0
