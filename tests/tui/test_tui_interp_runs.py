@@ -62,6 +62,13 @@ def test_a_twice_on_a_plain_run_is_one_attribution(size):
     drive(app, script, size=size)
 
 
+async def open_sweep(pilot, app) -> None:
+    """P on a run holding a sweep, then wait until the sweep screen's table has its rows."""
+    await pilot.press("P")
+    await _until(pilot, lambda: type(app.screen).__name__ == "SweepScreen" and app.screen.query(DataTable)
+                 and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+
+
 def test_the_sweep_names_both_words_where_the_texts_differ(size=(80, 24)):
     """Tutorial 20's sweep at 80x24: the changed position's column read '2 happy' (the corrupted word; the patch
     puts tired there). It reads '2 tired/happy', the title says what a/b means, and the table still needs no
@@ -72,9 +79,7 @@ def test_the_sweep_names_both_words_where_the_texts_differ(size=(80, 24)):
     app = ExplainApp(runs.corrupt)
 
     async def script(pilot):
-        await pilot.press("P")
-        await _until(pilot, lambda: type(app.screen).__name__ == "SweepScreen" and app.screen.query(DataTable)
-                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        await open_sweep(pilot, app)
         table = app.screen.query_one(DataTable)
         await _until(pilot, lambda: table.virtual_size.width > 0)
         labels = [str(c.label) for c in table.columns.values()][1:]
@@ -93,9 +98,7 @@ def test_the_sweep_warns_in_a_title_that_is_whole_at_80x24(size=(80, 24)):
     app = ExplainApp(runs.corrupt)
 
     async def script(pilot):
-        await pilot.press("P")
-        await _until(pilot, lambda: type(app.screen).__name__ == "SweepScreen" and app.screen.query(DataTable)
-                     and app.screen.query_one(DataTable).row_count > 0, tries=3000)
+        await open_sweep(pilot, app)
         title = app.screen.query_one("#grid-title")
         await _until(pilot, lambda: title.size.height > 0)
         shown = " ".join(line.strip() for line in region_lines(app, title.content_region))
