@@ -11,7 +11,11 @@ on a few kB of text, or makes the library panic (a Rust panic message on stderr,
 * any other runs in a subprocess on the real text, with a CPU-time limit (:data:`CPU_SECONDS`) and a memory
   limit; running out of either, or a panic, is a one-line :class:`~explain.errors.InputError` naming the file.
 
-Nothing of the file is executed: only ``tokenizers`` reads it.
+Nothing of the file is executed: only ``tokenizers`` reads it. The child is isolated (:func:`child_command`):
+``python -I`` puts neither the working folder nor ``PYTHONPATH`` on its import path and skips the user's site
+folder, it runs in an empty temporary folder, and its environment is a short list, so a ``json.py``,
+``resource.py``, ``tokenizers.py`` or ``sitecustomize.py`` in the user's folder or the checkpoint's is never
+imported.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +51,21 @@ from tokenizers import Tokenizer
 path, text = json.load(sys.stdin)
 print(json.dumps(Tokenizer.from_file(path).encode(text, add_special_tokens=False).ids))
 """
+
+
+# What the child may inherit: enough to find its own site-packages and decode text, nothing that steers imports
+_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TMPDIR")
+
+
+def child_command(code: str) -> list[str]:
+    """The argv that runs ``code`` in an isolated Python: no working folder, ``PYTHONPATH`` or user site on
+    its path (``-I``), and so no module of the folder explain was started in."""
+    return [sys.executable, "-I", "-c", code]
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """A minimal environment for a child process: the kept variables of :data:`_ENV_KEPT` and ``extra``."""
+    return {**{k: os.environ[k] for k in _ENV_KEPT if k in os.environ}, **extra}
 
 
 def regexes(data: Any) -> list[str]:
@@ -110,12 +130,14 @@ class Sandboxed:
         self.path, self.patterns = path, patterns
 
     def encode(self, text: str) -> list[int]:
-        env = {**os.environ, "RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        env = child_env(RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
         shown = self.patterns[0] if len(self.patterns[0]) <= 60 else self.patterns[0][:59] + "…"
         try:
             code = _LIMITS.format(cpu=CPU_SECONDS, mem=MEMORY_BYTES) + _CHILD
-            proc = subprocess.run([sys.executable, "-c", code], input=json.dumps([str(self.path), text]),
-                                  capture_output=True, text=True, env=env, timeout=60)
+            # the path is made absolute: the child runs in an empty folder of its own
+            with tempfile.TemporaryDirectory(prefix="explain-tok-") as empty:
+                proc = subprocess.run(child_command(code), input=json.dumps([str(self.path.resolve()), text]),
+                                      capture_output=True, text=True, env=env, cwd=empty, timeout=60)
         except subprocess.TimeoutExpired:  # a hang guard: the CPU limit ends a busy child long before
             raise InputError(f"the tokenizer '{self.path}' did not finish on this text; give --tokens") from None
         if proc.returncode < 0 or "MemoryError" in proc.stderr:
