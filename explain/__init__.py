@@ -19,7 +19,7 @@ __all__ = ["run", "generate", "generated_ids", "Trace", "Step", "__version__"]
 def __getattr__(name: str) -> Any:
     # Lazy so that `import explain` (and the CLI's `explain check`) never pays for numpy.
     if name in ("run", "generate", "generated_ids"):
-        from explain import api  # lazy: `import explain` stays light
+        from explain.engine import api  # lazy: `import explain` stays light
 
         return getattr(api, name)
     if name in ("Trace", "Step"):

@@ -2,7 +2,7 @@
 
 Subcommands live one per module in :mod:`explain.commands` and are imported only when they are invoked (the
 "lazy group" pattern from click's documentation), so ``explain check`` starts without importing numpy or
-textual. Errors from the core (:class:`~explain.errors.ExplainError`) become one line on stderr, ``Error: …``,
+textual. Errors from the core (:class:`~explain.core.errors.ExplainError`) become one line on stderr, ``Error: …``,
 with the error's exit code (2 usage, 1 domain), never a traceback.
 """
 
@@ -17,8 +17,8 @@ import sys
 import click
 
 from explain import __version__
-from explain.errors import ExplainError
-from explain.text import visible
+from explain.core.errors import ExplainError
+from explain.core.text import visible
 
 # name -> "module:attribute"; the module is imported only when the command runs or its help is shown.
 COMMANDS: dict[str, str] = {

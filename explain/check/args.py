@@ -12,8 +12,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from explain.check.names import Ax
-from explain.errors import ShapeError, UsageError
-from explain.shape_rules import normalize_axis
+from explain.core.errors import ShapeError, UsageError
+from explain.core.shape_rules import normalize_axis
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker

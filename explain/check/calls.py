@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from explain import shape_rules as rules
 from explain.check import shaping
 from explain.check.args import (
     Signature,
@@ -38,7 +37,8 @@ from explain.check.supported import (
     TORCH_FUNCTIONS,
     TORCH_NAMES,
 )
-from explain.errors import ShapeError, UsageError
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError, UsageError
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node

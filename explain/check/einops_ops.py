@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from explain.check.args import claim, static_int
 from explain.check.names import Ax
-from explain.errors import ShapeError, UsageError
+from explain.core.errors import ShapeError, UsageError
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node

@@ -12,8 +12,8 @@ import re
 
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.parse import Bindings, check_length, is_name
-from explain.errors import UsageError
-from explain.shape_rules import Shape, fmt_shape
+from explain.core.errors import UsageError
+from explain.core.shape_rules import Shape, fmt_shape
 
 ARROW = "->"
 

@@ -1,4 +1,4 @@
-"""The checker's shape error: a :class:`~explain.errors.ShapeError` that also carries a caret display.
+"""The checker's shape error: a :class:`~explain.core.errors.ShapeError` that also carries a caret display.
 
 The CLI prints ``Error: {message}`` on one line; the display (the expression with a caret under the failing
 operator or name, and the operands' shapes) is printed to stderr just before it by the ``check`` command.
@@ -6,7 +6,7 @@ operator or name, and the operands' shapes) is printed to stderr just before it 
 
 from __future__ import annotations
 
-from explain.errors import ShapeError
+from explain.core.errors import ShapeError
 
 
 class CheckShapeError(ShapeError):

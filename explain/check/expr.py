@@ -1,7 +1,7 @@
 """The expression form: ``"softmax(Q @ K.T / sqrt(d_k)) @ V"`` over named shapes, parsed and never evaluated.
 
 :func:`check_expression` parses the text with :mod:`ast` (``mode="eval"``) and walks the tree, giving every
-sub-expression a shape with the rules in :mod:`explain.shape_rules`. The result is a :class:`Node` tree. A
+sub-expression a shape with the rules in :mod:`explain.core.shape_rules`. The result is a :class:`Node` tree. A
 shape mismatch is a :class:`CheckShapeError` whose display puts a caret under the failing operator; anything
 the checker does not understand is a one-line ``not supported: …`` :class:`UsageError` listing what is.
 Function calls are handled in :mod:`explain.check.calls`, fix suggestions in :mod:`explain.check.hints`.
@@ -14,15 +14,15 @@ import re
 import warnings
 from typing import Any
 
-from explain import shape_rules as rules
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.names import Ax, Names, binop_names, fmt_names
 from explain.check.node import Node
 from explain.check.parse import Bindings, check_length
 from explain.check.supported import supported_text
-from explain.errors import ShapeError, UsageError
-from explain.shape_rules import Shape, fmt_shape
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError, UsageError
+from explain.core.shape_rules import Shape, fmt_shape
 
 # Deep enough for any real formula; shallow enough that walking, rendering and JSON never hit Python's
 # recursion limit.

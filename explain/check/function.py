@@ -22,7 +22,7 @@ from explain.check.names import Ax
 from explain.check.node import Node
 from explain.check.parse import Bindings
 from explain.check.shaping import split
-from explain.errors import ExplainError, UsageError
+from explain.core.errors import ExplainError, UsageError
 
 MAX_FILE_BYTES = 1_000_000  # a source file past this is refused before it is read: no model file is this long
 JAXTYPING_DTYPES = ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Integer", "Complex", "Inexact", "UInt",

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from explain import shape_rules as rules
 from explain.check.names import binop_names
 from explain.check.node import Node
-from explain.errors import ShapeError
-from explain.shape_rules import Shape, fmt_shape
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError
+from explain.core.shape_rules import Shape, fmt_shape
 
 if TYPE_CHECKING:
     from explain.check.names import Names

@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from explain import shape_rules as rules
 from explain.check.args import claim, static_int
 from explain.check.names import Ax, broadcast_names
-from explain.errors import ShapeError, UsageError
-from explain.shape_rules import fmt_shape
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError, UsageError
+from explain.core.shape_rules import fmt_shape
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from explain import shape_rules as rules
 from explain.check import shaping
 from explain.check.args import bind, int_axis, is_none, size_args, static_axis, static_bool, static_int
 from explain.check.supported import ELEMENTWISE, IDENTITY_METHODS, REDUCTIONS
 from explain.check.torchops import bmm, gather, masked_fill
-from explain.errors import ShapeError, UsageError
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError, UsageError
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node

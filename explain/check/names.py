@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import permutations
 
-from explain.shape_rules import fmt_shape
+from explain.core.shape_rules import fmt_shape
 
 Ax = tuple[str, ...] | None
 Names = tuple[Ax, ...]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from explain.check.names import Names, unnamed
-from explain.shape_rules import Shape
+from explain.core.shape_rules import Shape
 
 
 class Node:

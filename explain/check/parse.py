@@ -1,7 +1,7 @@
 """Parsing of ``--shape NAME=DIMS`` and ``--dim NAME=SIZE`` into :class:`Bindings`, and the input-length cap.
 
 Every problem here is the user's to fix on the command line, so it is a one-line
-:class:`~explain.errors.UsageError` (exit 2) that names the option as written and shows the right form.
+:class:`~explain.core.errors.UsageError` (exit 2) that names the option as written and shows the right form.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterable, Mapping
 
-from explain.errors import UsageError
-from explain.limits import MAX_DIGITS
-from explain.shape_rules import Shape
+from explain.core.errors import UsageError
+from explain.core.limits import MAX_DIGITS
+from explain.core.shape_rules import Shape
 
 # Long enough for any expression a person types; short enough that parsing and rendering stay instant and a
 # pasted file cannot make the parser recurse deeply.

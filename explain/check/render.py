@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from explain.check.names import fmt_names
-from explain.shape_rules import fmt_shape
+from explain.core.shape_rules import fmt_shape
 
 if TYPE_CHECKING:  # types only: the command imports just the checker for the form it runs
     from explain.check.einsum import EinsumResult

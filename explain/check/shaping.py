@@ -13,12 +13,12 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from explain import shape_rules as rules
 from explain.check.args import bind, claim, int_axis, static_int
 from explain.check.names import Ax, Names, fmt_ax, inverse, reorder_fix, reshape_names, swap_of
 from explain.check.node import Node
-from explain.errors import ShapeError, UsageError
-from explain.shape_rules import Shape, fmt_shape
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError, UsageError
+from explain.core.shape_rules import Shape, fmt_shape
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker

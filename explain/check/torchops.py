@@ -12,14 +12,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from explain import shape_rules as rules
 from explain.check import hints, shaping
 from explain.check.args import bind, int_axis, size_args, static_axis, static_bool
 from explain.check.einops_ops import letters_einsum
 from explain.check.names import broadcast_names, fmt_names, merge_pair
 from explain.check.supported import ELEMENTWISE, F_FUNCTIONS, TORCH_FUNCTIONS
-from explain.errors import ShapeError, UsageError
-from explain.shape_rules import fmt_shape
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError, UsageError
+from explain.core.shape_rules import fmt_shape
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node

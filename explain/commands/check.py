@@ -13,7 +13,7 @@ from explain.check import render
 from explain.check.errors import CheckShapeError
 from explain.check.parse import parse_options
 from explain.check.supported import help_text
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 
 
 class CheckCommand(click.Command):

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
-from explain.errors import UsageError
-from explain.paths import check_output
+from explain.core.errors import UsageError
+from explain.io.paths import check_output
 
 
 def _range(trace, step: str | None, first: str | None, last: str | None) -> list[str] | None:
@@ -61,7 +61,7 @@ def export(model: str, step: str | None, first: str | None, last: str | None, fm
     if not to_stdout:
         check_output(output, force, example=f"export.{fmt}")  # before the run, which may be slow
 
-    from explain.api import run as run_model  # lazy: engine not loaded for --help
+    from explain.engine.api import run as run_model  # lazy: engine not loaded for --help
     from explain.export import (  # lazy: numpy off the shape path
         default_filename,
         export_source,

@@ -11,14 +11,14 @@ import click
 
 from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
 from explain.commands.run import check_outputs, check_pick, pick_options, save_options, saving, show
-from explain.errors import UsageError
-from explain.names import gen_step
-from explain.options import GENERATION
-from explain.registry import able, quoted
+from explain.core.errors import UsageError
+from explain.core.names import gen_step
+from explain.core.options import GENERATION
+from explain.core.registry import able, quoted
 
 
 def generation_options(f):
-    """Decorate a command with the generation options (defined in :data:`explain.options.GENERATION`)."""
+    """Decorate a command with the generation options (defined in :data:`explain.core.options.GENERATION`)."""
     for o in reversed(GENERATION):
         f = click_option(o)(f)
     return f
@@ -63,11 +63,11 @@ def generate(model: str, max_new_tokens: int | None, temperature: float | None, 
     check_outputs(plain, as_json, save, force)
     check_pick(plain, as_json, match, slice_, cell)
     check_new_attention(new_attention, layer, head, save, match, slice_, cell)
-    from explain.api import (
-        generate as run_generate,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
-    )
-    from explain.sampling import (
+    from explain.core.sampling import (
         make_sampling,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
+    )
+    from explain.engine.api import (
+        generate as run_generate,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
 
     options = run_kwargs(model, kwargs)

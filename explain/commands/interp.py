@@ -11,9 +11,9 @@ from typing import Any
 import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.core.registry import able, quoted
 from explain.interp.names import ATTRIB, LENS, PATCH, attr, lens_point, lens_probs
-from explain.registry import able, quoted
 
 EPILOG = MODEL_HELP + f" These read the residual stream as a sum: use a pre-norm model ({quoted(able('pre_norm'))})."
 

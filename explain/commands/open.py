@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from explain.registry import DEFAULT_MODEL
+from explain.core.registry import DEFAULT_MODEL
 
 
 def first_tutorial() -> Any:
@@ -38,7 +38,7 @@ def open_default() -> None:
 
         trace = run_tutorial(tutorial)
     else:
-        from explain.api import run  # lazy: engine not loaded for --help
+        from explain.engine.api import run  # lazy: engine not loaded for --help
 
         trace = run(DEFAULT_MODEL)
     from explain.commands.run import show  # lazy: as the engine above

@@ -1,5 +1,5 @@
 """The options every model-taking command shares (``run``, ``params``, ``shapes``, ``export``), generated from
-their definitions in :mod:`explain.options`. Importing this module imports only click."""
+their definitions in :mod:`explain.core.options`. Importing this module imports only click."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from typing import Any
 
 import click
 
-from explain.config import check_model_name
-from explain.options import OPTIONS, Option
-from explain.registry import MODELS, option_help
+from explain.core.config import check_model_name
+from explain.core.options import OPTIONS, Option
+from explain.core.registry import MODELS, option_help
 
 
 def click_option(o: Option) -> Callable:
     """The click option of one definition (ranges here are click's usage checks; the config checks the rest)."""
     param_decls = (o.flag, o.name)
-    if o.type == "int" and o.group == "generate":  # checked by explain.sampling, with its own messages
+    if o.type == "int" and o.group == "generate":  # checked by explain.core.sampling, with its own messages
         return click.option(*param_decls, type=int, metavar=o.metavar or None, help=option_help(o))
     if o.type == "int":
         return click.option(*param_decls, type=click.IntRange(min=o.min), help=option_help(o))
@@ -42,7 +42,7 @@ def pick_model(model: str | None, checkpoint: str | None) -> str:
         return model
     if not checkpoint:
         raise click.UsageError(f"give a MODEL ({', '.join(MODELS)}), or --checkpoint PATH to run the model it holds")
-    from explain.hub import open_checkpoint  # lazy: the readers load only when MODEL is left out
+    from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only when MODEL is left out
 
     return open_checkpoint(checkpoint).model
 
@@ -62,7 +62,7 @@ def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
 
 
 def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The command's option values as keyword arguments of :func:`explain.api.run` (unset ones dropped);
+    """The command's option values as keyword arguments of :func:`explain.engine.api.run` (unset ones dropped);
     pops them from ``kwargs`` so the command keeps only its own options."""
     check_model_name(model)
     out = {}

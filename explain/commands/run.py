@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
-from explain.errors import UsageError
-from explain.paths import check_output
+from explain.core.errors import UsageError
+from explain.io.paths import check_output
 
 
 def save_options(f):
@@ -26,14 +26,14 @@ def check_outputs(plain: bool, as_json: bool, save: str | None, force: bool) -> 
     if plain and as_json:
         raise UsageError("choose one of --plain and --json")
     if save is not None:
-        from explain.save import check_save_path  # lazy: numpy loads only when values are computed
+        from explain.io.save import check_save_path  # lazy: numpy loads only when values are computed
 
         check_output(save, force, example="trace.npz")  # what the path is first: '.' is a folder
         check_save_path(save)
 
 
 def pick_options(f):
-    """``--match``, ``--slice`` and ``--cell``: what of the run --plain and --json print (:mod:`explain.pick`)."""
+    """``--match``, ``--slice`` and ``--cell``: what of the run --plain and --json print (:mod:`explain.report.pick`)."""
     f = click.option("--cell", metavar="I,J,…", help="With --plain/--json: one cell's drill-down (how it was "
                      "computed) for each step --match picks, e.g. --cell 0,1.")(f)
     f = click.option("--slice", "slice_", metavar="AXIS=I,…", help="With --plain/--json: the slice each step "
@@ -48,7 +48,7 @@ def check_pick(plain: bool, as_json: bool, match: str | None, slice_: str | None
         return
     if not (plain or as_json):
         raise UsageError("--match, --slice and --cell choose what --plain or --json prints; add one of them")
-    from explain.pick import parse_cell, parse_slice  # lazy: the trace module loads only with them
+    from explain.report.pick import parse_cell, parse_slice  # lazy: the trace module loads only with them
 
     if slice_ is not None:
         parse_slice(slice_)
@@ -58,11 +58,11 @@ def check_pick(plain: bool, as_json: bool, match: str | None, slice_: str | None
 
 def saving(save: str | None, force: bool) -> Any:
     """The block a run with ``--save FILE.npz`` records in: its steps are written while it runs
-    (:func:`explain.save.save_stream`; ``stream.add`` is the run's ``on_tensor``), and the file is removed again
+    (:func:`explain.io.save.save_stream`; ``stream.add`` is the run's ``on_tensor``), and the file is removed again
     if anything in the block fails. Without --save (or with .safetensors, written after the run) it yields None."""
     if save is None:
         return contextlib.nullcontext()
-    from explain.save import save_stream  # lazy: numpy loads only when values are computed
+    from explain.io.save import save_stream  # lazy: numpy loads only when values are computed
 
     return save_stream(save, force)
 
@@ -76,11 +76,11 @@ def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, pr
     opened at ``start`` (or in ``tutorial``) with ``options`` for its re-run form."""
     pick = None
     if (match, slice_, cell) != (None, None, None):
-        from explain.pick import make_pick  # lazy: only with --match/--slice/--cell
+        from explain.report.pick import make_pick  # lazy: only with --match/--slice/--cell
 
         pick = make_pick(trace, match, slice_, cell)
     if save is not None:
-        from explain.save import save_trace  # lazy: numpy loads only when values are computed
+        from explain.io.save import save_trace  # lazy: numpy loads only when values are computed
 
         written, n, size = save_trace(trace, save, force) if stream is None else stream.finish(trace)
         click.echo(f"wrote {n} tensors ({size / 2**20:,.1f} MiB) to {written}", err=True)
@@ -131,7 +131,7 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
     """
     check_outputs(plain, as_json, save, force)
     check_pick(plain, as_json, match, slice_, cell)
-    from explain.api import (
+    from explain.engine.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
 
@@ -159,10 +159,12 @@ def params(model: str, output: str, force: bool, **kwargs) -> None:
     check_output(output, force, example="params.npz")  # before the run, which may be slow
     if Path(output).suffix != ".npz":
         raise UsageError(f"'{output}' must end in .npz (numpy would add the suffix and write another file)")
-    from explain.api import (
+    from explain.engine.api import (
         run as run_model,  # lazy: a command loads the engine when it runs, not for --help (bench_check_startup)
     )
-    from explain.weights import save_params  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    from explain.engine.weights import (
+        save_params,  # lazy: numpy loads only when values are computed (test_shapes_imports)
+    )
 
     trace = run_model(model, **run_kwargs(model, kwargs))
     save_params(trace.params, output, force=force)  # atomic, and exclusive without --force

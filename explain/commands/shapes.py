@@ -1,7 +1,7 @@
 """``explain shapes MODEL``: every step's operand and output shapes and every parameter's, without running.
 
-The shapes come from :func:`explain.api.plan` (the model code run on shapes, each op's own shape rule); the
-layout from :mod:`explain.shape_report`. Neither imports numpy or textual, so the command answers at click's speed.
+The shapes come from :func:`explain.engine.api.plan` (the model code run on shapes, each op's own shape rule); the
+layout from :mod:`explain.report.shape_report`. Neither imports numpy or textual, so the command answers at click's speed.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import json
 
 import click
 
+from explain.checkpoints.trained import SHIPPED, use_trained
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
-from explain.errors import InputError, UsageError
-from explain.inputs import UNK
-from explain.limits import MAX_CONTEXT, check_max
-from explain.options import default
-from explain.registry import MODELS
-from explain.trained import SHIPPED, use_trained
+from explain.core.errors import InputError, UsageError
+from explain.core.limits import MAX_CONTEXT, check_max
+from explain.core.options import default
+from explain.core.registry import MODELS
+from explain.core.words import UNK
 
 
 def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
@@ -36,7 +36,7 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
                              f"--seq {n_ctx} or less, or a size option (--context {seq}) for a random model that "
                              "long")
     elif kw.get("checkpoint") is not None:  # opened once here, for plan() too: run's refusal says "shorten the text"
-        from explain.hub import open_checkpoint  # lazy: the readers load only for a checkpoint
+        from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
 
         kw["checkpoint"] = ck = open_checkpoint(kw["checkpoint"])
         if seq > ck.options["n_ctx"]:
@@ -87,8 +87,8 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
                    "'explain run … --weights FILE' checks the file against them", err=True)
     if not (show_steps or show_params) and not as_json:
         raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
-    from explain.api import plan  # lazy: engine not loaded for --help
-    from explain.shape_report import (  # lazy: engine not loaded for --help
+    from explain.engine.api import plan  # lazy: engine not loaded for --help
+    from explain.report.shape_report import (  # lazy: engine not loaded for --help
         select,
         shapes_doc,
         shapes_text,

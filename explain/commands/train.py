@@ -18,10 +18,10 @@ from pathlib import Path
 
 import click
 
+from explain.checkpoints.trained import SIZES as TRAINED_SIZES  # the shipped model's: explain train's defaults
 from explain.commands.options import click_option
-from explain.errors import ExplainError
-from explain.options import OPTION
-from explain.trained import SIZES as TRAINED_SIZES  # the shipped model's: explain train's defaults
+from explain.core.errors import ExplainError
+from explain.core.options import OPTION
 
 SIZES = ("d_model", "n_heads", "n_layers", "d_ff", "n_ctx", "qkv_bias")
 HINT = "Ctrl-C stops after this step and saves it (press it twice to stop at once)"
@@ -29,7 +29,7 @@ HINT = "Ctrl-C stops after this step and saves it (press it twice to stop at onc
 
 def _finite_lr(value: float) -> float:
     """--lr as explain run checks it (a positive, finite, normal float): NaN passes FloatRange's comparisons."""
-    from explain.backward import check_lr  # lazy: numpy only once a command runs
+    from explain.engine.backward import check_lr  # lazy: numpy only once a command runs
 
     return check_lr(value)
 
@@ -101,7 +101,7 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     try:
         with view:
             cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop.asked, **sizes)
-    except KeyboardInterrupt:  # the second Ctrl-C: a save under way was dropped whole (explain.atomic)
+    except KeyboardInterrupt:  # the second Ctrl-C: a save under way was dropped whole (explain.io.atomic)
         step = _saved_step(out)
         kept = f"'{out}' holds the checkpoint of step {step}" if step else "nothing was saved"
         raise ExplainError(f"stopped at once by a second Ctrl-C during step {len(view.losses) + 1}; {kept}") from None

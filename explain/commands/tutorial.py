@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 
 
 class TutorialGroup(click.Group):

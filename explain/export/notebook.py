@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
+from explain.core.shape_rules import fmt_shape
 from explain.export.plan import Export, StepCode
 from explain.export.script import about, check_lines, clean, imports, step_lines
-from explain.shape_rules import fmt_shape
 
 INSTALL_HINT = "pip install '.[notebook]' (in explain's source folder) or pip install nbformat"
 

@@ -3,7 +3,7 @@ the values they start from, the helpers they call, what is checked, and where ea
 
 Both the script (:mod:`explain.export.script`) and the notebook (:mod:`explain.export.notebook`) are written
 from one :class:`Export`; neither computes anything itself. The numpy code of a step is always its op's own
-``source()``, and helpers are the op's ``helpers`` copied from :mod:`explain.kernels`.
+``source()``, and helpers are the op's ``helpers`` copied from :mod:`explain.ops.kernels`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from explain import kernels, ops
-from explain.errors import UsageError
+from explain import ops
+from explain.core.errors import UsageError
 from explain.export.values import LITERAL_LIMIT, is_int_array
+from explain.ops import kernels
 from explain.trace import Step, Trace
 
 # Names the generated code uses for itself; a step or parameter variable never takes one of them.

@@ -1,4 +1,4 @@
-"""The exported Python script: a docstring, the helpers copied from :mod:`explain.kernels`, one statement per
+"""The exported Python script: a docstring, the helpers copied from :mod:`explain.ops.kernels`, one statement per
 step under a comment with its name, shape, formula and note, and the checks against the recorded values.
 
 The pieces (:func:`header`, :func:`given_lines`, :func:`step_lines`, :func:`check_lines`) are shared with the
@@ -12,12 +12,12 @@ import textwrap
 import unicodedata
 
 from explain import __version__
+from explain.core.options import OPTIONS, flag
+from explain.core.registry import MODELS
+from explain.core.shape_rules import fmt_shape
 from explain.export.layout import comment, statement
 from explain.export.plan import ATOL, RTOL, Export, Given, StepCode
 from explain.export.values import INDENT, WIDTH, literal
-from explain.options import OPTIONS, flag
-from explain.registry import MODELS
-from explain.shape_rules import fmt_shape
 
 SIDECAR_LOAD = 'data = np.load(Path(__file__).with_suffix(".npz"), allow_pickle=False)'
 

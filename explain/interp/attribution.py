@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from explain.api import run
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.engine.api import run
 from explain.interp import names
 from explain.interp.stream import (
     Stream,
@@ -26,8 +26,8 @@ from explain.interp.stream import (
     tokenizer_for,
     word_id,
 )
-from explain.recorder import Recorder, Ref
 from explain.trace import Trace
+from explain.trace.recorder import Recorder, Ref
 
 CONVENTION = ("each part goes through the final norm with the scale σ of the whole residual frozen at its value "
               "in this run (TransformerLens's convention), so the parts add up to the logit exactly")
@@ -133,7 +133,7 @@ def summary(trace: Trace, word: int, vs: int | None, position: int, word_text: s
 
 
 def attribute(model: str, word: str, vs: str | None = None, *, position: int = -1, **options: Any) -> Attribution:
-    """Run ``model`` with :func:`explain.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
+    """Run ``model`` with :func:`explain.engine.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
     ``position`` (default: the last) to the parts of the final residual."""
     check_model(model)
     check_one_text(options, "attribution")

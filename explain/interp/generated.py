@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 from explain.interp.names import attn_pattern
 from explain.trace import Trace
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from explain.api import run
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.engine.api import run
+from explain.engine.memory import check_memory
 from explain.interp import names
 from explain.interp.stream import (
     check_model,
@@ -27,7 +28,6 @@ from explain.interp.stream import (
     tokenizer_for,
     word_id,
 )
-from explain.memory import check_memory
 from explain.trace import Trace
 
 
@@ -102,7 +102,7 @@ def summary(trace: Trace, word: int | None = None, position: int = -1, item: int
 
 
 def lens(model: str, word: str | None = None, *, position: int = -1, **options: Any) -> Lens:
-    """Run ``model`` (a pre-norm model: ``gpt``, a checkpoint) with :func:`explain.api.run`'s options, record its
+    """Run ``model`` (a pre-norm model: ``gpt``, a checkpoint) with :func:`explain.engine.api.run`'s options, record its
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
     space, ``' Paris'``) at ``position`` (default: the last)."""
     check_model(model)  # refused before the run, in one line

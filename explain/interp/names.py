@@ -1,4 +1,4 @@
-"""The step names the interpretability tools build, from the prefixes of :mod:`explain.names` (the one module
+"""The step names the interpretability tools build, from the prefixes of :mod:`explain.core.names` (the one module
 that builds and parses step names; no other interp module spells one):
 
 - the logit lens of residual point ``blocks.3.resid_mid``: ``lens.blocks.3.resid_mid.ln_final``, ``….logits``
@@ -11,7 +11,7 @@ that builds and parses step names; no other interp module spells one):
 
 from __future__ import annotations
 
-from explain.names import ATTRIB, LENS, PATCH, gen_step, scoped
+from explain.core.names import ATTRIB, LENS, PATCH, gen_step, scoped
 
 ATTR = ATTRIB  # the scope attribution records in
 

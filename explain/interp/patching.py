@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from explain import ops
-from explain.api import run
-from explain.errors import InputError, UsageError
+from explain.core.errors import InputError, UsageError
+from explain.engine.api import run
 from explain.interp import names
 from explain.interp.stream import check_model, stream_of, tokenizer_for, word_id
-from explain.kernels import patched
-from explain.recorder import Recorder, Ref
+from explain.ops.kernels import patched
 from explain.trace import Step, Trace
+from explain.trace.recorder import Recorder, Ref
 
 Where = tuple[tuple[int, int], ...]  # (axis, index) pairs, each fixing one axis of the patched step
 # clean and corrupted logit differences closer than this (the odds of W against W2 differ by under 11 %) make every

@@ -11,15 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explain.config import check_model_name
-from explain.errors import InputError, UsageError
-from explain.inputs import UNK, Tokenizer
+from explain.checkpoints.trained import use_trained
+from explain.core.config import check_model_name
+from explain.core.errors import InputError, UsageError
+from explain.core.registry import MODELS, able, quoted
+from explain.core.words import UNK, Tokenizer
+from explain.engine.request import open_for
 from explain.interp import names
-from explain.recorder import Recorder, Ref
-from explain.registry import MODELS, able, quoted
-from explain.request import open_for
 from explain.trace import Step, Trace
-from explain.trained import use_trained
+from explain.trace.recorder import Recorder, Ref
 
 WHY = "the lens, attribution and patching read the stream as that sum, which needs a pre-norm model"
 

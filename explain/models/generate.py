@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from explain.config import Config
-from explain.errors import InputError
-from explain.inputs import Inputs
+from explain.core.config import Config
+from explain.core.errors import InputError
+from explain.core.inputs import Inputs
+from explain.core.names import gen_scope
+from explain.core.registry import MODELS
+from explain.core.sampling import Sampling
 from explain.models.layers import layer_norm
 from explain.models.llama import llama_step
 from explain.models.zoo import gpt_block
-from explain.names import gen_scope
-from explain.recorder import Recorder, Ref
-from explain.registry import MODELS
-from explain.sampling import Sampling
 from explain.trace import Generation
+from explain.trace.recorder import Recorder, Ref
 
 
 def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:
@@ -97,7 +97,7 @@ def extend(rec: Recorder, cfg: Config, T: int, prompt: tuple[tuple[int, ...], ..
     """Go on after the draws ``tokens`` (new tokens 0, 1, … already recorded, after a prompt of ``T`` positions)
     up to ``s.max_new_tokens``: each next token's one-position forward on the cache the last one left, then its
     draw. ``before``: the settings tokens 0, 1, … were drawn with when they differ from ``s`` (the TUI's live
-    sampling changes them from a token on: :mod:`explain.resample`)."""
+    sampling changes them from a token on: :mod:`explain.engine.resample`)."""
     L = cfg.n_layers
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
     step, keys = decoder(cfg)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 
-from explain.config import Config
-from explain.inputs import Inputs
-from explain.padding import IGNORE_INDEX, key_padding_mask
-from explain.recorder import Recorder, Ref
-from explain.registry import MODELS
+from explain.core.config import Config
+from explain.core.inputs import Inputs
+from explain.core.padding import IGNORE_INDEX, key_padding_mask
+from explain.core.registry import MODELS
+from explain.trace.recorder import Recorder, Ref
 
 GPT2_STD = 0.02  # GPT-2's (and nanoGPT's) std of every weight and embedding at initialisation
 

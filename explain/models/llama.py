@@ -9,11 +9,11 @@ the logits are near 0 and the loss near ln(vocabulary).
 
 from __future__ import annotations
 
-from explain.config import Config
-from explain.inputs import Inputs
+from explain.core.config import Config
+from explain.core.inputs import Inputs
+from explain.core.padding import ignore_padding
 from explain.models.layers import key_padding, next_token_loss, sdpa
-from explain.padding import ignore_padding
-from explain.recorder import Recorder, Ref
+from explain.trace.recorder import Recorder, Ref
 
 INIT = "normal_0.02"  # transformers' initializer_range
 

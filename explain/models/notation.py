@@ -14,9 +14,9 @@ import re
 from fnmatch import translate
 from typing import Any
 
-from explain.config import Config
-from explain.names import as_first_token, is_generated, param_name
-from explain.recorder import Notation
+from explain.core.config import Config
+from explain.core.names import as_first_token, is_generated, param_name
+from explain.trace.recorder import Notation
 
 Row = tuple[str, str, str, str | None]
 

@@ -6,8 +6,9 @@ the layers are in :mod:`explain.models.layers`, the symbols and narration in :mo
 
 from __future__ import annotations
 
-from explain.config import Config
-from explain.inputs import Inputs
+from explain.core.config import Config
+from explain.core.inputs import Inputs
+from explain.core.padding import ignore_padding
 from explain.models.layers import (
     GPT2_STD,
     embed,
@@ -22,8 +23,7 @@ from explain.models.layers import (
     unembed,
 )
 from explain.models.layers import attention as mha
-from explain.padding import ignore_padding
-from explain.recorder import Recorder, Ref
+from explain.trace.recorder import Recorder, Ref
 
 
 def simple(rec: Recorder, cfg: Config, inp: Inputs) -> None:

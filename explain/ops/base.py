@@ -2,9 +2,9 @@
 
 | view | method |
 | --- | --- |
-| output shape from input shapes, no data | :meth:`Op.shape` (rules from :mod:`explain.shape_rules`) |
+| output shape from input shapes, no data | :meth:`Op.shape` (rules from :mod:`explain.core.shape_rules`) |
 | names of the output's axes (for token rulers) | :meth:`Op.axes` |
-| numpy source for the step (export) | :meth:`Op.source`, with :attr:`Op.helpers` (functions of :mod:`explain.kernels`) |
+| numpy source for the step (export) | :meth:`Op.source`, with :attr:`Op.helpers` (functions of :mod:`explain.ops.kernels`) |
 | arrays in, array out | :meth:`Op.compute`: by default the source itself, evaluated, so what runs is what exports |
 | formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
 | whether the output is a probability distribution (rows sum to 1) | :attr:`Op.probability` |
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from explain.shape_rules import Shape, fmt_shape
+from explain.core.shape_rules import Shape, fmt_shape
 
 Axes = tuple[str, ...]
 
@@ -134,7 +134,7 @@ class CellExplanation:
     shown: str | None = None  # how the value is written when not as a number: a token id with its word
     focus: tuple[int, ...] = ()  # the rows of the table that matter most, first first (the cell's own term,
     # the survivors of a mask): a table cut to fit shows these, not its first and last rows
-    origin: CellExplanation | None = None  # where a weight the cell reads came from in its file (explain.origin)
+    origin: CellExplanation | None = None  # where a weight the cell reads came from in its file (explain.checkpoints.origin)
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Op:
 
     kind: ClassVar[str] = ""
     join: ClassVar[str] = ", "  # how the signature joins operand shapes: "(4, 64) · (64, 4) → (4, 4)"
-    helpers: ClassVar[tuple[str, ...]] = ()  # names of explain.kernels functions the source calls
+    helpers: ClassVar[tuple[str, ...]] = ()  # names of explain.ops.kernels functions the source calls
     vjp_helpers: ClassVar[tuple[str, ...]] = ()  # ... and those the backward source calls
     vjp_note: ClassVar[str] = ""  # what the backward of this op teaches, for the gradient steps' notes
     # the input positions a gradient flows to (token ids and targets have none); None: every input
@@ -189,7 +189,7 @@ class Op:
     # -- values -----------------------------------------------------------------------------------------------
     def compute(self, *arrays: Any, **attrs: Any) -> Any:
         """The output: by default the op's export source evaluated on the arrays, with numpy as ``np`` and the
-        functions of :mod:`explain.kernels` (the ones an export copies) in scope."""
+        functions of :mod:`explain.ops.kernels` (the ones an export copies) in scope."""
         names = [f"_{i}" for i in range(len(arrays))]
         return eval(_compiled(self.source("_out", names, **attrs)), _namespace(), dict(zip(names, arrays)))
 
@@ -276,7 +276,7 @@ def _check_expression(tree: ast.AST, expr: str) -> None:
 def _namespace() -> dict[str, Any]:
     import numpy as np  # lazy: numpy off the shape path
 
-    from explain import kernels  # lazy: numpy off the shape path
+    from explain.ops import kernels  # lazy: numpy off the shape path
 
     return {"np": np, **{k: v for k, v in vars(kernels).items() if callable(v) and not k.startswith("_")}}
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import weakref
 
-from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.core import shape_rules as sr
+from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
 
 # id(buffer) -> how many rows are filled; a view is extended in place only when it ends exactly there (a second

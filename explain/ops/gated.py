@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from explain import shape_rules as sr
+from explain.core import shape_rules as sr
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from explain import shape_rules as sr
+from explain.core import shape_rules as sr
 from explain.ops.base import BACKWARD_OF, CellExplanation, Op, Syms, arg, idx, num, register, sig
 
 

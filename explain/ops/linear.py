@@ -3,8 +3,8 @@ X·W_s + b_s of multi-head attention, each with its backward (dx = dy·Wᵀ, dW 
 
 from __future__ import annotations
 
-from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.core import shape_rules as sr
+from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 from explain.ops.products import _dot_explanation
 

@@ -9,8 +9,8 @@ input is the (batch, keys) padding indicator the run records once (1 where a key
 
 from __future__ import annotations
 
-from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.core import shape_rules as sr
+from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, idx, num, register
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from explain import shape_rules as sr
+from explain.core import shape_rules as sr
+from explain.core.shape_rules import fmt_shape
 from explain.ops.base import CellExplanation, Op, Syms, arg, id_word, idx, num, register
-from explain.shape_rules import fmt_shape
 
 
 def _row(index):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.core import shape_rules as sr
+from explain.core.errors import ShapeError
+from explain.core.shape_rules import Shape
 from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register, summed_index
-from explain.shape_rules import Shape
 
 
 def _dot_explanation(a_row: Any, b_col: Any, a_name: str, b_name: str, k_name: str = "k",

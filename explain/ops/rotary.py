@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.core import shape_rules as sr
+from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 

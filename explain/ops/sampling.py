@@ -10,7 +10,7 @@
 | ``argmax`` | the most probable token (greedy decoding) |
 
 Each class holds every view of its kind (shape rule, compute, formula, numpy source, cell explanation); the
-numpy of the filters and of the draw is in :mod:`explain.kernels`, copied verbatim into exported scripts; each
+numpy of the filters and of the draw is in :mod:`explain.ops.kernels`, copied verbatim into exported scripts; each
 op computes by evaluating its own export source.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from explain import shape_rules as sr
-from explain.errors import ShapeError
+from explain.core import shape_rules as sr
+from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, id_word, idx, num, register, token
 
 

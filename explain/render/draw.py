@@ -1,4 +1,4 @@
-"""One draw as the live sampling screen shows it (:class:`explain.draw.Draw`): the top tokens as rows with their
+"""One draw as the live sampling screen shows it (:class:`explain.report.draw.Draw`): the top tokens as rows with their
 words, each stage a column (z, z / T, p after the temperature with a bar, the top-k cut, the cumulative p top-p
 adds up and its cut, the renormalised p the draw uses with a bar, the drawn token marked), and the arithmetic
 under it for the token drawn. Every line fits ``width`` columns; the cost does not grow with the vocabulary
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from rich.text import Text
 
-from explain.draw import Draw
 from explain.ops.base import num
+from explain.report.draw import Draw
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from explain.names import gradient_of, is_generated, param_name
-from explain.shape_rules import fmt_shape
+from explain.core.names import gradient_of, is_generated, param_name
+from explain.core.shape_rules import fmt_shape
 from explain.trace import Trace
 
 _BLOCK = re.compile(r"^(?P<side>encoder\.|decoder\.)?blocks\.(?P<n>\d+)\.(?P<rest>.+)$")

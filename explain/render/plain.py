@@ -1,7 +1,7 @@
 """The non-interactive outputs of a run: ``--plain`` (every step, one after another, rich and readable) and
 ``--json`` (one JSON document with the config and every step's name, op, inputs, shape, formula, statistics and
 values, the values of a step of more than :data:`JSON_VALUES` left out with a note saying how to get them). Both
-take a :class:`~explain.pick.Pick` (``--match``, ``--slice``, ``--cell``): only its steps, its slice, its cell."""
+take a :class:`~explain.report.pick.Pick` (``--match``, ``--slice``, ``--cell``): only its steps, its slice, its cell."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from explain.api import generated_ids
-from explain.pick import Pick
-from explain.predict import all_predictions
+from explain.engine.api import generated_ids
 from explain.render.predictions import generation_view, predictions_view
 from explain.render.step import explanation_view, step_header, step_output
+from explain.report.pick import Pick
+from explain.report.predict import all_predictions
 from explain.trace import Step, Trace
 
 
@@ -147,7 +147,7 @@ def _stats(value: Any) -> dict[str, Any]:
 
 def ran_config(trace: Trace) -> dict[str, Any]:
     """The config as it ran: a model that is always causal says ``"causal": true`` though its switch was off."""
-    from explain.registry import MODELS  # lazy: only --json reads the registry
+    from explain.core.registry import MODELS  # lazy: only --json reads the registry
 
     cfg = trace.config.to_dict()
     model = MODELS.get(trace.config.model)

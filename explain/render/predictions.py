@@ -1,4 +1,4 @@
-"""Rich renderables for next-token predictions (:mod:`explain.predict`) and a generation's summary, shared by
+"""Rich renderables for next-token predictions (:mod:`explain.report.predict`) and a generation's summary, shared by
 ``--plain`` and the TUI's predictions pane."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from explain.api import generated_ids
-from explain.names import gen_number, gen_step
-from explain.predict import Predictions
-from explain.text import visible
+from explain.core.names import gen_number, gen_step
+from explain.core.text import visible
+from explain.engine.api import generated_ids
+from explain.report.predict import Predictions
 from explain.trace import Trace
 
 _BYTES = re.compile(r"(?:\\x[0-9a-f]{2})+")

@@ -15,8 +15,8 @@ from explain import ops
 from explain.ops.base import CellExplanation, num
 from explain.render.grid import TensorWindow
 from explain.render.tensor import fmt, head_tail, number_format
-from explain.slices import as_matrix, slice_label
 from explain.trace import Step, Trace
+from explain.trace.slices import as_matrix, slice_label
 
 
 def step_header(step: Step, where: str = "") -> Group:
@@ -146,7 +146,7 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
 
 
 def origin_view(origin: CellExplanation) -> Group:
-    """Where a weight read from a file came from (a GGUF's quantized block, :mod:`explain.origin`), after a
+    """Where a weight read from a file came from (a GGUF's quantized block, :mod:`explain.checkpoints.origin`), after a
     blank line: its heading, then its lines."""
     return Group(Text("\n" + origin.title, style="bold yellow"), *(Text(line, style="yellow") for line in origin.lines))
 

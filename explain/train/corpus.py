@@ -2,7 +2,7 @@
 induction sequences (a span of random words, then the same span again), and the split into training and
 held-out lines.
 
-A corpus is a list of lines, one training sequence each; the word tokenizer (:class:`explain.inputs.Tokenizer`)
+A corpus is a list of lines, one training sequence each; the word tokenizer (:class:`explain.core.words.Tokenizer`)
 reads them, and every line ends with ``<eos>``. The grammar is finite and small, so it is enumerated whole: a
 tenth of its sentences are held out (never trained on), and :func:`fixed_positions` says, for a sentence,
 which next words the grammar fixes (the prefix allows one word only), the positions the accuracy is measured
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explain.inputs import SPECIALS, Tokenizer, split_words
+from explain.core.words import SPECIALS, Tokenizer, split_words
 
 # A template is a tuple of slots; a slot is one word or a tuple of choices.
 _ANIMAL = ("cat", "dog", "bird", "fox")

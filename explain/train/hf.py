@@ -3,9 +3,9 @@
 (how it was trained, and its loss curve).
 
 transformers' ``GPT2LMHeadModel.from_pretrained`` loads the folder, and ``explain run gpt --checkpoint DIR``
-reopens it (:mod:`explain.checkpoint`, which maps the tensors back; this module is its inverse). Nothing here
-needs an optional package: the safetensors file is written by :mod:`explain.tensorfile`, the JSON by hand.
-A folder is written whole into a temporary sibling and swapped in (:func:`explain.atomic.new_folder`), so an interrupted save
+reopens it (:mod:`explain.checkpoints.gpt2`, which maps the tensors back; this module is its inverse). Nothing here
+needs an optional package: the safetensors file is written by :mod:`explain.io.tensorfile`, the JSON by hand.
+A folder is written whole into a temporary sibling and swapped in (:func:`explain.io.atomic.new_folder`), so an interrupted save
 leaves the previous checkpoint, never half of one.
 """
 
@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from explain.atomic import new_folder
-from explain.checkpoint import _BLOCK_MAP
-from explain.config import Config
-from explain.errors import InputError, UsageError
-from explain.inputs import SPECIALS
-from explain.paths import check_output_folder
-from explain.tensorfile import save_file
-from explain.wordlevel import tokenizer_json
+from explain.checkpoints.gpt2 import _BLOCK_MAP
+from explain.checkpoints.wordlevel import tokenizer_json
+from explain.core.config import Config
+from explain.core.errors import InputError, UsageError
+from explain.core.words import SPECIALS
+from explain.io.atomic import new_folder
+from explain.io.paths import check_output_folder
+from explain.io.tensorfile import save_file
 
 MARKER = "explain_train.json"  # a folder explain train wrote (and may overwrite)
 def hf_config(cfg: Config) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def hf_tensors(P: dict[str, np.ndarray], cfg: Config) -> dict[str, np.ndarray]:
 
 def check_output(name: str | Path) -> Path:
     """The checkpoint folder ``-o`` names, checked before training starts: refused as every writer's path is
-    (:func:`explain.paths.check_output_folder`: a NUL, an unknown ``~user``, a name too long, a file, a FIFO, a
+    (:func:`explain.io.paths.check_output_folder`: a NUL, an unknown ``~user``, a name too long, a file, a FIFO, a
     device, a dangling link, a parent that is a file or not writable), and a folder explain train did not
     write (it is never overwritten). Missing parent folders are made at the first save."""
     if not str(name).strip():  # paths.expand's "give a file name" names neither -o nor a folder

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from explain.config import Config
-from explain.inputs import EOS, Tokenizer
+from explain.core.config import Config
+from explain.core.words import EOS, Tokenizer
 from explain.train.corpus import Corpus
 from explain.train.step import AdamW, loss_and_grads
 

@@ -3,7 +3,7 @@ and AdamW.
 
 This is the lean path ``explain train`` runs thousands of times. It computes what a recorded run with
 ``--backward`` records (``explain.run("gpt", weights=P, backward=True)``; a test holds the two to 1e-10), with
-explain's own kernels (:mod:`explain.kernels`: GELU, softmax) and no step recorded.
+explain's own kernels (:mod:`explain.ops.kernels`: GELU, softmax) and no step recorded.
 Parameters use the engine's names and layouts (per-head ``W_Q`` (h, d, d_head), ``W_O`` (h·d_head, d), the
 unembedding tied to ``W_E``). Shapes at line end: B sequences, T tokens, h heads, m = d_head.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explain.kernels import gelu, softmax
+from explain.ops.kernels import gelu, softmax
 
 
 def _ln(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> tuple[np.ndarray, tuple]:
@@ -128,7 +128,7 @@ def decayed(p: np.ndarray) -> bool:
     so the weight matrices and also the per-head biases b_Q, b_K, b_V (heads × d_head); not the one-axis biases
     or the layer-norm gains. nanoGPT decays the 2-D tensors of GPT-2's layout, where the per-head biases are one
     vector (c_attn.bias), so it leaves them alone; the recorded AdamW step (``explain run --optimizer adamw``,
-    :func:`explain.backward.sgd`) follows nanoGPT. The two rules differ on b_Q, b_K, b_V only; this one stays
+    :func:`explain.engine.backward.sgd`) follows nanoGPT. The two rules differ on b_Q, b_K, b_V only; this one stays
     because the shipped model and its checked-in curve were trained with it (issue 24)."""
     return p.ndim >= 2
 

@@ -16,8 +16,8 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from explain.names import gen_step
-from explain.registry import MODELS
+from explain.core.names import gen_step
+from explain.core.registry import MODELS
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
 from explain.tui.screens.step import StepScreen
@@ -96,7 +96,7 @@ class ExplainApp(App[None]):
     def action_live_sampling(self) -> None:
         """Live sampling (D) of the new token the step screen is on; Enter there shows the new run's same step
         (or the token's draw, when the new settings recorded no such step)."""
-        from explain.resample import token_of  # lazy: screen loaded on first use
+        from explain.engine.resample import token_of  # lazy: screen loaded on first use
         from explain.tui.screens.sampling import SamplingScreen  # lazy: screen loaded on first use
 
         screen = self.screen

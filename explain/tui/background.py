@@ -1,8 +1,8 @@
 """Long work off the TUI's event loop, cancellable: :func:`in_background` runs a function in a daemon thread
-under a :class:`~explain.cancel.CancelToken` and awaits it from a Textual worker.
+under a :class:`~explain.core.cancel.CancelToken` and awaits it from a Textual worker.
 
 When the awaiting worker is cancelled (``q`` quits the app; an exclusive worker is replaced by a newer one)
-the token is cancelled, so the thread stops at its next recorded op (:func:`explain.cancel.check_cancelled`),
+the token is cancelled, so the thread stops at its next recorded op (:func:`explain.core.cancel.check_cancelled`),
 and nobody waits for it: it is a daemon thread, not one of Textual's thread workers, which come from an
 executor that Python joins at exit (``q`` used to wait 22 s for a GPT-2-size backward pass). Use it for every
 run, generation, backward pass, export and sampling loop:
@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from explain.cancel import CancelToken, cancellable
+from explain.core.cancel import CancelToken, cancellable
 
 T = TypeVar("T")
 

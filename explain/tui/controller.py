@@ -6,7 +6,7 @@ Every job is :meth:`Controller.start`: the work in a cancellable daemon thread
 (:func:`~explain.tui.background.in_background`, the recorder checks the token between ops) awaited by an
 exclusive Textual worker of its group, so ``q`` quits at once whatever runs, and a newer run replaces an older
 one; the result comes back on the event loop, where it changes the screen's state (``view``, ``tour``). An
-:class:`~explain.errors.ExplainError` is said in one line; a bug in the engine is said too, and the session goes on.
+:class:`~explain.core.errors.ExplainError` is said in one line; a bug in the engine is said too, and the session goes on.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any, Protocol, TypeVar
 from textual.app import App
 from textual.screen import Screen
 
-from explain import api
-from explain.backward import gradient_partner
-from explain.errors import ExplainError
-from explain.names import gen_step, in_backward
-from explain.registry import MODELS
-from explain.sampling import make_sampling
+from explain.core.errors import ExplainError
+from explain.core.names import gen_step, in_backward
+from explain.core.registry import MODELS
+from explain.core.sampling import make_sampling
+from explain.engine import api
+from explain.engine.backward import gradient_partner
 from explain.trace import Trace
 from explain.tui import interp
 from explain.tui.background import in_background

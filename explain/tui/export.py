@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from explain.atomic import write_bytes
-from explain.errors import ExplainError
-from explain.paths import check_output, expand
+from explain.core.errors import ExplainError
+from explain.io.atomic import write_bytes
+from explain.io.paths import check_output, expand
 from explain.trace import Trace
 from explain.tui.tutorial import narration_map
 
@@ -36,7 +36,7 @@ def target_path(name: str, directory: Path | None = None, suffix: str = ".py") -
     """The file a typed name means: relative names are in ``directory`` (the working directory), ``~`` is
     expanded, and a new name without a suffix gets ``suffix`` (what exists is taken as it is: ``/dev/full`` is
     the device, refused, not ``/dev/full.svg``). A name no file can have is a
-    :class:`~explain.errors.UsageError` (:func:`explain.paths.expand`)."""
+    :class:`~explain.core.errors.UsageError` (:func:`explain.io.paths.expand`)."""
     path = expand(name)
     path = path if path.is_absolute() else (directory or Path.cwd()) / path
     if path.suffix or os.path.lexists(path) or name.rstrip().endswith(("/", ".")):

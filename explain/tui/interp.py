@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from textual.screen import Screen
 
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 from explain.interp.names import LENS, attr
 from explain.interp.stream import check_model
 from explain.ops.base import num

@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.text import Text
 
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 from explain.ops.base import CellExplanation, idx, precision
 from explain.render.drill import drill_measure
 from explain.render.grid import fit_window

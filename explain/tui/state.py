@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from explain.render.colour import SCALE_MODES, SCALE_NAMES
-from explain.slices import full_index, lead_shape, matrix_shape, slice_label, split_index  # noqa: F401 - the view's
 from explain.trace import Step, Trace
+from explain.trace.slices import full_index, lead_shape, matrix_shape, slice_label, split_index  # noqa: F401 - the view's
 from explain.tui.tutorial import Walkthrough, WalkthroughStop, resolve_stops
 
 SHOW_MODES = ("both", "colours", "values")  # what a matrix cell shows: value on a heat colour, colour, value

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from explain.errors import ExplainError, StepNotFound
+from explain.core.errors import ExplainError, StepNotFound
 from explain.trace import Step, Trace
 from explain.tutorial import list_tutorials, narration_by_step, run_options, stop_step
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explain.limits import MAX_TOML_ARRAY
+from explain.core.limits import MAX_TOML_ARRAY
 from explain.tutorial.errors import Source
 
 ARRAY_KEYS = ("shape", "values", "fill")

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from explain.core.shape_rules import fmt_shape
 from explain.ops.base import idx
 from explain.ops.base import sig6 as num
-from explain.shape_rules import fmt_shape
 from explain.trace import Step, Trace
 from explain.tutorial.schema import Expect, Index, Stop
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explain.errors import ExplainError, UsageError
+from explain.core.errors import ExplainError, UsageError
 
 _STOP_HEADER = re.compile(r"^\s*\[\[\s*stops\s*\]\]")
 _TABLE_HEADER = re.compile(r"^\s*\[")

@@ -15,9 +15,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import explain
-from explain.limits import MAX_TEXT_BYTES
-from explain.readers import regular_file
-from explain.text import visible_tree
+from explain.core.limits import MAX_TEXT_BYTES
+from explain.core.text import visible_tree
+from explain.io.readers import regular_file
 from explain.tutorial.errors import Source, TutorialError, TutorialNotFound
 from explain.tutorial.parser import parse
 from explain.tutorial.schema import Tutorial

@@ -8,12 +8,12 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from explain.array_files import file_kind, read_npz
-from explain.errors import ExplainError
-from explain.limits import MAX_INPUT_BYTES
-from explain.options import GENERATION, OPTION
-from explain.readers import regular_file
-from explain.registry import MODELS
+from explain.core.errors import ExplainError
+from explain.core.limits import MAX_INPUT_BYTES
+from explain.core.options import GENERATION, OPTION
+from explain.core.registry import MODELS
+from explain.io.array_files import file_kind, read_npz
+from explain.io.readers import regular_file
 from explain.tutorial.arrays import to_array
 from explain.tutorial.errors import Source
 from explain.tutorial.interp import parse as parse_interp
@@ -117,7 +117,7 @@ class _Parser:
 
     def generation(self, d: Any) -> dict[str, Any]:
         """The [generate] table: max_new_tokens, temperature (a number, or one per text of the batch), top_k,
-        top_p, greedy; checked here for types, and by explain.sampling.make_sampling for values."""
+        top_p, greedy; checked here for types, and by explain.core.sampling.make_sampling for values."""
         if not isinstance(d, dict):
             raise self.fail("[generate] must be a table", "write [generate] on its own line, then max_new_tokens = 3",
                             field="generate")
@@ -277,7 +277,7 @@ class _Parser:
 
 def _load_npz(path: str, src: Source) -> dict[str, Any]:
     """Parameters from an .npz named by the tutorial (checked against the model when it runs), read by
-    :mod:`explain.readers`: each member's declared size is checked before it is read."""
+    :mod:`explain.io.readers`: each member's declared size is checked before it is read."""
     fix = "give an .npz written by 'explain params MODEL -o FILE.npz', relative to the tutorial"
     try:
         p = regular_file(path, "weights file", fix)

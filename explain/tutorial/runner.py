@@ -9,11 +9,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from explain.api import plan, run
-from explain.errors import ExplainError
-from explain.options import OPTIONS
-from explain.sampling import make_sampling
-from explain.shape_rules import fmt_shape
+from explain.core.errors import ExplainError
+from explain.core.options import OPTIONS
+from explain.core.sampling import make_sampling
+from explain.core.shape_rules import fmt_shape
+from explain.engine.api import plan, run
 from explain.trace import Step, Trace
 from explain.tutorial.checks import Check, check_stop
 from explain.tutorial.errors import Source, TutorialError
@@ -63,7 +63,7 @@ def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
     exactly as ``explain run`` would."""
     import numpy as np  # lazy: numpy off the shape path
 
-    from explain.weights import init_params  # lazy: numpy off the shape path
+    from explain.engine.weights import init_params  # lazy: numpy off the shape path
 
     src = _src(tutorial)
     planned = plan(tutorial.model, **opts)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explain.options import GENERATION, OPTIONS
+from explain.core.options import GENERATION, OPTIONS
 from explain.tutorial.errors import Source
 
 DEFAULT_TOL = 1e-6  # absolute; book numbers printed to 4 decimals need tol = 5e-5

@@ -294,8 +294,8 @@ def test_control_sequences_in_a_tutorial_are_shown_not_sent(fx: Path) -> None:
 
 def test_a_file_that_appears_during_the_run_is_not_overwritten(fx: Path, tmp_path: Path) -> None:
     """params opens its file for exclusive creation after the run: a file created meanwhile is kept."""
-    from explain.errors import UsageError
-    from explain.weights import save_params
+    from explain.core.errors import UsageError
+    from explain.engine.weights import save_params
 
     target = tmp_path / "late.npz"
     target.write_text("mine")

@@ -1,6 +1,6 @@
 """Output paths (issue 29): every writer (``params -o``, ``export -o``, a notebook, ``run --save``) given a path it must not
 write refuses it in one line, exit 2, before the run, nothing in the folder changed, and never hangs (a FIFO
-is never opened). The same check (:func:`explain.paths.check_output`) serves the TUI's dialogs."""
+is never opened). The same check (:func:`explain.io.paths.check_output`) serves the TUI's dialogs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_bad_inputs import assert_refused
 
-from explain.errors import UsageError
-from explain.paths import check_output
+from explain.core.errors import UsageError
+from explain.io.paths import check_output
 
 LONG = "n" * 300
 

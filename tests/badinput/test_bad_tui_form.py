@@ -58,10 +58,10 @@ async def _quit_during_run(monkeypatch: pytest.MonkeyPatch) -> None:
     def slow_run(model: str, **options: object) -> None:
         started.set()
         release.wait(30)  # far longer than the test waits
-        raise explain.errors.ResourceError("never reached")
+        raise explain.core.errors.ResourceError("never reached")
 
     app = ExplainApp(explain.run("gpt"))  # built before the engine is slowed down
-    monkeypatch.setattr("explain.api.run", slow_run)
+    monkeypatch.setattr("explain.engine.api.run", slow_run)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("e")
         await pilot.pause()

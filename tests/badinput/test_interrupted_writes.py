@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explain.atomic import PREFIX
+from explain.io.atomic import PREFIX
 
 # 40,000 × 1,024 float64 token embeddings and one 1,024-wide block: 429 MB in 20 arrays
 BIG = ["gpt", "--d-model", "1024", "--heads", "8", "--layers", "1", "--vocab", "40000"]

@@ -55,7 +55,7 @@ def test_no_module_of_the_working_or_checkpoint_folder_runs(tmp_path: Path, comm
 
 def test_the_child_is_isolated() -> None:
     """The tokenizer child runs ``python -I`` with a short environment: no PYTHONPATH, no PYTHONSTARTUP."""
-    from explain import tokenizer_guard as guard
+    from explain.checkpoints import tokenizer_guard as guard
 
     assert guard.child_command("pass")[1] == "-I"
     os.environ["PYTHONSTARTUP"] = "/nonexistent"

@@ -3,7 +3,7 @@ d_ff 3072, vocabulary 50257, context 1024), 128 tokens.
 
 Measured in one process, from the same recorded forward pass (its outputs are the saved activations both use):
 
-- time: explain's traced backward (:func:`explain.api.with_backward`: every gradient a recorded step) against
+- time: explain's traced backward (:func:`explain.engine.api.with_backward`: every gradient a recorded step) against
   the untraced numpy backward below (written out by hand, in-place accumulation, keeping only the parameter
   gradients); median of N runs each, interleaved; target traced ≤ 1.25 × untraced. The two must agree on every
   parameter's gradient (1e-9), so the comparison is of the same computation;
@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 
 import explain
-from explain.api import plan, with_backward
-from explain.errors import ResourceError
-from explain.weights import init_params
+from explain.core.errors import ResourceError
+from explain.engine.api import plan, with_backward
+from explain.engine.weights import init_params
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engine import keep_freed_memory, measured  # noqa: E402 - shared with the forward's bench

@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 import explain
-from explain.api import plan
-from explain.hub import open_checkpoint
-from explain.shape_rules import fmt_shape
+from explain.checkpoints.open import open_checkpoint
+from explain.core.shape_rules import fmt_shape
+from explain.engine.api import plan
 
 GPT2_SMALL = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 50257, "n_positions": 1024,
               "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None, "activation_function": "gelu_new",

@@ -39,8 +39,8 @@ import numpy as np  # noqa: E402
 import reference_forward as ref  # noqa: E402
 
 import explain  # noqa: E402
-from explain.api import plan  # noqa: E402
-from explain.weights import init_params  # noqa: E402
+from explain.engine.api import plan  # noqa: E402
+from explain.engine.weights import init_params  # noqa: E402
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
 TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick
@@ -159,7 +159,7 @@ def keep_freed_memory() -> str:
 @contextlib.contextmanager
 def explains_kernels():
     """The reference forward with explain's own GELU, softmax and layer norm in place of its own."""
-    from explain import kernels
+    from explain.ops import kernels
 
     saved = ref._gelu, ref._softmax, ref._ln
     ref._gelu, ref._softmax, ref._ln = kernels.gelu, kernels.softmax, kernels.layer_norm

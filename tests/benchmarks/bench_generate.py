@@ -27,17 +27,17 @@ import tracemalloc
 
 import numpy as np
 
-from explain import kernels
-from explain.api import generation_bytes, plan
+from explain.core.names import gen_scope, gen_step
+from explain.core.registry import MODELS, forward_of
+from explain.core.sampling import make_sampling
+from explain.engine.api import generation_bytes, plan
+from explain.engine.request import prepare_run
+from explain.engine.weights import init_params
 from explain.models.generate import gpt_step, next_token
 from explain.models.notation import notation
-from explain.names import gen_scope, gen_step
-from explain.recorder import Recorder
-from explain.registry import MODELS, forward_of
-from explain.request import prepare_run
-from explain.sampling import make_sampling
+from explain.ops import kernels
 from explain.trace import Generation
-from explain.weights import init_params
+from explain.trace.recorder import Recorder
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
 TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick

@@ -26,10 +26,10 @@ import tracemalloc
 
 import numpy as np
 
-from explain.api import _record
+from explain.engine.api import _record
+from explain.engine.request import prepare_run
+from explain.engine.weights import init_params
 from explain.interp.patching import Runs, needed_for, rerun, sweep_runs
-from explain.request import prepare_run
-from explain.weights import init_params
 
 GPT2 = dict(d_model=768, n_heads=12, n_layers=12, d_ff=3072, d_vocab=50257, n_ctx=1024)
 TINY = dict(d_model=16, n_heads=2, n_layers=2, d_ff=64, d_vocab=64, n_ctx=64)  # --quick

@@ -64,7 +64,7 @@ def main() -> None:
     start, start_cpu = time.perf_counter(), time.process_time()
     with Phase("import explain"):
         import explain
-        from explain.hub import open_checkpoint
+        from explain.checkpoints.open import open_checkpoint
     with Phase("open (metadata)"):
         ck = open_checkpoint(str(path))
     with Phase("tokenize"):

@@ -8,7 +8,7 @@ Measured in one process, on the shipped model's sizes and the built-in corpus:
   per token. For scale, one recorded step (``explain.run(..., backward=True)``, every gradient a step) too;
 - with ``--full``: the documented command (``explain train gpt``, 2000 steps) timed whole (goal ≤ 10 minutes on
   the 2-core machine), its final training and held-out losses against the shipped model's checked-in curve
-  (explain/trained/gpt-tiny/explain_train.json; the run is seeded and single-threaded, so they should agree to
+  (explain/checkpoints/trained/gpt-tiny/explain_train.json; the run is seeded and single-threaded, so they should agree to
   1e-6, the tolerance stated here; a different BLAS may round differently).
 
 Run: python tests/benchmarks/bench_train.py [--steps N] [--full] [--quick] (--quick: 3 steps of a tiny model,
@@ -28,13 +28,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # a
 import numpy as np  # noqa: E402
 
 import explain  # noqa: E402
-from explain.config import make_config  # noqa: E402
-from explain.inputs import Tokenizer  # noqa: E402
+from explain.checkpoints.trained import SHIPPED  # noqa: E402
+from explain.core.config import make_config  # noqa: E402
+from explain.core.words import Tokenizer  # noqa: E402
 from explain.train import SIZES, Settings, initial_params, train_model  # noqa: E402
 from explain.train.corpus import builtin_corpus  # noqa: E402
 from explain.train.loop import encode_lines, make_rows  # noqa: E402
 from explain.train.step import AdamW, loss_and_grads  # noqa: E402
-from explain.trained import SHIPPED  # noqa: E402
 
 
 def main() -> None:

@@ -116,7 +116,7 @@ def test_missing_optional_packages_name_the_extra(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "tokenizers", None)
     one_line_error(invoke("run", "gpt", "--checkpoint", TINY, "--text", "hi", "--plain"), 1,
                    "pip install '.[checkpoint]'", "tokenizers")
-    # the weights need no extra: numpy reads model.safetensors (explain.tensorfile)
+    # the weights need no extra: numpy reads model.safetensors (explain.io.tensorfile)
     assert invoke("run", "gpt", "--checkpoint", TINY, "--tokens", "1,2", "--plain").exit_code == 0
     r = invoke("shapes", "gpt", "--checkpoint", TINY, "--tokens", "1,2")
     assert r.exit_code == 0, r.output

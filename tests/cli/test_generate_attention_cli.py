@@ -58,7 +58,7 @@ def test_bad_choices_are_refused_in_one_line(extra, code, needles):
 
 def test_a_run_without_new_tokens_has_no_such_view():
     """The API refuses a plain run in one line (the CLI always generates)."""
-    from explain.errors import UsageError
+    from explain.core.errors import UsageError
     from explain.interp import generated_attention
 
     with pytest.raises(UsageError, match="generated nothing"):

@@ -1,5 +1,5 @@
 """``--match``, ``--slice`` and ``--cell`` with ``--plain`` and ``--json`` (issue 26): the steps, the slice and the
-one drill-down they print are checked against the run's own arrays (``explain.api.run``) and, for the softmax
+one drill-down they print are checked against the run's own arrays (``explain.engine.api.run``) and, for the softmax
 cell, against a softmax of the scores computed here; every bad pattern, slice or cell is a one-line error."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from clitools import invoke, one_line_error
 
-from explain.api import run
+from explain.engine.api import run
 
 MH = ("run", "multihead", "--heads", "4", "--d-model", "16")
 

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 import explain
+from explain.checkpoints.trained import SHIPPED
 from explain.cli import main
-from explain.config import MODELS
-from explain.trained import SHIPPED
+from explain.core.config import MODELS
 
 # A step row: index, name, op, then the signature (which has spaces in it).
 STEP_ROW = re.compile(r"^\s+(\d+)  (\S+)\s+(\S+)\s+(\S.*)$")

@@ -63,7 +63,7 @@ def test_checkpoint_total_is_the_number_of_values_in_the_file(data_dir) -> None:
     """The tiny GPT-2 fixture was written by transformers: its safetensors file is an independent count
     (``lm_head.weight`` is tied to ``wte`` and not stored, as explain counts W_E once)."""
     safetensors = pytest.importorskip("safetensors")
-    pytest.importorskip("explain.checkpoint")
+    pytest.importorskip("explain.checkpoints.gpt2")
     folder = data_dir / "gpt2_tiny"
     with safetensors.safe_open(str(folder / "model.safetensors"), framework="numpy") as f:
         sizes = {k: prod(f.get_slice(k).get_shape()) for k in f.keys()}

@@ -5,7 +5,7 @@ This is a script, not a test. Run it once with the fixture venv (torch, transfor
 
     /work/torchenv/bin/python tests/data/make_adamw_step_fixture.py
 
-``GPT2LMHeadModel.from_pretrained(explain/trained/gpt-tiny)`` in float64 reads TEXT (ids from the folder's
+``GPT2LMHeadModel.from_pretrained(explain/checkpoints/trained/gpt-tiny)`` in float64 reads TEXT (ids from the folder's
 tokenizer.json), computes the mean next-token cross-entropy from its float64 logits (its own ``labels=`` loss
 would cast them to float32), backpropagates, and takes one AdamW step
 (lr 0.001, betas (0.9, 0.999), eps 1e-8; weight decay 0.1 on the weight matrices: every 2-D parameter in
@@ -25,7 +25,7 @@ import torch
 from transformers import GPT2LMHeadModel, PreTrainedTokenizerFast
 
 HERE = Path(__file__).resolve().parent
-SHIPPED = HERE.parents[1] / "explain" / "trained" / "gpt-tiny"
+SHIPPED = HERE.parents[1] / "explain" / "checkpoints" / "trained" / "gpt-tiny"
 TEXT = "the cat sat on the mat"
 LR = 0.001
 KEPT = ("transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", "transformer.h.0.attn.c_attn.bias",

@@ -48,8 +48,8 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "models"
 sys.path.insert(0, str(HERE.parent.parent))  # explain's tokenizer and padding conventions (pure Python)
 
-from explain.inputs import Tokenizer  # noqa: E402
-from explain.padding import key_padding_mask, pad_right  # noqa: E402
+from explain.core.padding import key_padding_mask, pad_right  # noqa: E402
+from explain.core.words import Tokenizer  # noqa: E402
 
 JOURNEY = [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
            [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]]

@@ -10,8 +10,8 @@ import time
 
 from conftest import drive
 
-import explain.api
-from explain.cancel import Cancelled, check_cancelled
+import explain.engine.api
+from explain.core.cancel import Cancelled, check_cancelled
 from explain.tui.app import ExplainApp
 
 
@@ -29,7 +29,7 @@ def test_q_quits_during_a_backward_pass_and_stops_it(gpt_trace, monkeypatch) -> 
             raise
         return trace
 
-    monkeypatch.setattr(explain.api, "with_backward", slow_backward)
+    monkeypatch.setattr(explain.engine.api, "with_backward", slow_backward)
     app = ExplainApp(gpt_trace)
     quit_at: list[float] = []
 

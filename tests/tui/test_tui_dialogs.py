@@ -1,5 +1,5 @@
 """The TUI's file-name dialogs (``c`` picture, ``x`` step export, ``X`` run export) given hostile names: each is
-refused beside the field with the CLI's own message (:func:`explain.paths.check_output`), the dialog stays open
+refused beside the field with the CLI's own message (:func:`explain.io.paths.check_output`), the dialog stays open
 with what was typed, the app keeps running, and nothing is created or changed anywhere (``/dev/full`` is the
 device, refused, not a new ``/dev/full.svg``)."""
 

@@ -24,7 +24,7 @@ from textual.app import App, ComposeResult
 import explain
 import explain.tui
 from explain import ops
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 from explain.ops.base import precision
 from explain.render.step import explanation_result
 from explain.trace import Step, Trace

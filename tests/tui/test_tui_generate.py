@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import drive, text_of
 
 import explain
-from explain.api import generated_ids
+from explain.engine.api import generated_ids
 from explain.tui.app import ExplainApp
 from explain.tui.widgets.predictions import PredictionsPane
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from conftest import drive, text_of
 
 import explain
-from explain.shape_rules import fmt_shape
+from explain.core.shape_rules import fmt_shape
 from explain.tui.app import ExplainApp
 from explain.tui.screens.model_map import ModelMapScreen
 

@@ -1,7 +1,7 @@
 """A headless monkey (issue 29): 5,000 seeded random keys, with resizes and pastes of hostile text (a NUL, a
 300-byte name, ``~nosuchuser``, ``/dev/full``, escape sequences, 5,000 digits) into whatever has focus, on a
 small model with a tutorial and the real export and picture writers. The app neither raises nor hangs, and
-nothing is written outside the working folder (every write goes through explain.atomic, whose targets are
+nothing is written outside the working folder (every write goes through explain.io.atomic, whose targets are
 recorded here; the folders around are compared before and after). MONKEY_KEYS overrides the count locally.
 
 Each key is sent as Pilot.press sends it, then ``pilot.pause(0)``: every message queued on the screen and its
@@ -21,7 +21,7 @@ from conftest import drive
 from textual import events
 from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 
-import explain.atomic
+import explain.io.atomic
 from explain.tui.app import ExplainApp
 from explain.tui.keys import KEYS
 
@@ -57,13 +57,13 @@ def test_five_thousand_random_keys_with_resizes_and_pastes(gpt_trace, tutorial, 
     (tmp_path / "home").mkdir()
     around = {d: _listing(d) for d in (tmp_path, tmp_path / "home", Path(explain.__file__).parent)}
     written: list[Path] = []
-    real = explain.atomic._Pending.__init__
+    real = explain.io.atomic._Pending.__init__
 
     def record(self, target):
         written.append(Path(target))
         real(self, target)
 
-    monkeypatch.setattr(explain.atomic._Pending, "__init__", record)
+    monkeypatch.setattr(explain.io.atomic._Pending, "__init__", record)
     keys = [k for key in KEYS for k in key.keys.split(",") if k not in ("q", "ctrl+q", "ctrl+c")] + EXTRA
     rng = random.Random(29)
     app = ExplainApp(gpt_trace, tutorial=tutorial)

@@ -13,7 +13,7 @@ import pytest
 from conftest import _until, drive
 
 import explain
-from explain.api import generated_ids
+from explain.engine.api import generated_ids
 from explain.tui.app import ExplainApp
 from explain.tui.screens.sampling import SamplingScreen
 

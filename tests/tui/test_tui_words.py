@@ -17,10 +17,10 @@ from conftest import drive, text_of
 from rich.console import Console
 
 import explain
-from explain.errors import ExplainError
-from explain.predict import predictions
+from explain.core.errors import ExplainError
 from explain.render.predictions import predictions_view, text_so_far
 from explain.render.step import explanation_view, id_words, step_output
+from explain.report.predict import predictions
 from explain.tui.app import ExplainApp
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.step_info import StepInfo

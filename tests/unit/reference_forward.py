@@ -1,4 +1,4 @@
-"""Plain, untraced numpy forwards of every model, written independently of the engine (no explain.kernels, no
+"""Plain, untraced numpy forwards of every model, written independently of the engine (no explain.ops.kernels, no
 ops, no recorder): the reference the traced runs are checked against. Each takes the trace's parameters by
 name and returns a dict of the few values the test compares."""
 

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 import explain
-from explain.backward import ADAMW
 from explain.cli import main
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.engine.backward import ADAMW
 from explain.ops.base import precision
 from explain.train.step import AdamW
 

@@ -1,4 +1,4 @@
-"""explain.atomic: files and folders written whole or not at all; temporary siblings removed on errors, on
+"""explain.io.atomic: files and folders written whole or not at all; temporary siblings removed on errors, on
 SIGTERM, and (after SIGKILL) by the next write to the folder; FIFOs, devices and folders refused before
 anything is opened."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from explain.atomic import PREFIX, atomic_folder, atomic_write, sweep, write_bytes, write_together
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.io.atomic import PREFIX, atomic_folder, atomic_write, sweep, write_bytes, write_together
 
 
 def leftovers(d: Path) -> list[str]:
@@ -103,7 +103,7 @@ def test_sweep_removes_a_dead_process_leftover_and_keeps_a_live_one(tmp_path: Pa
 def test_sigterm_during_a_write_removes_the_temporary_and_ends_the_process(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import os, signal
-        from explain.atomic import atomic_write
+        from explain.io.atomic import atomic_write
         with atomic_write({str(tmp_path / 'a.bin')!r}, force=True) as fh:
             fh.write(b"partial")
             os.kill(os.getpid(), signal.SIGTERM)

@@ -1,17 +1,17 @@
-"""explain.atomic: a file or folder is replaced whole or not at all; an interrupted write leaves the old one
+"""explain.io.atomic: a file or folder is replaced whole or not at all; an interrupted write leaves the old one
 and no temporary file behind."""
 
 from __future__ import annotations
 
 import pytest
 
-from explain.atomic import new_folder, write_bytes
+from explain.io.atomic import new_folder, write_bytes
 
 
 def test_write_bytes_replaces_whole(tmp_path):
     p = tmp_path / "f.bin"
     p.write_bytes(b"old")
-    write_bytes(p, b"new contents", force=True)  # replacing a file is asked for (explain.atomic)
+    write_bytes(p, b"new contents", force=True)  # replacing a file is asked for (explain.io.atomic)
     assert p.read_bytes() == b"new contents"
     assert [x.name for x in tmp_path.iterdir()] == ["f.bin"]
 

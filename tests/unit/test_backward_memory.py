@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explain import kernels
+from explain.ops import kernels
 
 
 def _same_bits(a, b) -> bool:

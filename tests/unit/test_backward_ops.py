@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explain import kernels, ops
+from explain import ops
+from explain.ops import kernels
 from explain.ops.base import Op, Syms, num
 
 Case = Callable[[np.random.Generator, int, int], tuple[list, dict]]
@@ -22,7 +23,7 @@ def _away_from_zero(a):
     return np.where(np.abs(a) < 0.1, a + 0.3, a)  # ReLU's kink at 0 has no derivative to check
 
 
-IGNORE = -100  # torch's ignore_index, as explain.padding uses it
+IGNORE = -100  # torch's ignore_index, as explain.core.padding uses it
 
 
 def _padding(r, b, s):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import explain
-from explain.api import plan
-from explain.errors import InputError, ResourceError, UsageError
+from explain.core.errors import InputError, ResourceError, UsageError
+from explain.engine.api import plan
 
 MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt"]
 
@@ -166,8 +166,8 @@ def test_json_and_plain_output_carry_the_gradient_steps() -> None:
 def test_the_closed_form_estimate_counts_the_gradients() -> None:
     """estimate() (plans of one and two layers, extrapolated) equals the full plan with the backward pass and
     an SGD step, so a run with gradients is refused before every layer is planned."""
-    from explain.api import estimate
-    from explain.request import prepare_run, training_of
+    from explain.engine.api import estimate
+    from explain.engine.request import prepare_run, training_of
 
     for options in ({"backward": True}, {"lr": 0.1}):
         opts = dict(options, n_layers=5)

@@ -1,4 +1,4 @@
-"""explain.cancel: a run stops within one op of its token being cancelled from another thread, raising
+"""explain.core.cancel: a run stops within one op of its token being cancelled from another thread, raising
 Cancelled in its own thread; without a token nothing changes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import explain
-from explain.cancel import Cancelled, CancelToken, cancellable, check_cancelled
-from explain.recorder import Recorder
+from explain.core.cancel import Cancelled, CancelToken, cancellable, check_cancelled
+from explain.trace.recorder import Recorder
 
 
 def test_a_cancelled_token_stops_the_recorder_at_its_next_op() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explain.check import CheckShapeError, EinsumResult, check_einsum, is_einsum, parse_options
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 
 SPEC = "batch seq d_model, d_model d_head -> batch seq d_head"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explain.check import Bindings, CheckShapeError, check, check_expression, parse_options
-from explain.errors import ShapeError, UsageError
+from explain.core.errors import ShapeError, UsageError
 
 ATTENTION = "softmax(Q @ K.T / sqrt(d_k)) @ V"
 

@@ -11,7 +11,7 @@ from explain.check.errors import CheckShapeError
 from explain.check.function import check_function
 from explain.check.names import fmt_names
 from explain.check.parse import parse_options
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 
 DIMS = ["batch=2", "seq=10", "d_model=768", "n_head=12"]
 

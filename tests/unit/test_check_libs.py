@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explain.check import check
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 shapes = st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple)

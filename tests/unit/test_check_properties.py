@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explain.check import check
-from explain.errors import ExplainError, ShapeError
+from explain.core.errors import ExplainError, ShapeError
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from explain.check import check
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "check" / "torch_cases.json").read_text())["cases"]
 

@@ -13,10 +13,10 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import explain
-from explain.api import plan
-from explain.checkpoint import INSTALL, DependencyError
-from explain.errors import ConfigError, ExplainError, InputError, UsageError, WeightsError
-from explain.hub import open_checkpoint
+from explain.checkpoints.gpt2 import INSTALL, DependencyError
+from explain.checkpoints.open import open_checkpoint
+from explain.core.errors import ConfigError, ExplainError, InputError, UsageError, WeightsError
+from explain.engine.api import plan
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 RAW = load_file(str(TINY / "model.safetensors"))
@@ -165,7 +165,7 @@ def test_inputs_that_do_not_fit_the_checkpoint() -> None:
 def test_without_safetensors(monkeypatch: pytest.MonkeyPatch) -> None:
     with_lib = explain.run("gpt", checkpoint=TINY, tokens="262,285")["logits"].output
     monkeypatch.setitem(sys.modules, "safetensors", None)  # import safetensors now raises ImportError
-    # numpy reads the file (explain.tensorfile): the same tensors, the same numbers
+    # numpy reads the file (explain.io.tensorfile): the same tensors, the same numbers
     np.testing.assert_array_equal(explain.run("gpt", checkpoint=TINY, tokens="262,285")["logits"].output, with_lib)
     plan("gpt", checkpoint=TINY, tokens="1,2")  # shapes need only config.json
 

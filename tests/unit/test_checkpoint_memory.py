@@ -14,7 +14,7 @@ from gguf_files import write_gguf
 
 import explain
 from explain.cli import main
-from explain.errors import ResourceError
+from explain.core.errors import ResourceError
 
 TEXT = "The capital of France is"
 BUDGET = "800000"  # bytes: the small model's forward fits in 80 % of it, its forward and backward do not
@@ -63,7 +63,7 @@ def test_backward_added_later_to_a_checkpoint_run(gguf: Path, monkeypatch: pytes
     trace = explain.run("llama", checkpoint=str(gguf), text=TEXT)
     monkeypatch.setenv("EXPLAIN_MAX_BYTES", BUDGET)
     with pytest.raises(ResourceError) as err:
-        explain.api.with_backward(trace)
+        explain.engine.api.with_backward(trace)
     assert "drop --backward" in str(err.value) and not any(opt in str(err.value) for opt in SIZE_OPTIONS)
 
 
@@ -74,7 +74,7 @@ def test_an_out_of_memory_it_could_not_estimate_still_suggests_what_works(gguf: 
     def out_of_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(explain.api, "run", out_of_memory)
+    monkeypatch.setattr(explain.engine.api, "run", out_of_memory)
     line = _one_line(_run("run", "--checkpoint", str(gguf), "--text", TEXT, "--plain"))
     assert "ran out of memory" in line and "shorter input" in line and "drop --backward" in line
     assert "without --checkpoint, fewer --layers" in line, line

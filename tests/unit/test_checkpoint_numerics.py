@@ -20,8 +20,8 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import explain
-from explain.api import plan
-from explain.hub import open_checkpoint
+from explain.checkpoints.open import open_checkpoint
+from explain.engine.api import plan
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 EXPECTED = np.load(TINY / "expected.npz", allow_pickle=False)
@@ -148,7 +148,7 @@ def test_other_float_dtypes_load_exactly(tmp_path: Path, dtype: str) -> None:
 
 def test_shapes_with_a_checkpoint_need_only_json() -> None:
     """Opening a checkpoint and planning a run from token ids imports neither numpy nor the optional packages."""
-    code = ("import sys; from explain.api import plan; "
+    code = ("import sys; from explain.engine.api import plan; "
             f"t = plan('gpt', checkpoint={str(TINY)!r}, tokens='1,2,3'); "
             "print(t['logits'].shape, *sorted(m for m in ('numpy', 'safetensors', 'tokenizers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

@@ -13,8 +13,8 @@ import pytest
 from tokenizers import Tokenizer
 
 import explain
-from explain.errors import ExplainError, InputError
-from explain.hub import open_checkpoint
+from explain.checkpoints.open import open_checkpoint
+from explain.core.errors import ExplainError, InputError
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 EXPECTED = np.load(TINY / "expected.npz", allow_pickle=False)

@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 import explain
-from explain.api import generated_ids
+from explain.checkpoints.trained import SHIPPED
 from explain.cli import main
-from explain.errors import UsageError
-from explain.registry import MODELS
-from explain.trained import SHIPPED
+from explain.core.errors import UsageError
+from explain.core.registry import MODELS
+from explain.engine.api import generated_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the cat sat on the mat"
@@ -75,7 +75,7 @@ def test_trained_on_a_model_without_shipped_weights_names_the_one_that_has_them(
 def test_refusals_of_the_trained_default_name_the_trained_model() -> None:
     """Session 9: `explain run gpt --text <60 words>` said "the checkpoint's context is 48" to a user who gave no
     checkpoint (the trained model is gpt's default)."""
-    from explain.errors import InputError
+    from explain.core.errors import InputError
 
     with pytest.raises(InputError, match="the trained model's context is 48; shorten the text"):
         explain.run("gpt", text=" ".join(["cat"] * 60))

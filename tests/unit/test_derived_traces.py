@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 
 import explain
-from explain.api import with_backward
+from explain.core.sampling import Sampling
+from explain.engine.api import with_backward
+from explain.engine.resample import resample
 from explain.interp.attribution import record_attribution, without_attribution
 from explain.interp.lens import record_lens
 from explain.interp.patching import patch_runs, prepare, where_of
-from explain.resample import resample
-from explain.sampling import Sampling
 
 TEXT = "the cat sat on the zebra"
 

@@ -1,4 +1,4 @@
-""":class:`explain.diskfile.DiskFile` (the page-cache-free writer under ``--save``) writes the same bytes as a
+""":class:`explain.io.diskfile.DiskFile` (the page-cache-free writer under ``--save``) writes the same bytes as a
 plain file given the same writes and seeks: appends of every size around the buffer's and the block's
 boundaries, and headers filled in afterwards (still in the buffer, on the disk, or across both), with
 ``O_DIRECT`` and without it (the fallback: written plainly, synced and dropped). The reference is the same
@@ -11,8 +11,8 @@ import io
 import numpy as np
 import pytest
 
-from explain import diskfile
-from explain.diskfile import DiskFile
+from explain.io import diskfile
+from explain.io.diskfile import DiskFile
 
 SMALL_CHUNK = 2 * 4096  # the buffer's size in these tests: many boundaries in a few kB
 

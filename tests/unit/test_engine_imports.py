@@ -20,5 +20,5 @@ def test_core_run_imports_no_textual_or_click() -> None:
 
 
 def test_plan_imports_no_numpy() -> None:
-    mods = _modules_after("from explain.api import plan; plan('gpt', d_model=768, n_heads=12)")
+    mods = _modules_after("from explain.engine.api import plan; plan('gpt', d_model=768, n_heads=12)")
     assert not {"numpy", "textual", "click", "rich"} & mods

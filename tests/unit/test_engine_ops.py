@@ -12,9 +12,9 @@ from test_export_sources import interp_run
 
 import explain
 from explain import ops
-from explain.kernels import softmax
+from explain.core.sampling import make_sampling
 from explain.ops.base import Syms
-from explain.sampling import make_sampling
+from explain.ops.kernels import softmax
 
 MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama"]
 
@@ -41,7 +41,7 @@ def test_every_cell_explanation_reports_the_cell_value(model: str) -> None:
 
 
 def test_every_op_kind_is_exercised_by_the_zoo() -> None:
-    from explain.api import plan
+    from explain.engine.api import plan
 
     kinds = {s.op for m in MODELS for s in plan(m, backward=True)} | {s.op for s in plan("gpt", lr=0.1)}
     kinds |= {s.op for s in plan("gpt", lr=0.1, optimizer="adamw")}
@@ -136,13 +136,13 @@ def test_loss_steps_pick_negate_and_average() -> None:
 
 def test_cell_outside_the_tensor_is_an_error() -> None:
     t = explain.run("attention")
-    with pytest.raises(explain.errors.ShapeError, match="outside attn.scores"):
+    with pytest.raises(explain.core.errors.ShapeError, match="outside attn.scores"):
         t.explain("attn.scores", (5, 0))
 
 
 def test_unknown_step_name_suggests_the_nearest() -> None:
     t = explain.run("gpt", random_weights=True)
-    with pytest.raises(explain.errors.StepNotFound, match="blocks.0.attn.pattern"):
+    with pytest.raises(explain.core.errors.StepNotFound, match="blocks.0.attn.pattern"):
         t["blocks.0.attn.patern"]
 
 

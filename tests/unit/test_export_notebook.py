@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import explain
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 from explain.export import export_source, write_export
 from explain.export.layout import statement
 from explain.export.plan import build

@@ -263,7 +263,7 @@ def build_helpers(text: str) -> list[str]:
     """The helper functions' source blocks in a script (copied from the kernels, not written by the exporter)."""
     import inspect
 
-    from explain import kernels
+    from explain.ops import kernels
 
     return [inspect.getsource(getattr(kernels, name)).rstrip() for name in dir(kernels)
             if inspect.isfunction(getattr(kernels, name)) and f"\ndef {name}(" in text]

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import explain
-from explain import kernels, ops
+from explain import ops
+from explain.core.sampling import make_sampling
 from explain.export.plan import build, var_names
-from explain.sampling import make_sampling
+from explain.ops import kernels
 
 RUNS = {
     "simple": {}, "simple-sum": {"normalize": "sum"}, "attention": {}, "causal": {}, "multihead": {},

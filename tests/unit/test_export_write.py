@@ -11,8 +11,8 @@ import pytest
 
 import explain
 import explain.export as export_mod
-from explain.api import plan
-from explain.errors import ExplainError, StepNotFound, UsageError
+from explain.core.errors import ExplainError, StepNotFound, UsageError
+from explain.engine.api import plan
 from explain.export import default_filename, export_source, write_export
 
 
@@ -77,7 +77,7 @@ def test_bad_paths_and_formats(gpt, tmp_path: Path) -> None:
         (dict(path=tmp_path / "x.py", fmt="ipynb"), ("*.ipynb", "x.ipynb")),
         (dict(path=tmp_path / "x.py", fmt="pdf"), ("pdf", "py, ipynb")),
         (dict(path=tmp_path / "missing" / "x.py"), ("does not exist",)),
-        (dict(path=tmp_path), ("is a folder",)),  # what the path is comes first (explain.paths)
+        (dict(path=tmp_path), ("is a folder",)),  # what the path is comes first (explain.io.paths)
     ]
     (tmp_path / "dir.py").mkdir()
     cases.append((dict(path=tmp_path / "dir.py"), ("is a folder",)))
@@ -112,7 +112,7 @@ def test_unwritable_path_is_one_line(gpt, tmp_path: Path) -> None:
 
 def test_a_failed_script_write_removes_the_sidecar_it_created(gpt, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """The script and its sidecar are written together (explain.atomic.write_together): a failure while
+    """The script and its sidecar are written together (explain.io.atomic.write_together): a failure while
     writing the sidecar leaves neither, nor a temporary file."""
 
     def failing(*args, **kwargs) -> None:

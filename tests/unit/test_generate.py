@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import explain
-from explain.api import generated_ids, generation_bytes
-from explain.errors import InputError, UsageError
+from explain.core.errors import InputError, UsageError
+from explain.core.sampling import make_sampling
+from explain.engine.api import generated_ids, generation_bytes
 from explain.export import write_export
-from explain.sampling import make_sampling
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CKPT = DATA / "gpt2_tiny"
@@ -152,7 +152,7 @@ def test_generation_past_the_context_and_other_models_are_refused() -> None:
 
 
 def test_plan_of_a_generation_has_every_step_and_no_values() -> None:
-    planned = explain.api.plan("gpt", sampling=make_sampling(4, top_k=2))
+    planned = explain.engine.api.plan("gpt", sampling=make_sampling(4, top_k=2))
     numeric = explain.generate("gpt", random_weights=True, max_new_tokens=4, top_k=2)
     assert [(s.name, s.shape) for s in planned] == [(s.name, s.shape) for s in numeric]
     assert planned.nbytes == numeric.nbytes

@@ -22,8 +22,8 @@ import pytest
 from gguf_files import HF, hf_tensors, permute, write_gguf
 
 import explain
-from explain.errors import ExplainError
-from explain.hub import open_checkpoint
+from explain.checkpoints.open import open_checkpoint
+from explain.core.errors import ExplainError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llama"
 E = np.load(HF / "expected.npz")
@@ -114,7 +114,7 @@ def test_rows_left_permuted_would_be_caught(tmp_path: Path) -> None:
 
 
 def test_unpermute_inverts_the_converter() -> None:
-    from explain.gguf_checkpoint import unpermute
+    from explain.checkpoints.gguf import unpermute
 
     w = np.random.default_rng(0).standard_normal((2 * 8, 5))
     np.testing.assert_array_equal(unpermute(permute(w, 4, 2), 2), w)  # k: 2 key heads of width 8

@@ -1,5 +1,5 @@
-"""One input pipeline: :func:`explain.inputs.prepare` tokenizes with the word-level tokenizer or with any
-object that has the :class:`~explain.inputs.TextTokenizer` methods, such as a GPT-2 checkpoint's BPE."""
+"""One input pipeline: :func:`explain.engine.prepare.prepare` tokenizes with the word-level tokenizer or with any
+object that has the :class:`~explain.core.words.TextTokenizer` methods, such as a GPT-2 checkpoint's BPE."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from explain.api import plan
-from explain.errors import InputError
-from explain.inputs import TextTokenizer, Tokenizer, prepare
+from explain.core.errors import InputError
+from explain.core.words import TextTokenizer, Tokenizer
+from explain.engine.api import plan
+from explain.engine.prepare import prepare
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 
@@ -51,7 +52,7 @@ def test_tokenizers_have_every_protocol_member(tok) -> None:
 
 def test_checkpoint_is_a_tokenizer() -> None:
     pytest.importorskip("tokenizers")
-    from explain.hub import open_checkpoint
+    from explain.checkpoints.open import open_checkpoint
 
     ck = open_checkpoint(TINY)
     for member in _protocol_members():

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 from explain.interp.attribution import attribute
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)

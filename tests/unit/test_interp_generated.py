@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explain.api import generate, run
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.engine.api import generate, run
 from explain.interp.generated import generated_attention
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from explain.errors import InputError, UsageError
+from explain.core.errors import InputError, UsageError
 from explain.interp.lens import Lens, LensRow, lens
 from explain.render.lens import lens_grid
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from explain.core.registry import able
 from explain.interp import logit_lens
 from explain.interp.attribution import attribute
 from explain.interp.patching import prepare, sweep_runs
-from explain.registry import able
 
 PRE_NORM = able("pre_norm")
 CLEAN, CORRUPT = "The cat is happy", "The dog is happy"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explain.errors import InputError, StepNotFound, UsageError
+from explain.core.errors import InputError, StepNotFound, UsageError
 from explain.interp.patching import patch, prepare, sweep_runs
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data (tests/ is not a package)

@@ -6,8 +6,8 @@ from Python's str."""
 
 from __future__ import annotations
 
+from explain.checkpoints.token_labels import _byte_decoder, token_labels
 from explain.render.predictions import joined
-from explain.token_labels import _byte_decoder, token_labels
 
 
 def _byte_level_vocab(pieces: list[bytes]) -> dict:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import explain
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llama"
 TOL = dict(rtol=1e-10, atol=1e-10)

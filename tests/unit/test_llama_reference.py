@@ -31,7 +31,7 @@ def options(cfg: dict, expected: dict) -> dict:
 
 
 def test_the_default_case_is_the_default_model() -> None:
-    from explain.registry import MODELS
+    from explain.core.registry import MODELS
 
     cfg, _, _ = load("default")
     defaults = MODELS["llama"].defaults

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import explain
-from explain.errors import ExplainError
-from explain.padding import IGNORE_INDEX
+from explain.core.errors import ExplainError
+from explain.core.padding import IGNORE_INDEX
 
 TEXTS = ["the cat sat on the mat", "a dog is happy", "the cat"]
 ATOL = 1e-12

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import explain
-from explain import names
+from explain.core import names
 
 PACKAGE = Path(explain.__file__).parent
 # A notation table's globs ("gen.*.probs") are data keyed by step name, not names built or parsed.
-ALLOWED = {PACKAGE / "names.py", PACKAGE / "models" / "notation.py"}
+ALLOWED = {PACKAGE / "core" / "names.py", PACKAGE / "models" / "notation.py"}
 SPELLED = ("gen.", ".grad.from", ".from.", ".updated")
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import explain
 from explain import ops
-from explain.registry import MODELS
+from explain.core.registry import MODELS
 
 TRACES = {m: explain.run(m, **({"normalize": "sum"} if m == "simple" else {})) for m in MODELS}
 TRACES |= {f"{m}-backward": explain.run(m, backward=True) for m in MODELS}

@@ -31,7 +31,7 @@ def test_every_step_equals_its_exported_expression(model: str) -> None:
         op = ops.get(step.op)
         names = [f"v{i}" for i in range(len(step.inputs))]
         expr = op.source("out", names, **step.attrs)
-        scope = {"np": np, **{k: v for k, v in vars(explain.kernels).items() if callable(v)}}
+        scope = {"np": np, **{k: v for k, v in vars(explain.ops.kernels).items() if callable(v)}}
         again = eval(expr, scope, dict(zip(names, trace.inputs_of(step))))  # the text an export writes
         np.testing.assert_array_equal(again, step.output, err_msg=step.name)
 

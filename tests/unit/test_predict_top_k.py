@@ -1,4 +1,4 @@
-"""The top-k next tokens are picked without sorting the whole vocabulary (explain.predict.top_k): the same
+"""The top-k next tokens are picked without sorting the whole vocabulary (explain.report.predict.top_k): the same
 indices, in the same order, as numpy's full stable sort, the reference, including ties at the k-th place,
 NaN, −∞ and k past the vocabulary."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explain.predict import top_k
+from explain.report.predict import top_k
 
 
 def test_top_k_is_the_full_stable_sort_cut_at_k() -> None:

@@ -1,4 +1,4 @@
-"""The closed-form price of a run (explain.pricing via explain.api.estimate): equal to the full shape-only
+"""The closed-form price of a run (explain.engine.pricing via explain.engine.api.estimate): equal to the full shape-only
 plan, byte for byte, for generations of many lengths, layer counts, batches and sampling settings; so
 ``--max-new-tokens 10**6`` is refused from six small plans instead of a million planned tokens."""
 
@@ -9,10 +9,10 @@ import time
 import pytest
 
 import explain
-from explain.api import estimate, plan
-from explain.errors import ResourceError
-from explain.request import prepare_run as _prepare
-from explain.sampling import make_sampling
+from explain.core.errors import ResourceError
+from explain.core.sampling import make_sampling
+from explain.engine.api import estimate, plan
+from explain.engine.request import prepare_run as _prepare
 
 
 @pytest.mark.parametrize("layers, new, options, sampling", [

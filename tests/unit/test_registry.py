@@ -12,22 +12,22 @@ import click
 import pytest
 
 from explain.commands.run import run as run_command
-from explain.config import Config, make_config
-from explain.options import OPTION, OPTIONS
-from explain.registry import MODELS, forward_of, option_help, options_table
+from explain.core.config import Config, make_config
+from explain.core.options import OPTION, OPTIONS
+from explain.core.registry import MODELS, forward_of, option_help, options_table
 from explain.tutorial.schema import OPTION_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "explain"
 # The registry and the tables keyed by model are where model names belong.
-NAMED_HERE = {PACKAGE / "registry.py", PACKAGE / "models" / "notation.py"}
+NAMED_HERE = {PACKAGE / "core" / "registry.py", PACKAGE / "models" / "notation.py"}
 
 
 def test_readme_options_table_is_generated() -> None:
     readme = (ROOT / "README.md").read_text()
     start = readme.index("-->", readme.index("<!-- options:")) + 4
     block = readme[start:readme.index("<!-- /options -->")].strip()
-    assert block == options_table(), "run: python -c 'from explain.registry import options_table; print(options_table())'"
+    assert block == options_table(), "run: python -c 'from explain.core.registry import options_table; print(options_table())'"
 
 
 def test_click_options_are_the_definitions() -> None:
@@ -82,7 +82,7 @@ def test_no_branch_on_a_model_name_outside_the_registry() -> None:
 
 
 # Where a model's name must not be written: these read what a model can do from the registry.
-NO_NAMES = [PACKAGE / "options.py", PACKAGE / "cli.py", *sorted((PACKAGE / "commands").glob("*.py")),
+NO_NAMES = [PACKAGE / "core" / "options.py", PACKAGE / "cli.py", *sorted((PACKAGE / "commands").glob("*.py")),
             *sorted((PACKAGE / "tui").rglob("*.py"))]
 
 
@@ -111,8 +111,8 @@ def test_the_name_scan_finds_a_name() -> None:
 
 
 def test_every_option_asks_for_a_known_capability() -> None:
-    from explain.options import GENERATION
-    from explain.registry import CAPABILITIES
+    from explain.core.options import GENERATION
+    from explain.core.registry import CAPABILITIES
 
     for o in OPTIONS + GENERATION:
         for cap in (o.needs, o.lacks, o.affects):
@@ -123,7 +123,7 @@ def test_a_model_default_overrides_the_option_default(monkeypatch: pytest.Monkey
     """A model's entry may turn a switch off by default (the Llama family's qkv_bias=False): one line."""
     import dataclasses as dc
 
-    from explain.registry import Model
+    from explain.core.registry import Model
 
     entry = MODELS["gpt"]
     no_bias = dc.replace(entry, name="gpt_no_bias", defaults=dict(entry.defaults, qkv_bias=False))
@@ -135,7 +135,7 @@ def test_a_model_default_overrides_the_option_default(monkeypatch: pytest.Monkey
 
 
 def test_options_used_by_one_model_are_refused_elsewhere() -> None:
-    from explain.errors import ConfigError
+    from explain.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="applies to the 'simple' model only"):
         make_config("attention", normalize="sum")

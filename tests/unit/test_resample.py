@@ -1,6 +1,6 @@
-"""Live sampling's core (issue 26): :func:`explain.draw.draw`, one draw stage by stage, checked against a plain
+"""Live sampling's core (issue 26): :func:`explain.report.draw.draw`, one draw stage by stage, checked against a plain
 numpy reading of the four rules (divide, keep the k largest, keep the most probable while the mass before is
-below p, draw by the inverse CDF) written here without the kernels; and :func:`explain.resample.resample`, which
+below p, draw by the inverse CDF) written here without the kernels; and :func:`explain.engine.resample.resample`, which
 draws token n again and regenerates the tokens after it on the kept cache, checked against whole fresh runs."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import explain
-from explain.api import generated_ids
-from explain.draw import draw
-from explain.resample import resample, token_of
-from explain.sampling import make_sampling
+from explain.core.sampling import make_sampling
+from explain.engine.api import generated_ids
+from explain.engine.resample import resample, token_of
+from explain.report.draw import draw
 
 TEXT = "the cat sat on the"
 _RUNS: dict[str, object] = {}

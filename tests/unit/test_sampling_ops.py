@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explain import kernels, ops
+from explain import ops
+from explain.ops import kernels
 from explain.ops.base import Syms
 
 EXPECTED = Path(__file__).resolve().parents[1] / "data" / "generate" / "expected.npz"
@@ -198,7 +199,7 @@ def test_a_draw_refuses_probabilities_that_are_not_finite() -> None:
     import numpy as np
 
     from explain import ops
-    from explain.errors import InputError
+    from explain.core.errors import InputError
     from explain.models.generate import check_probabilities
 
     probs = np.array([[[0.2, 0.8]], [[np.nan, np.nan]]])
@@ -210,8 +211,8 @@ def test_a_draw_refuses_probabilities_that_are_not_finite() -> None:
 
 @pytest.mark.parametrize("t", [1e-320, 5e-324, [1.0, 1e-310]])
 def test_a_temperature_too_small_to_divide_by_is_refused(t) -> None:
-    from explain.errors import UsageError
-    from explain.sampling import make_sampling
+    from explain.core.errors import UsageError
+    from explain.core.sampling import make_sampling
 
     with pytest.raises(UsageError, match="too small to divide by.*--temperature 0 for greedy"):
         make_sampling(3, temperature=t)

@@ -1,5 +1,5 @@
-"""``--save FILE.npz`` written while the run records (:class:`explain.save.NpzStream`): the file holds exactly
-what :func:`explain.save.tensors` gives for the finished trace (same keys in the same order, the same bytes,
+"""``--save FILE.npz`` written while the run records (:class:`explain.io.save.NpzStream`): the file holds exactly
+what :func:`explain.io.save.tensors` gives for the finished trace (same keys in the same order, the same bytes,
 read back by ``np.load``, the independent reader), for a forward run, a generation, a backward pass with an
 AdamW step and a llama; a run that fails, a writer that fails and a block left without finishing leave the
 old file as it was and no temporary file."""
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import explain
-from explain.atomic import PREFIX, WriteError
-from explain.save import save_stream, tensors
+from explain.io.atomic import PREFIX, WriteError
+from explain.io.save import save_stream, tensors
 
 RUNS = {
     "forward": (explain.run, dict(model="gpt", d_model=16, d_vocab=300, tokens="1,2,3,4,5")),
@@ -65,7 +65,7 @@ def test_a_writer_that_fails_ends_the_run_with_its_error(old, monkeypatch) -> No
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("explain.save._write_member", full)
+    monkeypatch.setattr("explain.io.save._write_member", full)
     with pytest.raises(WriteError, match=r"cannot write .*t\.npz.*No space left"), \
             save_stream(str(old), force=True) as stream:
         trace = explain.run("gpt", d_model=16, d_vocab=300, tokens="1,2,3", on_tensor=stream.add)

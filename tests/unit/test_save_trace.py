@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import explain
-from explain.errors import UsageError
+from explain.core.errors import UsageError
+from explain.io.save import save_trace
 from explain.render.plain import JSON_VALUES, trace_json
-from explain.save import save_trace
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_npz_and_safetensors_hold_every_step(wide, tmp_path) -> None:
 def test_npz_members_are_what_np_savez_writes(tmp_path) -> None:
     """The .npz writer hands zipfile each array's own memory: a transposed (Fortran-order) view, a 0-d value,
     booleans, integers and a zero-size array come back from np.load exactly, as np.savez's archive does."""
-    from explain.save import _write_npz
+    from explain.io.save import _write_npz
 
     arrays = {"t": np.arange(12.0).reshape(3, 4).T, "s": np.array(2.5), "b": np.array([True, False]),
               "i": np.arange(5, dtype=np.int32), "e": np.zeros((0, 3)), "blocks.0.attn.pattern": np.eye(3)[::2]}

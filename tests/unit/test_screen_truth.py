@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 
 import explain
-from explain.predict import predictions
 from explain.render.predictions import predictions_view
 from explain.render.step import explanation_body, table_rows
+from explain.report.predict import predictions
 
 
 def plain(renderable, width: int = 200) -> str:

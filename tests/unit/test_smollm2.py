@@ -12,7 +12,7 @@ import pytest
 from smollm2 import smollm2_gguf_or_fail
 
 import explain
-from explain.hub import open_checkpoint
+from explain.checkpoints.open import open_checkpoint
 
 pytestmark = pytest.mark.network
 PROMPT = "The capital of France is"

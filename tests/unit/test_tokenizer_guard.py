@@ -1,4 +1,4 @@
-"""explain.tokenizer_guard: a tokenizer whose regexes are all known runs in process; any other runs in a
+"""explain.checkpoints.tokenizer_guard: a tokenizer whose regexes are all known runs in process; any other runs in a
 subprocess with a CPU-time limit; a panic inside tokenizers (a BaseException) or running out of the limit is a
 one-line InputError naming the file, never a Rust traceback."""
 
@@ -13,8 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "badinput"))
 from badfixtures import hostile_tokenizer  # noqa: E402
 
-from explain import tokenizer_guard as guard  # noqa: E402
-from explain.errors import InputError  # noqa: E402
+from explain.checkpoints import tokenizer_guard as guard  # noqa: E402
+from explain.core.errors import InputError  # noqa: E402
 
 pytest.importorskip("tokenizers")
 GPT2_TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny" / "tokenizer.json"

@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from explain.cli import main
-from explain.config import Config
-from explain.inputs import Inputs
+from explain.core.config import Config
+from explain.core.inputs import Inputs
+from explain.core.registry import MODELS, Model
 from explain.models import notation
 from explain.models.layers import embed, linear_params
-from explain.recorder import Recorder
-from explain.registry import MODELS, Model
+from explain.trace.recorder import Recorder
 
 
 # 1. its forward

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import explain
-from explain.inputs import Tokenizer
+from explain.checkpoints.wordlevel import tokenizer_json
+from explain.core.words import Tokenizer
 from explain.train import Settings, train_model
 from explain.train.corpus import builtin_corpus
-from explain.wordlevel import tokenizer_json
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "train"
 TINY = DATA / "tiny"
@@ -70,7 +70,7 @@ def test_core_install_opens_the_folder_without_the_extras():
 
 
 def test_unknown_words_become_unk():
-    from explain.hub import open_checkpoint
+    from explain.checkpoints.open import open_checkpoint
 
     ck = open_checkpoint(TINY)
     ids = ck.encode("the zebra is happy")
@@ -79,7 +79,7 @@ def test_unknown_words_become_unk():
 
 @pytest.mark.parametrize("bad", ["file", "foreign"])
 def test_output_that_is_not_a_checkpoint_of_ours_is_refused(tmp_path, bad):
-    from explain.errors import ExplainError
+    from explain.core.errors import ExplainError
 
     target = tmp_path / "out"
     if bad == "file":

@@ -1,5 +1,5 @@
-"""The trained GPT that ships in the wheel (explain/trained/gpt-tiny, made by the documented
-``explain train gpt -o explain/trained/gpt-tiny``) has learned what the issue asks, measured with the recorded
+"""The trained GPT that ships in the wheel (explain/checkpoints/trained/gpt-tiny, made by the documented
+``explain train gpt -o explain/checkpoints/trained/gpt-tiny``) has learned what the issue asks, measured with the recorded
 forward pass: the grammar's fixed next words, and copying by an induction head. Each number is computed
 from the model here; the thresholds are the issue's."""
 
@@ -14,8 +14,8 @@ import pytest
 from trained_checks import fixed_accuracy, induction, p_next
 
 import explain
+from explain.checkpoints.trained import SHIPPED
 from explain.train import Settings
-from explain.trained import SHIPPED
 
 
 def test_the_shipped_model_is_small_and_whole():
@@ -44,7 +44,7 @@ def test_induction_copies_and_one_head_looks_back():
 def test_greedy_generation_writes_mat():
     tr = explain.generate("gpt", trained=True, text="the cat sat on the", max_new_tokens=1, greedy=True)
     assert tr.weights == "trained: gpt-tiny"
-    assert explain.api.generated_ids(tr)[0][0] == list(tr.labels["vocab"]).index("mat")
+    assert explain.engine.api.generated_ids(tr)[0][0] == list(tr.labels["vocab"]).index("mat")
 
 
 def test_opens_without_the_extras():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import explain
-from explain.errors import ExplainError
+from explain.core.errors import ExplainError
 from explain.tutorial import (
     Tutorial,
     TutorialError,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import explain
-from explain.errors import UsageError
-from explain.sampling import make_sampling
+from explain.core.errors import UsageError
+from explain.core.sampling import make_sampling
 from explain.tutorial import check_tutorial, load_tutorial
 from explain.tutorial.errors import TutorialError
 

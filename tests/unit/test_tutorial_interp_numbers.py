@@ -16,7 +16,7 @@ import pytest
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDER = ROOT / "explain" / "trained" / "gpt-tiny"
+FOLDER = ROOT / "explain" / "checkpoints" / "trained" / "gpt-tiny"
 CONFIG = json.loads((FOLDER / "config.json").read_text())
 VOCAB: dict[str, int] = json.loads((FOLDER / "tokenizer.json").read_text())["model"]["vocab"]
 WORDS = {i: w for w, i in VOCAB.items()}

@@ -1,5 +1,5 @@
 """The drill-down of a cell that reads a weight of a GGUF run ends with where that weight's float came from in the
-file (explain.origin): its block, the block's scale and minimum, the stored integer.
+file (explain.checkpoints.origin): its block, the block's scale and minimum, the stored integer.
 
 Checked on a Q4_1 file the test writes (tests/unit/gguf_files.py) for every step kind that reads a parameter:
 the weight explained is the one the cell reads (a single cell for the embedding and a norm's gain; for a dot
@@ -85,7 +85,7 @@ def test_a_single_weight_cell_is_explained_as_it_is_read(trace) -> None:
 def test_steps_without_weights_gradients_and_random_runs_have_no_origin(trace) -> None:
     assert trace.explain("blocks.0.attn.scores", (0, 0, 1, 0)).origin is None  # reads no parameter
     assert explain.run("llama", text=TEXT).explain("embed", (0, 0, 0)).origin is None  # random weights
-    back = explain.api.with_backward(trace)
+    back = explain.engine.api.with_backward(trace)
     assert back.origin is trace.origin and back.explain("blocks.0.attn.q", (0, 0, 0, 0)).origin is not None
     grad = next(s for s in back if s.op.endswith(".grad"))
     assert back.explain(grad, (0,) * len(grad.shape)).origin is None
@@ -127,7 +127,7 @@ def test_plain_and_json_cell_carry_it(q4: Path, trace) -> None:
 
 
 def test_the_readme_call_runs_as_written(q4: Path) -> None:
-    """Session 9: the README said to import open_checkpoint from explain.checkpoint (an ImportError)."""
+    """Session 9: the README said to import open_checkpoint from explain.checkpoints.gpt2 (an ImportError)."""
     import re
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()

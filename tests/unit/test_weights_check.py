@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explain.errors import WeightsError
+from explain.core.errors import WeightsError
+from explain.engine.weights import check_params
 from explain.trace import ParamSpec
-from explain.weights import check_params
 
 
 def _specs(n: int) -> dict[str, ParamSpec]:
@@ -39,8 +39,8 @@ def test_opposite_infinities_do_not_cancel() -> None:
 # --- arrays explain made or read are checked once ---------------------------------------------------------
 
 def test_initial_weights_are_read_only_and_skipped_by_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    from explain import weights
-    from explain.weights import init_params
+    from explain.engine import weights
+    from explain.engine.weights import init_params
 
     params = init_params(_specs(8), seed=0)
     assert not params["w"].flags.writeable  # nobody can make a known-finite array non-finite in place
@@ -51,7 +51,7 @@ def test_initial_weights_are_read_only_and_skipped_by_the_check(monkeypatch: pyt
 
 
 def test_an_initial_array_made_writable_again_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    from explain.weights import init_params
+    from explain.engine.weights import init_params
 
     params = init_params(_specs(8), seed=0)
     params["w"].flags.writeable = True
@@ -70,7 +70,7 @@ def test_the_callers_own_float64_arrays_stay_writable_and_are_checked_every_time
 
 
 def test_a_converted_copy_is_known_finite_the_callers_array_untouched(monkeypatch: pytest.MonkeyPatch) -> None:
-    from explain import weights
+    from explain.engine import weights
 
     w32 = np.ones(8, dtype=np.float32)
     out = check_params({"w": w32}, _specs(8))["w"]
@@ -82,7 +82,7 @@ def test_a_converted_copy_is_known_finite_the_callers_array_untouched(monkeypatc
 
 
 def test_a_weights_file_is_read_once_checked_and_its_arrays_read_only(tmp_path) -> None:
-    from explain.weights import load_params
+    from explain.engine.weights import load_params
 
     path = tmp_path / "w.npz"
     np.savez(path, w=np.arange(8.0))
@@ -93,8 +93,8 @@ def test_a_weights_file_is_read_once_checked_and_its_arrays_read_only(tmp_path) 
 
 def test_a_run_on_initial_weights_twice_gives_the_same_trace() -> None:
     import explain
-    from explain.api import plan
-    from explain.weights import init_params
+    from explain.engine.api import plan
+    from explain.engine.weights import init_params
 
     opts = dict(text="the cat sat", d_model=8, n_heads=2, n_layers=1)
     params = init_params(plan("gpt", **opts).specs, seed=0)

@@ -14,8 +14,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from explain.core.shape_rules import fmt_shape
 from explain.render.model_map import Node, build, forward_name, lines_of
-from explain.shape_rules import fmt_shape
 from explain.trace import Trace
 
 GAP = 3  # columns between the encoder's and the decoder's column

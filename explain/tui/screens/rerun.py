@@ -22,10 +22,10 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from explain import api
-from explain.errors import ExplainError, UsageError
-from explain.options import OPTION, OPTIONS, parse_option
-from explain.registry import MODELS, option_help
+from explain.core.errors import ExplainError, UsageError
+from explain.core.options import OPTION, OPTIONS, parse_option
+from explain.core.registry import MODELS, option_help
+from explain.engine import api
 from explain.trace import Trace
 from explain.tui.background import in_background
 
@@ -43,7 +43,7 @@ class Field:
     choices: tuple[str, ...] = ()
 
 
-# The form's fields come from the option definitions (explain.options): the input texts, every integer and
+# The form's fields come from the option definitions (explain.core.options): the input texts, every integer and
 # every choice and model switch (on/off); token ids, embeddings, weights and checkpoints are carried over, not
 # typed.
 FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, option_help(o),
@@ -101,7 +101,7 @@ def parse_form(model: str, typed: dict[str, str], shown: dict[str, str], inputs:
         if not raw:
             out.pop(key, None)
         elif field.kind == "int":
-            try:  # digits and caps checked in one place (explain.limits): a 5,000-digit paste is refused
+            try:  # digits and caps checked in one place (explain.core.limits): a 5,000-digit paste is refused
                 out[key] = parse_option(key, raw)
             except UsageError as exc:
                 errors[key] = str(exc)

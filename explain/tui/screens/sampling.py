@@ -1,8 +1,8 @@
 """Live sampling (``D`` on a generation's step): new token N's draw with the temperature, top-k, top-p and seed
-changed by keys, redrawn at once from N's logits (:func:`explain.draw.draw`): the top tokens with their words,
+changed by keys, redrawn at once from N's logits (:func:`explain.report.draw.draw`): the top tokens with their words,
 p after the temperature and p after the cuts as bars, the top-k and top-p cuts, the arithmetic under it
 (:mod:`explain.render.draw`). The tokens after N are then regenerated in a cancellable worker
-(:func:`explain.resample.resample`, the generation's own loop on the key/value cache; nothing before N's draw runs
+(:func:`explain.engine.resample.resample`, the generation's own loop on the key/value cache; nothing before N's draw runs
 again) and shown struck through as stale until they come. Enter closes with the new run (the step screen shows
 it), Esc with none (the run stays as it was)."""
 
@@ -20,13 +20,13 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from explain.draw import Draw, draw
-from explain.errors import ExplainError
-from explain.names import gen_step
+from explain.core.errors import ExplainError
+from explain.core.names import gen_step
+from explain.core.sampling import Sampling, make_sampling
+from explain.engine.resample import logits_of, resample
 from explain.ops.base import num
 from explain.render.draw import draw_arithmetic, draw_table
-from explain.resample import logits_of, resample
-from explain.sampling import Sampling, make_sampling
+from explain.report.draw import Draw, draw
 from explain.trace import Trace
 from explain.tui.background import in_background
 

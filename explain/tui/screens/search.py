@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from explain.shape_rules import fmt_shape
+from explain.core.shape_rules import fmt_shape
 from explain.trace import Step, Trace
 from explain.tui.state import match_steps
 

@@ -14,9 +14,9 @@ from rich.table import Table
 from rich.text import Text
 
 from explain import ops
+from explain.core.shape_rules import fmt_shape
 from explain.render.grid import Marks, draw_window, fit_window, window_scale
 from explain.render.tensor import number_format
-from explain.shape_rules import fmt_shape
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
 

@@ -2,7 +2,7 @@
 generation) or a generation's draw, the top next tokens as words with p and log p for the position under the
 cursor (the batch slice shown), and the token that really comes next with its rank. Hidden on other steps.
 
-It draws :func:`explain.predict.predictions` with :func:`explain.render.predictions.predictions_view`, the same
+It draws :func:`explain.report.predict.predictions` with :func:`explain.render.predictions.predictions_view`, the same
 value ``--plain`` and ``--json`` print.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
-from explain.predict import has_predictions, predictions
 from explain.render.predictions import predictions_view, repr_token
+from explain.report.predict import has_predictions, predictions
 from explain.trace import Step
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget

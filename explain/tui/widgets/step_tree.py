@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from explain.shape_rules import fmt_shape
+from explain.core.shape_rules import fmt_shape
 from explain.trace import Trace
 from explain.tui.messages import StepSelected
 

@@ -18,12 +18,12 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from explain import ops
+from explain.core.shape_rules import fmt_shape
 from explain.ops.base import num
 from explain.render.colour import ColourLegend, Heat, heat_for
 from explain.render.grid import Window, draw_window, fit_window, shown
 from explain.render.step import axis_labels, mask_sources
 from explain.render.tensor import NumberFormat
-from explain.shape_rules import fmt_shape
 from explain.tui.fit import matrix_least
 from explain.tui.measure import FOOT_LINES, matrix_min_h, matrix_size, number_format_of
 from explain.tui.messages import CellFocused

@@ -1,0 +1,283 @@
+"""GGUF files of the llama architecture (llama.cpp's format; SmolLM2, TinyLlama, Llama 2/3 …) opened as the
+engine's ``llama``, through the ``gguf`` package (ggml-org's own reader: pure Python and numpy).
+
+Opening reads the metadata only (the file is memory-mapped; no tensor is touched), so ``explain shapes`` stays
+light. On first use every tensor is dequantized with ``gguf.quants.dequantize`` (every type it knows: F32, F16,
+BF16, Q8_0, Q4_0, Q4_1, the K-quants …) to float64 and mapped to Hugging Face's names, then to the engine's
+(:func:`explain.checkpoints.llama.to_engine`).
+
+llama.cpp's converter stores the q and k weights permuted for its interleaved RoPE (pairs (2i, 2i+1)): within
+each head's d rows, Hugging Face's row i (i < d/2) sits at row 2i and row i + d/2 at row 2i + 1. The engine's
+RoPE is Hugging Face's rotate-half, so :func:`unpermute` puts the rows back (per head: the query heads for q,
+the key/value heads for k). Left permuted, the model would still run and quietly predict worse.
+
+A GGUF holds its tokenizer as a vocabulary and merges, and names its pre-tokenizer (``tokenizer.ggml.pre``)
+without its rules: the names explain knows are mapped to ``tokenizers`` pre-tokenizers (:data:`PRE_TOKENIZERS`,
+each as the model's own tokenizer.json has it); any other name is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from explain.checkpoints.gpt2 import Checkpoint, DependencyError
+from explain.checkpoints.llama import to_engine
+from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
+from explain.checkpoints.token_labels import _byte_decoder, _visible
+from explain.core.errors import InputError, WeightsError
+from explain.core.text import RowLabels
+
+INSTALL = "pip install '.[gguf]' (in explain's source folder) or pip install gguf tokenizers"
+# HF splits of Llama 3 and Qwen2 (their tokenizer.json's Split regex), then byte-level without its own regex
+_LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+           r"|\s+(?!\S)|\s+")
+_QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+          r"|\s+(?!\S)|\s+")
+PRE_TOKENIZERS = ("smollm", "gpt-2", "llama-bpe", "qwen2")
+# GGUF tensor name (per block under blk.N.) -> Hugging Face's (under model.layers.N.)
+_BLOCK = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+          "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
+          "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+_GLOBAL = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+_NORMS = {"ln1": "attn_norm", "ln2": "ffn_norm", "ln_final": "output_norm"}  # engine's RMSNorm -> GGUF's tensor
+
+
+def pre_tokenizer(name: str, where: str) -> Any:
+    """The ``tokenizers`` pre-tokenizer of a GGUF's ``tokenizer.ggml.pre`` name."""
+    from tokenizers import Regex  # lazy: optional dependency (the gguf extra)
+    from tokenizers import pre_tokenizers as pt  # lazy: optional dependency (the gguf extra)
+
+    if name == "smollm":  # SmolLM2: each digit apart, then GPT-2's byte-level split
+        return pt.Sequence([pt.Digits(individual_digits=True), pt.ByteLevel(add_prefix_space=False, use_regex=True)])
+    if name == "gpt-2":
+        return pt.ByteLevel(add_prefix_space=False, use_regex=True)
+    if name in ("llama-bpe", "qwen2"):
+        split = _LLAMA3 if name == "llama-bpe" else _QWEN2
+        return pt.Sequence([pt.Split(Regex(split), behavior="isolated"),
+                            pt.ByteLevel(add_prefix_space=False, use_regex=False)])
+    raise InputError(f"{where} names the pre-tokenizer {name!r}, which explain does not know (it knows "
+                     f"{', '.join(PRE_TOKENIZERS)}); give --tokens (ids) instead of --text")
+
+
+def unpermute(w: Any, n_heads: int) -> Any:
+    """Undo llama.cpp's q/k permutation: in each head's d rows, stored row 2i is Hugging Face's row i and
+    stored row 2i + 1 is row i + d/2. ``w`` is [n_heads·d, …]."""
+    rows, *rest = w.shape
+    d = rows // n_heads
+    return w.reshape(n_heads, d // 2, 2, *rest).swapaxes(1, 2).reshape(w.shape)
+
+
+def _f32(v: float) -> float:
+    """A float32 metadata value as the decimal it was written from (1e-05, not 9.999999747378752e-06): the
+    shortest text that reads back to the same float32."""
+    return float(str(np.float32(v)))
+
+
+def _field(reader: Any, key: str, default: Any = None) -> Any:
+    f = reader.fields.get(key)
+    return default if f is None else f.contents()
+
+
+class GGUFCheckpoint(Checkpoint):
+    """A llama-architecture GGUF file: its metadata as ``llama`` options, its tokenizer, its weights."""
+
+    model = "llama"
+
+    def __init__(self, path: Path, reader: Any) -> None:
+        self.path, self.reader = path, reader
+        where = f"'{path}'"
+        arch = _field(reader, "general.architecture")
+        if arch != "llama":
+            raise WeightsError(f"{where} is a GGUF of architecture {arch!r}; explain reads the 'llama' architecture")
+        self.tensors = {t.name: t for t in reader.tensors}
+        get = lambda key: _field(reader, f"llama.{key}")  # noqa: E731
+        ints = {}
+        for key in ("embedding_length", "attention.head_count", "block_count", "feed_forward_length",
+                    "context_length"):
+            v = get(key)
+            if not isinstance(v, int) or v < 1:
+                raise WeightsError(f"{where}: llama.{key} must be a positive whole number, got {v!r}")
+            ints[key] = v
+        d, h = ints["embedding_length"], ints["attention.head_count"]
+        kv = get("attention.head_count_kv") or h
+        if not isinstance(kv, int) or kv < 1 or h % kv:
+            raise WeightsError(f"{where}: {h} heads cannot share {kv!r} key/value heads equally")
+        emb = self.tensors.get("token_embd.weight")
+        if emb is None:
+            raise WeightsError(f"{where} has no tensor 'token_embd' (the token embedding)")
+        scaling = get("rope.scaling.type")
+        if scaling not in (None, "none"):
+            raise WeightsError(f"{where} uses rope scaling {scaling!r}; explain computes the default rotary "
+                               "embedding only")
+        m = get("rope.dimension_count") or d // h
+        if m != d // h:
+            raise WeightsError(f"{where}: rope.dimension_count {m} is not the head width {d // h}; explain rotates "
+                               "every dimension of a head")
+        self.options = dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=d // h, n_layers=ints["block_count"],
+                            d_ff=ints["feed_forward_length"], d_vocab=int(emb.shape[1]),
+                            n_ctx=ints["context_length"], rope_theta=_f32(get("rope.freq_base") or 10000.0),
+                            ln_eps=_f32(get("attention.layer_norm_rms_epsilon") or 1e-5),
+                            qkv_bias="blk.0.attn_q.bias" in self.tensors,
+                            tie_embeddings="output.weight" not in self.tensors)
+        self.config = {"eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id")}
+        self.tokenizer_path = None
+        self._labels = None
+        self._tokenizer = None
+        self._params = None
+
+    # -- tokenizer ----------------------------------------------------------------------------------------------
+    def _tokens(self) -> list[str]:
+        tokens = _field(self.reader, "tokenizer.ggml.tokens")
+        if not isinstance(tokens, list) or not tokens:
+            raise InputError(f"'{self.path}' holds no tokenizer.ggml.tokens; give --tokens (ids)")
+        return tokens
+
+    def _token_labels(self) -> dict[int, str]:
+        if self._labels is None:
+            dec = _byte_decoder()
+            labels = {}
+            for i, t in enumerate(self._tokens()):
+                raw = bytes(dec[c] for c in t) if all(c in dec for c in t) else t.encode()
+                labels[i] = _visible(raw.decode("utf-8", errors="backslashreplace"))
+            self._labels = labels
+        return self._labels
+
+    def vocab_labels(self) -> Any:
+        return RowLabels(self._token_labels(), self.options["d_vocab"])
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids from the tokenizer the file describes: byte-level BPE from its vocabulary and merges."""
+        if self._tokenizer is None:
+            self._tokenizer = self._build_tokenizer()
+        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def _build_tokenizer(self) -> Any:
+        where = f"'{self.path}'"
+        kind = _field(self.reader, "tokenizer.ggml.model")
+        if kind != "gpt2":
+            raise InputError(f"{where} holds a {kind!r} tokenizer; explain rebuilds byte-level BPE ('gpt2') only: "
+                             "give --tokens (ids)")
+        try:
+            from tokenizers import Tokenizer, decoders, models  # lazy: optional dependency (the gguf extra)
+        except ImportError:
+            raise DependencyError(f"reading text with a GGUF's tokenizer needs 'tokenizers': {INSTALL}") from None
+        pre = pre_tokenizer(str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
+        merges = [tuple(m.split(" ", 1)) for m in _field(self.reader, "tokenizer.ggml.merges", [])]
+        vocab = {t: i for i, t in enumerate(self._tokens())}
+        tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=False))
+        tok.pre_tokenizer = pre
+        tok.decoder = decoders.ByteLevel()
+        return tok
+
+    # -- weights ------------------------------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        if self._params is None:
+            self._params = to_engine(self._hf_tensor, self.options)
+        return self._params
+
+    def _hf_tensor(self, hf: str) -> Any:
+        """One tensor by its Hugging Face name, dequantized to float64 [out, in], q/k rows un-permuted."""
+        from gguf.quants import dequantize  # lazy: optional dependency (the gguf extra)
+
+        name, o = self._gguf_name(hf), self.options
+        t = self.tensors.get(name)
+        if t is None:
+            raise WeightsError(f"'{self.path}' has no tensor '{name}'")
+        want = tuple(int(n) for n in reversed(t.shape.tolist()))  # the reader lists the innermost first
+        try:  # a damaged scale is NaN or inf: refused below in one line, no numpy warning printed over it
+            with np.errstate(all="ignore"):
+                arr = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64).reshape(want)
+        except Exception as exc:  # an unknown type or a block that does not fit: the file is not whole
+            raise WeightsError(f"cannot dequantize '{name}' ({t.tensor_type.name}) in '{self.path}': {exc}") from None
+        if not np.isfinite(arr).all():
+            raise WeightsError(f"tensor '{name}' in '{self.path}' contains NaN or infinite values")
+        if name.endswith("attn_q.weight"):
+            arr = unpermute(arr, o["n_heads"])
+        elif name.endswith("attn_k.weight"):
+            arr = unpermute(arr, o["n_kv_heads"])
+        return arr
+
+    def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
+        """Where the float of parameter ``name`` at ``index`` came from in the file: its stored row, block, scale,
+        offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor; for a float one
+        (F32, F16: the norms), that it is read as is. Refused in one line for another weight or tensor type."""
+        o = self.options
+        m = o["d_head"]
+        parts = name.split(".")
+        norm = _NORMS.get(parts[-2] if len(parts) >= 2 and parts[-1] == "w" else "")
+        if norm is not None:  # an RMSNorm's gain: one value per column, stored as a vector
+            tensor = (f"blk.{parts[1]}." if parts[0] == "blocks" else "") + norm + ".weight"
+            row, col = None, index[0]
+        elif name == "W_E":
+            tensor, row, col = "token_embd.weight", index[0], index[1]
+        elif name == "unembed.W_U":
+            tensor, row, col = "output.weight", index[1], index[0]
+        elif len(parts) == 4 and parts[0] == "blocks" and parts[2] in ("attn", "mlp"):
+            blk, what = f"blk.{parts[1]}.", parts[3]
+            if what in ("W_Q", "W_K", "W_V"):
+                s, i, j = index
+                row = s * m + j  # Hugging Face's row; q and k are stored permuted for interleaved RoPE
+                if what != "W_V":
+                    row = s * m + (2 * j if j < m // 2 else 2 * (j - m // 2) + 1)
+                tensor, col = blk + {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v"}[what] + ".weight", index[1]
+            else:
+                gguf = {"W_O": "attn_output", "W_gate": "ffn_gate", "W_in": "ffn_up", "W_out": "ffn_down"}.get(what)
+                if gguf is None:
+                    raise InputError(f"'{name}' is not a weight matrix of this GGUF file")
+                tensor, row, col = blk + gguf + ".weight", index[1], index[0]
+        else:
+            raise InputError(f"'{name}' is no weight matrix or norm of '{self.path}'")
+        t = self.tensors.get(tensor)
+        if t is None:
+            raise InputError(f"'{name}' is no weight of '{self.path}'")
+        qtype = t.tensor_type.name
+        stored = f"value {col} of {tensor}" if row is None else f"row {row} of {tensor}, column {col}"
+        note = "(its q/k rows are stored permuted for interleaved RoPE)" if "attn_q" in tensor or \
+            "attn_k" in tensor else ""
+        if qtype in ("F32", "F16"):
+            data = t.data if row is None else t.data[row]
+            return explain_float(float(data[col]), qtype, col, name, tuple(index), stored, note)
+        if qtype not in BLOCK_BYTES:
+            raise InputError(f"'{tensor}' is stored as {qtype}: explain explains Q8_0, Q4_0 and Q4_1 blocks")
+        return explain_cell(t.data[row], qtype, col, name, tuple(index), stored, note)
+
+    @staticmethod
+    def _gguf_name(hf: str) -> str:
+        base, kind = hf.rsplit(".", 1)
+        if base.startswith("model.layers."):
+            i, rest = base[len("model.layers."):].split(".", 1)
+            return f"blk.{i}.{next(g for g, h in _BLOCK.items() if h == rest)}.{kind}"
+        return f"{next(g for g, h in _GLOBAL.items() if h == base)}.{kind}"
+
+
+_OPENED: dict[tuple[str, int, int], GGUFCheckpoint] = {}
+
+
+def open_gguf(path: Path) -> GGUFCheckpoint:
+    """Open a GGUF file: its header and metadata (memory-mapped; no tensor data read). The same unchanged file
+    asked for again in this process (the CLI picks the model from it, then runs it) is opened once."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _OPENED:
+        _OPENED.clear()  # one model at a time: its weights are a gigabyte once read
+        _OPENED[key] = _open(path)
+    return _OPENED[key]
+
+
+def _open(path: Path) -> GGUFCheckpoint:
+    try:
+        from gguf import GGUFReader  # lazy: optional dependency (the gguf extra)
+    except ImportError:
+        raise DependencyError(f"reading a GGUF file needs the 'gguf' package: {INSTALL}") from None
+    try:
+        reader = GGUFReader(path)
+    except Exception as exc:  # the reader's own errors (a truncated or inconsistent file) have no common base
+        msg = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise WeightsError(f"cannot read GGUF file '{path}': {msg}; the file is truncated or not a GGUF") from None
+    return GGUFCheckpoint(path, reader)
+
+
+__all__ = ["GGUFCheckpoint", "open_gguf", "unpermute", "pre_tokenizer", "PRE_TOKENIZERS"]

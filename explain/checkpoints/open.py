@@ -1,0 +1,92 @@
+"""Which reader opens a ``--checkpoint``: a GGUF file (known by its magic bytes), a Hugging Face folder (GPT-2, or
+the Llama family by its model_type), or a hub id (``gpt2``, ``HuggingFaceTB/SmolLM2-135M``) looked up in the local
+Hugging Face cache with no network, as huggingface_hub lays it out (``models--ORG--NAME/refs/main`` holds the
+commit hash; ``models--ORG--NAME/snapshots/<hash>/`` the files)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from explain.checkpoints.gpt2 import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, _read_json
+from explain.core.errors import InputError, WeightsError
+from explain.core.limits import MAX_CONFIG_BYTES
+from explain.io.paths import kind_of
+from explain.io.readers import regular_file
+
+
+def hub_cache() -> Path:
+    """The local Hugging Face hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]) / "hub"
+    return Path.home() / ".cache" / "huggingface" / "hub"
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def resolve(path: str | Path) -> Path:
+    """A folder or file as given, or a hub id (``gpt2``, ``HuggingFaceTB/SmolLM2-135M``) found in the local cache
+    (``models--ORG--NAME/snapshots/<the hash in refs/main>/``), with no network; else a one-line error that
+    gives the command that downloads it."""
+    p = Path(path)
+    if p.exists() or not _HUB_ID.fullmatch(str(path)) or str(path).endswith((".gguf", ".json")):
+        return p
+    cache = hub_cache()
+    repo = cache / ("models--" + str(path).replace("/", "--"))
+    try:
+        ref = (repo / "refs" / "main").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        ref = ""
+    snap = repo / "snapshots" / ref
+    if ref and re.fullmatch(r"[0-9a-f]{40}", ref) and snap.is_dir():
+        return snap
+    raise InputError(f"'{path}' is not a folder here, nor in the Hugging Face cache ({cache}); download it "
+                     f"with: hf download {path}  (pip install huggingface_hub), then run this again")
+
+
+def is_gguf(p: Path) -> bool:
+    """Whether ``p`` is a file that starts like a GGUF file (its magic bytes)."""
+    if not p.is_file():
+        return False
+    with open(p, "rb") as fh:
+        return fh.read(4) == b"GGUF"
+
+
+def open_checkpoint(path: str | Path) -> Checkpoint:
+    """A checkpoint from a GGUF file, a Hugging Face folder (GPT-2 or the Llama family) or a hub id in the local
+    cache (:func:`resolve`): its config is read now, its weights on first use."""
+    given = Path(path)
+    for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if given.is_dir() and os.path.lexists(given / n)]:
+        regular_file(given / name, "checkpoint file", f"{name} must be a readable file", InputError)  # not "has no"
+    p = resolve(path)
+    if is_gguf(p):
+        from explain.checkpoints.gguf import open_gguf  # lazy: the gguf package only for GGUF files
+
+        return open_gguf(p)
+    if p.exists() and not p.is_dir():  # "checkpoint folder 'x.gguf' is a file" read as a contradiction
+        kind = "a file that does not start with the bytes GGUF" if p.is_file() else kind_of(p)
+        if p.name in (CONFIG, WEIGHTS, TOKENIZER):
+            raise InputError(f"checkpoint '{path}' is one file of a checkpoint folder; give the folder: "
+                             f"--checkpoint {p.parent}")
+        raise InputError(f"checkpoint '{path}' is {kind}: neither a GGUF file nor a folder; give a .gguf file or a "
+                         f"folder with {CONFIG} and {WEIGHTS} (as save_pretrained writes)")
+    if not (p / CONFIG).is_file():
+        what = f"has no {CONFIG}" if p.is_dir() else "does not exist"
+        raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
+                         "(as save_pretrained writes) or a .gguf file")
+    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
+    if not isinstance(config, dict):
+        raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
+    from explain.checkpoints import llama as llama  # lazy: it imports this module (the Llama family's folders)
+    if config.get("model_type") in llama.MODEL_TYPES:
+        return llama.LlamaCheckpoint(p, config)
+    if not (p / WEIGHTS).is_file():
+        other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
+        hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
+                "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
+        raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
+    return Checkpoint(p, config)

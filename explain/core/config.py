@@ -1,0 +1,150 @@
+"""Model configuration: one dataclass and the checks that refuse a config early.
+
+The fields' defaults and ranges come from the option definitions (:mod:`explain.core.options`), the per-model
+defaults from the model registry (:mod:`explain.core.registry`). Nothing here imports numpy, so the shape CLI can
+build and validate configs at click's speed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from explain.core.errors import ConfigError, UsageError
+from explain.core.options import OPTION, check_cap, default, flag
+from explain.core.registry import DEFAULT_MODEL, MODELS, quoted, users
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every dimension of a model. ``None`` means "derive it": d_head = d_model / n_heads, d_ff = 4·d_model,
+    d_vocab = the tokenizer's vocabulary size."""
+
+    model: str = DEFAULT_MODEL
+    d_model: int = default("d_model")
+    n_heads: int = default("n_heads")
+    d_head: int | None = default("d_head")
+    d_ff: int | None = default("d_ff")
+    n_kv_heads: int | None = default("n_kv_heads")  # llama: key/value heads (grouped-query attention); None: n_heads
+    rope_theta: float = default("rope_theta")  # llama: the rotary embedding's base
+    n_layers: int = default("n_layers")
+    d_vocab: int | None = default("d_vocab")
+    n_ctx: int = default("n_ctx")
+    seed: int = default("seed")
+    normalize: str = default("normalize")
+    causal: bool = default("causal")  # attention, multihead: the causal mask (the book's MultiHeadAttention)
+    qkv_bias: bool = default("qkv_bias")  # biases on Q, K, V (the book's qkv_bias)
+    d_out: int | None = default("d_out")  # multihead: W_O's output width (the book's d_out); None: d_model
+    tie_embeddings: bool = default("tie_embeddings")  # transformer: one W_E, three uses (the paper's §3.4)
+    ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
+
+    @property
+    def head_dim(self) -> int:
+        """d_head, derived from d_model / n_heads when not given."""
+        return self.d_head if self.d_head is not None else self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads: n_kv_heads, or one per query head when not given."""
+        return self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
+
+    @property
+    def out_dim(self) -> int:
+        """Width of the attention output: d_out for a stand-alone `multihead`, else d_model (the residual stream)."""
+        return self.d_out if self.d_out is not None else self.d_model
+
+    @property
+    def ff_dim(self) -> int:
+        """d_ff, 4·d_model when not given (as in the original transformer and GPT-2)."""
+        return self.d_ff if self.d_ff is not None else 4 * self.d_model
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["d_head"], d["d_ff"], d["d_out"] = self.head_dim, self.ff_dim, self.out_dim
+        return d
+
+
+def check_model_name(model: str) -> str:
+    """The model's name, or a UsageError listing the models and the nearest one."""
+    if model in MODELS:
+        return model
+    near = difflib.get_close_matches(model, MODELS, n=1)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    raise UsageError(f"unknown model '{model}'; {hint}choose one of: {', '.join(MODELS)}")
+
+
+def _divisor_hint(d_model: int, n_heads: int) -> str:
+    heads = [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0]
+    widths = [d for d in range(max(n_heads, 1), 8 * max(n_heads, 1) + 1, max(n_heads, 1))][:4]
+    return (f"use --heads one of {', '.join(map(str, heads[:8]))} for d_model {d_model}, "
+            f"or --d-model a multiple of {n_heads} (e.g. {', '.join(map(str, widths))}), or give --d-head")
+
+
+def make_config(model: str, **options: Any) -> Config:
+    """A validated Config for ``model`` with the per-model defaults, overridden by the given options
+    (options that are None are left at their defaults)."""
+    model = check_model_name(model)
+    values: dict[str, Any] = dict(MODELS[model].defaults)
+    values.update({k: v for k, v in options.items() if v is not None})
+    known = set(Config.__dataclass_fields__) - {"model"}
+    unknown = set(values) - known
+    if unknown:
+        raise UsageError(f"unknown option(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+    cfg = Config(model=model, **values)
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: Config) -> None:
+    """Refuse a config that cannot be built, naming the value and a fix."""
+    model = MODELS[cfg.model]
+    sizes = [o for o in OPTION.values() if o.group == "config" and o.type == "int" and o.name != "seed"]
+    for o in sorted(sizes, key=lambda o: o.default is None):  # the always-set sizes first
+        v = getattr(cfg, o.name)
+        if (v is not None or o.default is not None) and (not isinstance(v, int) or isinstance(v, bool) or v < o.min):
+            raise ConfigError(f"{o.name} must be a positive whole number, got {v!r}")
+    for o in OPTION.values():  # sane maxima (explain.core.limits): a 10⁸-layer request is refused before any planning
+        v = getattr(cfg, o.name, None)
+        if o.max is not None and isinstance(v, int):
+            check_cap(o.name, v)
+    normalize = OPTION["normalize"]
+    if cfg.normalize not in normalize.choices:
+        raise ConfigError(f"normalize must be one of {', '.join(normalize.choices)}, got {cfg.normalize!r}")
+    for o in OPTION.values():  # a switch or value that must be on or off, not something else
+        if o.type == "bool" and not isinstance(getattr(cfg, o.name), bool):
+            raise ConfigError(f"{o.name} must be true or false, got {getattr(cfg, o.name)!r}")
+    if cfg.causal and model.masking:  # say why this model takes no --causal
+        raise ConfigError(f"{flag('causal')}: '{cfg.model}' {model.masking}; drop {flag('causal')}")
+    for o in OPTION.values():  # a config option changed from its default on a model that does not use it
+        value = getattr(cfg, o.name, o.default)
+        if o.group == "config" and not o.used_by(model) and value != o.default:
+            names = users(o)
+            given = flag(o.name, value) if o.type == "bool" else f"{o.flag} {value}"
+            raise ConfigError(f"{given} applies to the {quoted(names)} model{'s' if len(names) > 1 else ''} only; "
+                              f"drop it or use 'explain run {names[0]}'")
+    if model.heads is not None and cfg.n_heads != model.heads:
+        several = next(m.name for m in MODELS.values() if m.can("heads") and not m.can("blocks"))
+        raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use '{several}'")
+    if cfg.n_heads % cfg.kv_heads:
+        raise ConfigError(f"{cfg.n_heads} query heads cannot share {cfg.kv_heads} key/value heads equally; use "
+                          f"{flag('n_kv_heads')} a divisor of {cfg.n_heads}")
+    theta = cfg.rope_theta
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 1 < theta < 1e12:
+        raise ConfigError(f"rope_theta must be a number above 1 (10000 for Llama 2), got {theta!r}")
+    if cfg.d_head is None and cfg.d_model % cfg.n_heads:
+        raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
+                          + _divisor_hint(cfg.d_model, cfg.n_heads))
+    seed = OPTION["seed"]
+    if not (cfg.seed >= seed.min and cfg.seed <= seed.max):
+        raise ConfigError(f"seed must be between 0 and 2**63-1, got {cfg.seed}")
+
+
+def with_vocab(cfg: Config, needed: int) -> Config:
+    """The config with d_vocab set: the tokenizer's size when not given, or an error when too small."""
+    if cfg.d_vocab is None:
+        return replace(cfg, d_vocab=needed)
+    if cfg.d_vocab < needed:
+        raise ConfigError(f"--vocab {cfg.d_vocab} cannot hold the {needed} tokens this input needs; "
+                          f"use --vocab {needed} or more")
+    return cfg

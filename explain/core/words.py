@@ -1,0 +1,89 @@
+"""explain's word-level tokenizer: the specials, the built-in words, :func:`split_words`, and the
+:class:`TextTokenizer` protocol every tokenizer of a run follows (a checkpoint's as well as this one)."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from explain.core.padding import PAD
+
+SPECIALS = ["<bos>", "<eos>", "<unk>"]
+BOS, EOS, UNK = 0, 1, 2
+
+# The words of the shipped tutorials and a few common ones, so small runs share stable ids.
+BUILTIN_WORDS = (
+    "the a an is are was of to and in on at for with your my journey starts one step thinking machines "
+    "cat dog mat sat happy hungry nice woman man it this that i you we they . , ! ?"
+).split()
+
+_WORD = re.compile(r"[A-Za-z0-9_']+|[^\sA-Za-z0-9_']")
+
+
+def split_words(text: str) -> list[str]:
+    """Words and punctuation marks, in order: ``"The cat!"`` → ["The", "cat", "!"]."""
+    return _WORD.findall(text)
+
+
+class TextTokenizer(Protocol):
+    """What the input pipeline needs of a tokenizer."""
+
+    name: str  # how messages name it: "tokenizer", "checkpoint"
+    fixed: bool  # a fixed vocabulary (token ids past it are refused) or one that grows with the input
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def label(self, token_id: int) -> str: ...
+
+    def labels(self, text: str, ids: list[int]) -> list[str]:
+        """The labels of the positions of an encoded text (the ruler the TUI shows)."""
+        ...
+
+    def vocab_labels(self) -> list[str]: ...
+
+    def pad_id(self) -> int:
+        """The id a batch of texts of different lengths is right-padded with."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+class Tokenizer:
+    """A word-level tokenizer: specials, then the built-in words, then new words in order of appearance."""
+
+    name = "tokenizer"
+    fixed = False
+
+    def __init__(self, extra_texts: list[str] = ()) -> None:
+        self.words: list[str] = list(SPECIALS)
+        self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        for w in BUILTIN_WORDS:
+            self._add(w)
+        for text in extra_texts:
+            for w in split_words(text):
+                self._add(w.lower())
+
+    def _add(self, word: str) -> None:
+        if word not in self.index:
+            self.index[word] = len(self.words)
+            self.words.append(word)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def encode(self, text: str) -> list[int]:
+        return [self.index.get(w.lower(), UNK) for w in split_words(text)]
+
+    def label(self, token_id: int) -> str:
+        return self.words[token_id] if 0 <= token_id < len(self.words) else f"#{token_id}"
+
+    def labels(self, text: str, ids: list[int]) -> list[str]:
+        return split_words(text)  # as written (the ids are case-insensitive)
+
+    def vocab_labels(self) -> list[str]:
+        return list(self.words)
+
+    def pad_id(self) -> int:
+        """The id of ``<pad>``, added to the vocabulary (after every word) the first time a batch needs it."""
+        self._add(PAD)
+        return self.index[PAD]

@@ -1,0 +1,223 @@
+"""The Python entry points: :func:`plan` (a shape-only trace, no numpy) and :func:`run` (the numeric trace).
+
+``run`` works in four stages, each of which can refuse the request with a one-line error before the next:
+inputs (tokenize or load) and config (validate, size the vocabulary), both in :mod:`explain.engine.request`; plan (every
+step's shape from each op's own rule, and the memory estimate); and the numeric run with weights loaded or
+initialised from the seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from explain.checkpoints.origin import origins
+from explain.checkpoints.trained import use_trained, weights_label
+from explain.core.config import Config
+from explain.core.errors import UsageError
+from explain.core.inputs import Inputs
+from explain.core.registry import DEFAULT_MODEL, MODELS, forward_of
+from explain.core.sampling import make_sampling
+from explain.core.text import RowLabels
+from explain.engine.backward import backward, objective, record_loss_after, sgd
+from explain.engine.memory import (  # noqa: F401 - part of this module's interface
+    MEMORY_SHARE,
+    check_memory,
+    generation_bytes,
+    memory_need,
+)
+from explain.engine.pricing import price
+from explain.engine.request import check_generation, eos_of, open_for, prepare_run, training_of
+from explain.models.generate import generate as record_generation
+from explain.models.notation import notation
+from explain.trace import Trace
+from explain.trace.recorder import Recorder
+
+
+def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
+    return {"pos": inp.tokens, "vocab": RowLabels(inp.vocab, cfg.d_vocab or 0)}  # labels on demand: d_vocab may be 10⁷
+
+
+def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sampling: Any = None,
+            training: Any = None, on_tensor: Callable[[str, Any], None] | None = None) -> Trace:
+    """Record the model's steps; with ``sampling``, then the generated tokens; with ``training`` (a
+    :class:`explain.engine.backward.Training`), then its objective, the backward pass and, with a learning rate, one
+    SGD step."""
+    rec = Recorder(cfg, params, shape_only, notation(cfg), on_tensor)
+    rec.labels.update(_labels(cfg, inp))
+    if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words, <pad> included
+        rec.batch_labels["pos"] = rec.batch_labels["src"] = [list(t) for t in inp.batch_tokens]
+        if len(inp.batch_target_tokens) > 1:
+            rec.batch_labels["tgt"] = [list(t) for t in inp.batch_target_tokens]
+    _model(rec, cfg, inp)
+    trace = rec.trace()
+    if sampling is not None:
+        record_generation(rec, cfg, inp, sampling)
+        trace = rec.trace()
+    if training is not None:
+        start, seed = objective(rec, training)
+        backward(rec, start, seed)
+        if training.lr is not None:
+            sgd(rec, training.lr, training.optimizer)
+            record_loss_after(rec, training.lr, lambda new: _loss_with(cfg, inp, new, training), training.optimizer)
+        trace = rec.trace()
+    return trace
+
+
+def _loss_with(cfg: Config, inp: Inputs, params: dict, training: Any) -> float:
+    """The loss the model (with its objective) gives with ``params``: a second, forward-only run."""
+    rec = Recorder(cfg, params, False)
+    _model(rec, cfg, inp)
+    objective(rec, replace(training, lr=None))
+    return float(next(s.output for s in rec.steps if s.name == "loss"))
+
+
+def _model(rec: Recorder, cfg: Config, inp: Inputs) -> None:
+    """Record the model's own steps."""
+    forward_of(MODELS[cfg.model])(rec, cfg, inp)
+
+
+def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
+    """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
+    numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
+    :class:`~explain.core.sampling.Sampling`), the generation's steps too."""
+    use_trained(options, options.get("weights"))
+    options = {k: v for k, v in options.items() if k not in ("weights",)}
+    training = training_of(options)
+    cfg, inp = prepare_run(model, **options)
+    if sampling is not None:
+        check_generation(cfg, inp, sampling)
+    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
+
+
+def estimate(cfg: Config, inp: Inputs, training: Any = None, sampling: Any = None) -> tuple[int, int]:
+    """(parameter count, trace bytes) of the run, in closed form (:mod:`explain.engine.pricing`): plans of one and two
+    layers (and, with ``sampling``, two to four new tokens) give the cost without planning the rest, so a
+    10⁸-layer or 10⁶-token request is refused in milliseconds. With ``training`` the trace counts the
+    objective, every gradient step and the SGD update."""
+
+    def plan(layers: int, new: int | None) -> tuple[int, int]:
+        s = None if new is None else replace(sampling, max_new_tokens=new)
+        t = _record(replace(cfg, n_layers=layers), inp, None, shape_only=True, sampling=s, training=training)
+        return t.n_params, t.nbytes
+
+    return price(plan, cfg.n_layers, None if sampling is None else sampling.max_new_tokens)
+
+
+def with_backward(trace: Trace, **training: Any) -> Trace:
+    """``trace`` with its backward pass recorded after its steps, without running the forward again (the TUI's
+    ``r`` key). ``training`` takes :func:`run`'s ``output_target``, ``grad_output``, ``lr`` (no ``lr`` here:
+    an SGD step needs the model again). Refused before allocating if the gradients would not fit."""
+    if trace.backward is not None:
+        return trace
+    spec = training_of({"backward": True, **training})
+    if spec.lr is not None:
+        raise UsageError("--lr re-runs the model; use explain.run(..., lr=...) instead")
+    for shape_only in (True, False):  # the plan first: refuse before allocating
+        rec = Recorder.resume(trace, shape_only)
+        start, seed = objective(rec, spec)
+        backward(rec, start, seed)
+        out = rec.trace()
+        if shape_only:
+            check_memory(out, checkpoint=trace.weights.startswith(("checkpoint", "trained")))
+    return out.keeps_run_of(trace)
+
+
+def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
+        on_tensor: Callable[[str, Any], None] | None = None, **options: Any) -> Trace:
+    """Run ``model`` one operation at a time and return its :class:`Trace`.
+
+    Options are the CLI's, named as in :data:`explain.core.options.OPTIONS` (``n_heads`` for ``--heads``). From
+    Python, ``text`` may also be a list (a batch; texts of different lengths are right-padded, and the run then
+    records a padding mask before each softmax and leaves padded targets out of the loss), ``target`` a list (one
+    per text), ``tokens`` a list of ids, ``embeddings`` a (T, d) array or a (batch, T, d) batch, ``weights`` a
+    dict of arrays, and ``checkpoint`` an opened checkpoint.
+    With ``sampling`` (a :class:`~explain.core.sampling.Sampling`, see :func:`generate`), new tokens are appended
+    after the forward pass. For the backward pass (:mod:`explain.engine.backward`): ``backward=True``,
+    ``output_target`` / ``grad_output`` (an array or a file: the objective of a model without a loss) and
+    ``lr`` (one SGD step, then the loss after it; ``optimizer="adamw"``: one AdamW step instead).
+    ``on_tensor(name, value)`` is called with each parameter as the model declares it and each step as soon as
+    it is computed (``--save`` writes them to its file while the next op runs, :class:`explain.io.save.NpzStream`).
+
+    Which weights, as on the CLI: ``gpt`` opens the trained model that ships with explain
+    (:mod:`explain.checkpoints.trained`) unless ``random_weights=True``, ``weights``, ``checkpoint`` or a size option
+    (``d_model``, ``n_layers``, …) is given; random weights come from ``seed``.
+    """
+    from explain.engine.weights import (  # lazy: numpy off the shape path
+        check_params,
+        init_params,
+        load_params,
+    )
+
+    use_trained(options, weights, model, draws=sampling is not None)  # gpt: the trained model unless told
+    if options.get("checkpoint") is not None:
+        options["checkpoint"] = open_for(model, options["checkpoint"])  # open once: the tokenizer, then the weights
+    training = training_of(options)
+    cfg, inp = prepare_run(model, **options)
+    if sampling is not None and training is not None:
+        raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
+                         "generation options to see the backward pass")
+    if sampling is not None:  # the context after the price (a million new tokens: the estimate is the news),
+        # unless the price's own small plans (up to 4 new tokens) would not fit in it
+        check_generation(cfg, inp, sampling, context=inp.seq_len + 3 > cfg.n_ctx)
+    # before planning every layer and every new token: priced in closed form from a few small plans
+    check_memory(estimate(cfg, inp, training, sampling), gradients=training is not None,
+                 new_tokens=None if sampling is None else sampling.max_new_tokens,
+                 checkpoint=options.get("checkpoint") is not None)
+    if sampling is not None:
+        check_generation(cfg, inp, sampling)
+    planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
+    if options.get("checkpoint") is not None and weights is None:
+        ck = open_for(model, options["checkpoint"])
+        params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
+    elif weights is None:
+        params = init_params(planned.specs, cfg.seed)
+    elif isinstance(weights, dict):
+        params = check_params(weights, planned.specs)
+    else:
+        params = load_params(weights, planned.specs)
+    import numpy as np  # lazy: numpy off the shape path
+
+    # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
+    # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training, on_tensor=on_tensor)
+    trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"),
+                                  options.get("embeddings") is not None)
+    trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
+    if options.get("checkpoint") is not None and weights is None:  # a GGUF says where each weight came from
+        weight_origin = getattr(options["checkpoint"], "weight_origin", None)
+        trace.origin = origins(weight_origin) if weight_origin is not None else None
+    return trace
+
+
+def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, temperature: float | None = None,
+             top_k: int | None = None, top_p: float | None = None, greedy: bool = False, ignore_eos: bool = False,
+             sampling: Any = None, **options: Any) -> Trace:
+    """Run the prompt through ``model`` (a gpt) and append new tokens one at a time; returns the trace, whose
+    ``generation`` (:class:`~explain.trace.Generation`) names the steps that hold the new tokens (see
+    :func:`generated_ids`).
+
+    ``seed`` seeds only the draws, as on the CLI: gpt opens the trained model unless ``random_weights``,
+    ``weights``, ``checkpoint`` or a size is given, and random weights are then seed 0's (:func:`run` seeds
+    them). ``temperature=0`` is greedy decoding. The generation stops early once the end-of-text token is drawn (a
+    checkpoint's ``eos_token_id``, or ``<eos>``), unless ``ignore_eos``. ``sampling``, settings already
+    validated by :func:`explain.core.sampling.make_sampling` (the CLI's), stands for the five settings before it. The
+    other options are :func:`run`'s."""
+    seed = options.pop("seed", None)  # the draws' seed only: the weights are the trained ones, or seed 0's
+    if sampling is None:
+        sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, seed)
+    if not ignore_eos:
+        sampling = replace(sampling, eos=eos_of(model, options))
+    return run(model, sampling=sampling, **options)
+
+
+def generated_ids(trace: Trace) -> list[list[int]]:
+    """The new token ids of a generation's trace, one list per sequence of the batch."""
+    assert trace.generation is not None, "not a generation's trace"
+    names = trace.generation.steps
+    return [[int(trace[n].output[b, 0]) for n in names] for b in range(trace[names[0]].shape[0])]
+
+
+__all__ = ["run", "plan", "generate", "generated_ids", "with_backward", "check_memory", "estimate"]

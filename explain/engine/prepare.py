@@ -1,0 +1,136 @@
+"""What a run is given, prepared: text through a tokenizer, token ids, or embeddings from a file; one pipeline,
+:func:`prepare`, for every model and both tokenizers.
+
+Any object with the :class:`~explain.core.words.TextTokenizer` methods can tokenize: the word-level
+:class:`~explain.core.words.Tokenizer` (words and punctuation, case-insensitive ids, a built-in vocabulary
+extended by the words of the input, the specials ``<bos>``, ``<eos>``, ``<unk>``), or a GPT-2 checkpoint's
+byte-level BPE (:class:`explain.checkpoints.gpt2.Checkpoint`). Tokenizing needs no numpy, so ``explain shapes --text
+…`` stays fast; loading an embeddings file does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from explain.core.errors import InputError, UsageError
+from explain.core.inputs import Inputs, parse_token_ids
+from explain.core.limits import MAX_ABS_VALUE
+from explain.core.options import OPTION
+from explain.core.padding import ignore_padding, needs_padding, pad_labels, pad_right
+from explain.core.registry import MODELS, quoted, users
+from explain.core.words import BOS, EOS, TextTokenizer, Tokenizer, split_words
+from explain.io.array_files import file_kind, read_embeddings
+
+
+def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
+    """A float64 (T, d) array, or a batch (batch, T, d), or an InputError naming the problem."""
+    import numpy as np  # lazy: numpy off the shape path
+
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "fiu" or arr.ndim not in (2, 3):
+        raise InputError(f"{source} must be a numeric array of tokens × d_model (or batch × tokens × d_model), "
+                         f"got shape {list(arr.shape)} of {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if 0 in arr.shape:
+        raise InputError(f"{source} are empty (shape {list(arr.shape)}); give at least one row and column")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{source} contain NaN or infinite values; replace them with numbers")
+
+    if np.abs(arr).max() > MAX_ABS_VALUE:
+        raise InputError(f"{source} hold values as large as {np.abs(arr).max():.3g}; the run squares and sums "
+                         f"them, which overflows float64 above about {MAX_ABS_VALUE:.0e}: scale them down")
+    return arr
+
+
+def numpy_file_kind(path: Path) -> str:
+    """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (see :func:`explain.io.array_files.file_kind`)."""
+    return file_kind(path)
+
+
+def load_embeddings(path: str, what: str = "embeddings") -> Any:
+    """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv, read
+    by :mod:`explain.io.readers` (declared sizes checked first, pickles refused) and checked here; ``what`` names
+    the array in messages (the embeddings, or a gradient/target given for the backward pass)."""
+    return check_embeddings(read_embeddings(path, what), f"the {what} in '{path}'")
+
+
+def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | None,
+            embeddings: Any = None, tokenizer: TextTokenizer | None = None) -> Inputs:
+    """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
+    checkpoint's) or the word-level tokenizer over the texts. Several texts make a batch; texts of different
+    lengths are right-padded (see :mod:`explain.core.padding`)."""
+    if tokens is not None and not tokens.strip():
+        raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
+    if tokens and texts:
+        raise UsageError("give either --text or --tokens, not both")
+    if tokens and embeddings is not None:
+        raise UsageError("give either --embeddings or --tokens, not both: both set the input")
+    entry = MODELS[model]
+    targets = [target] if isinstance(target, str) else list(target or [])
+    if targets and not entry.uses("target"):
+        raise UsageError(f"--target is for the {quoted(users(OPTION['target']))} model (the decoder's text); "
+                         f"'{model}' has no decoder")
+    inp = Inputs()
+    tok = tokenizer or Tokenizer(list(texts) + targets)
+    if embeddings is not None:
+        # a path (CLI) or an array (Python, tutorials with inline embeddings)
+        inp.embeddings = load_embeddings(embeddings) if isinstance(embeddings, (str, Path)) \
+            else check_embeddings(embeddings)
+        n = inp.embeddings.shape[-2]
+        if len(texts) > 1:
+            raise UsageError("give one --text with --embeddings (its words label the rows); a batch of "
+                             "embeddings is one (batch, tokens, d_model) array")
+        words = split_words(texts[0]) if texts else []
+        if words and len(words) != n:
+            raise InputError(f"--text has {len(words)} words but the embeddings have {n} rows; "
+                             "give one word per row (the words only label the rows)")
+        inp.tokens = words or [f"x{i + 1}" for i in range(n)]
+        if not entry.uses("embeddings"):
+            raise UsageError(f"'{model}' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
+    elif tokens:
+        ids = parse_token_ids(tokens)
+        inp.ids = [ids]
+        inp.tokens = [tok.label(i) for i in ids]
+    else:
+        batch = [tok.encode(t) for t in texts]
+        for t, ids in zip(texts, batch):
+            if not ids:
+                raise InputError(f"--text '{t}' has no {'words' if not tok.fixed else 'tokens'}; give some text")
+        inp.ids = batch
+        if needs_padding(batch):
+            inp.pad_id, inp.lengths = tok.pad_id(), [len(b) for b in batch]
+            inp.ids = pad_right(batch, inp.pad_id)
+        inp.batch_tokens = [pad_labels(tok.labels(t, b), len(inp.ids[0])) for t, b in zip(texts, batch)]
+        inp.tokens = inp.batch_tokens[0]
+    if entry.uses("target"):
+        _prepare_targets(inp, tok, targets)
+    inp.vocab = tok.vocab_labels()
+    if tok.fixed:  # a checkpoint's vocabulary: its size is the model's
+        for i in (i for b in (inp.ids or []) for i in b):
+            if not 0 <= i < len(tok):
+                raise InputError(f"token id {i} is outside the {tok.name}'s vocabulary of {len(tok)}")
+    inp.n_vocab_needed = len(tok)  # a token id beyond the vocabulary is an error (explain.engine.api), never a resize
+    return inp
+
+
+def _prepare_targets(inp: Inputs, tok: TextTokenizer, targets: list[str]) -> None:
+    """The decoder's inputs (<bos> + target) and labels (target + <eos>), one per source text, padded alike."""
+    n = inp.batch
+    targets = targets or [""]
+    if len(targets) == 1 and n > 1:
+        targets = targets * n  # one target for every text of the batch
+    if len(targets) != n:
+        raise UsageError(f"give one --target per --text ({n} texts, {len(targets)} targets), or a single --target")
+    enc = [tok.encode(t) for t in targets]
+    inp.target_ids = [[BOS] + ids for ids in enc]
+    inp.label_ids = [ids + [EOS] for ids in enc]
+    inp.target_tokens = ["<bos>"] + split_words(targets[0])
+    width = max(len(t) for t in inp.target_ids)
+    inp.batch_target_tokens = [pad_labels(["<bos>"] + split_words(t), width) for t in targets]
+    if needs_padding(inp.target_ids):
+        inp.pad_id = tok.pad_id() if inp.pad_id is None else inp.pad_id
+        inp.target_lengths = [len(t) for t in inp.target_ids]
+        inp.target_ids = pad_right(inp.target_ids, inp.pad_id)
+        inp.label_ids = ignore_padding(pad_right(inp.label_ids, inp.pad_id), inp.target_lengths)
+        inp.target_tokens = pad_labels(inp.target_tokens, width)

@@ -1,0 +1,152 @@
+"""What a run is asked for, checked before anything runs: the inputs and a validated config
+(:func:`prepare_run`), the checkpoint it reads (:func:`open_for`), the token ids against the vocabulary, a
+generation the model can run (:func:`check_generation`) and the backward pass asked for (:func:`training_of`).
+Each refuses a request with a one-line error naming the fix. :mod:`explain.engine.api` runs what passes."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from explain.checkpoints.open import open_checkpoint
+from explain.core.config import Config, check_model_name, make_config, with_vocab
+from explain.core.errors import ConfigError, InputError, UsageError
+from explain.core.inputs import Inputs
+from explain.core.limits import MAX_VOCAB
+from explain.core.options import OPTION, flag
+from explain.core.registry import MODELS, able, quoted
+from explain.core.words import EOS
+from explain.engine.backward import Training, check_lr
+from explain.engine.prepare import prepare
+
+
+def prepare_run(model: str, text: str | list[str] | None = None, target: str | list[str] | None = None,
+             tokens: str | list[int] | None = None, embeddings: str | None = None,
+             checkpoint: Any = None, **options: Any) -> tuple[Config, Inputs]:
+    """Inputs and a validated config with d_vocab set."""
+    check_model_name(model)  # from Python too: a one-line UsageError, not a KeyError
+    texts = [text] if isinstance(text, str) else list(text or [])
+    if isinstance(tokens, (list, tuple)):
+        tokens = ",".join(str(t) for t in tokens)
+    if isinstance(tokens, str) and not tokens.strip():
+        raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
+    ck = None
+    if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
+        ck = _open_checked(model, checkpoint, embeddings, target, options)
+        options = {**options, **ck.options}
+    if not texts and not tokens and embeddings is None:
+        texts = [MODELS[model].text]
+    if target is None:
+        target = MODELS[model].target
+    inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings, ck)
+    if inp.embeddings is not None:
+        width = int(inp.embeddings.shape[-1])
+        if options.get("d_model") is None:
+            options["d_model"] = width
+            if options.get("n_heads") is None and MODELS[model].heads is not None:
+                options["n_heads"] = MODELS[model].heads
+        elif options["d_model"] != width:
+            raise InputError(f"the embeddings are {width} wide but --d-model is {options['d_model']}; "
+                             f"drop --d-model or give embeddings with {options['d_model']} columns")
+    cfg = make_config(model, **options)
+    cfg = with_vocab(cfg, inp.n_vocab_needed)
+    check_ids(inp, cfg.d_vocab, None if ck else "--vocab")
+    if inp.lengths is not None and not cfg.normalize == OPTION["normalize"].default:
+        raise ConfigError(f"{flag('normalize')} {cfg.normalize} cannot skip padding (a hidden key must get weight 0, "
+                          "and only softmax turns −inf into 0); give texts of the same length or drop it")
+    longest = max(inp.seq_len, len((inp.target_ids or [[]])[0]))
+    if longest > cfg.n_ctx:
+        fix = "shorten the text" if ck else f"shorten the text or use {flag('n_ctx')} {longest}"
+        where = getattr(ck, "context_what", "the checkpoint's context") if ck else "the context"
+        raise InputError(f"the input has {longest} tokens but {where} is {cfg.n_ctx}; {fix}")
+    return cfg, inp
+
+
+def check_ids(inp: Inputs, d_vocab: int | None, flag: str | None) -> None:
+    """Refuse a token id outside the vocabulary, naming its size (a huge id never grows the vocabulary)."""
+    ids = [i for b in (inp.ids or []) for i in b]
+    top = max(ids, default=-1)
+    if d_vocab is not None and top >= d_vocab:
+        more = f", or --vocab {top + 1:,} or more" if flag and top < MAX_VOCAB else ""
+        fix = (f"give ids below {d_vocab:,}{more}" if flag
+               else f"give ids below {d_vocab:,} (the checkpoint's vocab_size)")
+        raise InputError(f"token id {top:,} is outside the vocabulary of {d_vocab:,} tokens (ids 0–{d_vocab - 1:,}); "
+                         + fix)
+
+
+def open_for(model: str, checkpoint: Any) -> Any:
+    """A checkpoint object from a folder path (or one already opened), once ``model`` is one that loads
+    checkpoints: refused before the folder is read."""
+    if not MODELS[check_model_name(model)].uses("checkpoint"):
+        raise UsageError(f"--checkpoint loads a pretrained model; use {quoted(able('checkpoint'))}, not '{model}'")
+    if isinstance(checkpoint, (str, os.PathLike)):
+        checkpoint = open_checkpoint(str(checkpoint))
+    kind = getattr(checkpoint, "model", model)
+    if kind != model:
+        raise UsageError(f"checkpoint '{getattr(checkpoint, 'path', checkpoint)}' holds a '{kind}' model, not a "
+                         f"'{model}'; give the model name {kind} (or leave it out)")  # any command: run, generate, …
+    return checkpoint
+
+
+def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, options: dict[str, Any]) -> Any:
+    """The opened checkpoint, once the request is one it can serve: a model that loads checkpoints, token
+    inputs, and no option that contradicts its config.json."""
+    if embeddings is not None or target is not None:
+        raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
+    ck = open_for(model, checkpoint)
+    for key, value in ck.options.items():
+        given = options.get(key)
+        if given is not None and given != value:
+            raise ConfigError(f"{flag(key)} {given} conflicts with the checkpoint's {key} = {value}; "
+                              "drop the option (the checkpoint's config.json sets it)")
+    return ck
+
+
+def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = True) -> None:
+    """Refuse a generation the model cannot run: not a GPT, or (with ``context``) one that would run past the
+    context."""
+    if not MODELS[cfg.model].generates:
+        raise UsageError(f"generation needs a decoder-only model that predicts the next token: use "
+                         f"{quoted(able('generates'))}, not "
+                         f"'{cfg.model}'")
+    if inp.lengths is not None:  # a right-padded prompt would continue after its <pad>s
+        raise InputError(f"the prompts of a generation must have the same number of tokens, got {inp.lengths}; "
+                         "give texts of the same length, or generate from each text alone")
+    last = inp.seq_len + sampling.max_new_tokens - 1  # positions the forward passes use
+    if context and last > cfg.n_ctx:
+        room = cfg.n_ctx - inp.seq_len + 1
+        raise InputError(f"the prompt has {inp.seq_len} tokens and {sampling.max_new_tokens} new ones would "
+                         f"need {last} positions, but the context is {cfg.n_ctx}; use --max-new-tokens {room} or "
+                         "less, or a shorter prompt")
+
+
+def training_of(options: dict[str, Any]) -> Any:
+    """Pop the backward options (``backward``, ``output_target``, ``grad_output``, ``lr``) from ``options``: a
+    :class:`explain.engine.backward.Training`, or None for a forward-only run. A learning rate implies backward."""
+    wanted = options.pop("backward", False)
+    given = {k: options.pop(k, None) for k in ("output_target", "grad_output", "lr")}
+    optimizer = options.pop("optimizer", None)
+    if optimizer is not None and optimizer not in OPTION["optimizer"].choices:
+        raise UsageError(f"--optimizer must be one of {', '.join(OPTION['optimizer'].choices)}, got {optimizer!r}")
+    if optimizer is not None and given["lr"] is None:
+        raise UsageError(f"--optimizer {optimizer} takes one step with a learning rate; add --lr RATE (e.g. --lr "
+                         "0.001)")
+    if not wanted and all(v is None for v in given.values()):
+        return None
+
+    if not wanted and given["lr"] is None:
+        raise UsageError("--output-target and --grad-output choose the objective of the backward pass; add "
+                         "--backward")
+    if given["lr"] is not None:
+        given["lr"] = check_lr(given["lr"])
+    return Training(**given, optimizer=optimizer or "sgd")
+
+
+def eos_of(model: str, options: dict[str, Any]) -> int | None:
+    """The end-of-text token id: the checkpoint's ``eos_token_id`` (the first, if a list), else ``<eos>``."""
+    if options.get("checkpoint") is None:
+        return EOS
+    options["checkpoint"] = ck = open_for(model, options["checkpoint"])
+    eos = ck.config.get("eos_token_id")
+    eos = eos[0] if isinstance(eos, list) and eos else eos
+    return eos if isinstance(eos, int) and not isinstance(eos, bool) else None
