@@ -8,7 +8,9 @@ Two forms share one entry point, :func:`check`:
   parsed with :mod:`ast` and never evaluated.
 
 Nothing in this package imports numpy, textual or rich: the checker works on tuples of ints with the rules in
-:mod:`explain.shape_rules`, so ``explain check`` starts about as fast as click itself.
+:mod:`explain.core.shape_rules`, so ``explain check`` starts about as fast as click itself.
+
+It may import ``core``.
 """
 
 from __future__ import annotations

@@ -7,10 +7,12 @@ script that needs only numpy, or as a Jupyter notebook, and that checks itself a
 | :func:`write_export` | the script (``fmt="py"``) or notebook (``fmt="ipynb"``) written to a path, with its sidecar |
 
 How it is built: :mod:`~explain.export.plan` decides what the export contains (each step's code is its op's
-own ``source()``, helpers are copied from :mod:`explain.kernels`); :mod:`~explain.export.values` writes
+own ``source()``, helpers are copied from :mod:`explain.ops.kernels`); :mod:`~explain.export.values` writes
 arrays as exact literals; :mod:`~explain.export.script` and :mod:`~explain.export.notebook` lay it out.
 A step ``blocks.0.attn.W_Q`` is the variable ``blocks_0_attn_W_Q``; small values are literals, and past
 :data:`~explain.export.values.LITERAL_LIMIT` values they go to ``foo.npz`` beside ``foo.py``.
+
+It may import ``core``, ``ops``, ``trace`` and ``io``.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from explain.atomic import write_together
-from explain.errors import UsageError
+from explain.core.errors import UsageError
 from explain.export.notebook import nbformat_module, notebook
 from explain.export.plan import Export, build, default_filename
 from explain.export.script import script_text
 from explain.export.values import LITERAL_LIMIT
-from explain.paths import check_output
+from explain.io.atomic import write_together
+from explain.io.paths import check_output
 from explain.trace import Trace
 
 FORMATS = {"py": ".py", "ipynb": ".ipynb"}
@@ -49,7 +51,7 @@ def write_export(trace: Trace, path: str | Path, *, steps: list[str] | None = No
     """Write the export of ``steps`` (None: the whole run; ``[name]``: one step; ``names[i:j + 1]``: a
     range) to ``path`` as a script (``fmt="py"``, a ``.py`` path) or a notebook (``fmt="ipynb"``), with a
     sidecar ``.npz`` of the same name when the values are too many for literals. Nothing existing is
-    overwritten unless ``force``; every problem is a one-line :class:`~explain.errors.ExplainError` raised
+    overwritten unless ``force``; every problem is a one-line :class:`~explain.core.errors.ExplainError` raised
     before anything is written. Returns the path written."""
     return write_export_files(trace, path, steps=steps, fmt=fmt, force=force, narration=narration)[0]
 

@@ -11,6 +11,8 @@
 They read the residual stream as a sum, so they are for pre-norm models (:mod:`explain.interp.stream`). The
 functions live in :mod:`~explain.interp.lens`, :mod:`~explain.interp.attribution`, :mod:`~explain.interp.patching`
 and :mod:`~explain.interp.generated`; importing this package imports none of them (nor numpy).
+
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report`` and ``engine``.
 """
 
 from __future__ import annotations

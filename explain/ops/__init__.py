@@ -2,6 +2,8 @@
 
 Importing this package imports the op classes (no numpy); see :mod:`explain.ops.base` for the views each op
 kind provides.
+
+It may import ``core``.
 """
 
 from explain.ops import (  # noqa: F401 - registers the op kinds

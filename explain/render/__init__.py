@@ -1,1 +1,5 @@
-"""Rich renderables (the only part of the core that imports rich): tensors, steps, explanations, the plain printer."""
+"""Rich renderables (with the TUI, the only folder that imports rich): tensors, steps, explanations, the plain printer.
+
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report``, ``engine``, ``interp``
+and ``tutorial``.
+"""

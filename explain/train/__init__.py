@@ -5,6 +5,8 @@ Hugging Face folder that ``--checkpoint`` reopens.
 grammar, :mod:`explain.train.corpus`, or a text file), the vocabulary (explain's word tokenizer over the
 corpus), the config (the shipped model's sizes unless given) and GPT-2's initial weights from the seed, then
 runs :func:`explain.train.loop.train` and saves checkpoints with :mod:`explain.train.hf`.
+
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report`` and ``engine``.
 """
 
 from __future__ import annotations
@@ -16,19 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from explain.api import estimate, plan
-from explain.config import Config, make_config
-from explain.errors import ConfigError, InputError, UsageError
-from explain.inputs import Tokenizer
-from explain.memory import check_memory
-from explain.readers import regular_file
-from explain.registry import MODELS
-from explain.request import prepare_run
+from explain.checkpoints.trained import SIZES
+from explain.core.config import Config, make_config
+from explain.core.errors import ConfigError, InputError, UsageError
+from explain.core.registry import MODELS
+from explain.core.words import Tokenizer
+from explain.engine.api import estimate, plan
+from explain.engine.memory import check_memory
+from explain.engine.request import prepare_run
+from explain.engine.weights import init_params
+from explain.io.readers import regular_file
 from explain.train.corpus import Corpus, builtin_corpus, corpus_from_text
 from explain.train.hf import check_output, save_folder
 from explain.train.loop import Progress, Result, Settings, train
-from explain.trained import SIZES
-from explain.weights import init_params
 
 
 def load_corpus(path: str | Path | None) -> Corpus:

@@ -1,6 +1,9 @@
 """The Textual TUI: :func:`open_trace` opens a trace (optionally in tutorial mode) and returns when the user quits.
 
 Importing this package imports no Textual; :mod:`explain.tui.app` does, when a trace is opened.
+
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report``, ``engine``, ``interp``,
+``train``, ``export``, ``tutorial`` and ``render``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ trace = run_tutorial(tut)                   # runs and checks every expectation 
 for stop in tut.stops:
     step = stop_step(trace, stop)
 ```
+
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report``, ``engine`` and
+``interp``.
 """
 
 from __future__ import annotations

@@ -1,43 +1,20 @@
-"""The package's layers: no module imports one from a layer above it (lazy imports inside functions
-included), and the imports made at module load form no cycle.
+"""The package's layers are its folders: each folder's ``__init__`` says in one docstring what it holds and
+which folders it may import (``It may import ``core``, ``ops`` and ``trace``.``); no module imports a folder
+its own does not declare (lazy imports inside functions included); the declared graph has no cycle (so no
+arrow runs up); and the imports made at module load form no cycle between modules.
 
-Layers, lowest first. A module belongs to the layer of the longest prefix below that names it. The root
-package ``explain`` is a facade (``__version__``, and ``explain.run`` imported on first use), so any layer
-may read it.
+The top level holds only the facade ``explain`` (``__version__``; ``explain.run`` imported on first use, which
+any folder may read), ``cli`` and ``__main__``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "explain"
-
-LAYERS: list[tuple[str, ...]] = [
-    ("explain.text", "explain.names", "explain.limits", "explain.errors", "explain.options", "explain.padding", "explain.kernels",
-     "explain.shape_rules", "explain.export.values", "explain.check.supported", "explain.tui.keys",
-     "explain.tui.messages", "explain.paths", "explain.atomic", "explain.cancel", "explain.pricing",
-     "explain.tensorfile", "explain.diskfile"),  # safetensors by numpy; whole-or-absent writes; big writes past the page cache
-    ("explain.registry", "explain.check", "explain.trained"),  # the model registry (names, capabilities, defaults);
-    # the shape checker; where the shipped trained GPT lives
-    ("explain.config", "explain.inputs", "explain.readers", "explain.array_files", "explain.token_labels",
-     "explain.sampling", "explain.tokenizer_guard", "explain.folder_check"),
-    ("explain.ops",),
-    ("explain.trace", "explain.recorder", "explain.slices", "explain.origin"),
-    ("explain.models", "explain.weights", "explain.wordlevel",
-     "explain.checkpoint", "explain.hub", "explain.llama_checkpoint", "explain.gguf_checkpoint", "explain.quantized", "explain.shape_report", "explain.pick",
-     "explain.models.generate", "explain.memory",
-     "explain.backward", "explain.save"),  # backward: the walker over a trace
-    ("explain.request", "explain.api", "explain.predict", "explain.draw", "explain.resample"),
-    ("explain.interp",),  # the logit lens, attribution, patching: recorded after a run made by the api
-    ("explain.train",),  # explain train: its untraced step, AdamW, the corpus, the Hugging Face folder
-    ("explain.export",),
-    ("explain.tutorial",),
-    ("explain.render",),
-    ("explain.tui",),
-    ("explain.commands",),
-    ("explain.cli", "explain.__main__"),
-]
+TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py"}
 
 
 def _modules() -> dict[str, Path]:
@@ -50,16 +27,20 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+FOLDERS = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
 
 
-def layer(module: str) -> int:
-    best, found = -1, None
-    for i, prefixes in enumerate(LAYERS):
-        for p in prefixes:
-            if (module == p or module.startswith(p + ".")) and len(p) > best:
-                best, found = len(p), i
-    assert found is not None, f"{module} is in no layer: add it to LAYERS"
-    return found
+def declared(folder: str) -> set[str]:
+    """The folders ``folder``'s ``__init__`` docstring says it may import."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / folder / "__init__.py").read_text())) or ""
+    m = re.search(r"It may import (nothing of explain outside itself|[^.]*)\.", " ".join(doc.split()))
+    assert m, f"explain/{folder}/__init__.py: its docstring must say which folders it may import ('It may import …')"
+    return set(re.findall(r"``(\w+)``", m.group(1)))
+
+
+def folder_of(module: str) -> str:
+    """``explain.engine.api`` → ``engine``; a top-level module is named by itself (``cli``)."""
+    return module.split(".")[1] if module != "explain" else "explain"
 
 
 def imports(name: str) -> list[tuple[str, bool, int]]:
@@ -88,15 +69,35 @@ def imports(name: str) -> list[tuple[str, bool, int]]:
     return out
 
 
-def test_every_module_has_a_layer() -> None:
-    for name in MODULES:
-        if name != "explain":
-            layer(name)
+def test_the_top_level_holds_only_the_facade_and_the_cli() -> None:
+    loose = {p.name for p in PACKAGE.glob("*.py")}
+    assert loose == TOP_LEVEL, f"new top-level modules {sorted(loose - TOP_LEVEL)}: give them a folder's room"
 
 
-def test_no_module_imports_from_a_layer_above() -> None:
+def test_every_folder_declares_what_it_may_import_and_the_graph_has_no_cycle() -> None:
+    graph = {f: declared(f) for f in FOLDERS}
+    for f, deps in graph.items():
+        assert deps <= set(FOLDERS), f"{f} declares folders that do not exist: {sorted(deps - set(FOLDERS))}"
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        assert node not in path, f"the folders import each other in a circle: {' → '.join(path + [node])}"
+        if node not in done:
+            for nxt in graph[node]:
+                visit(nxt, path + [node])
+            done.add(node)
+
+    for f in FOLDERS:
+        visit(f, [])
+
+
+def test_no_module_imports_a_folder_its_own_does_not_declare() -> None:
+    allowed = {f: declared(f) | {f} for f in FOLDERS}
+    allowed["cli"] = {"core", "commands", "cli"}
+    allowed["__main__"] = {"cli"}
     bad = [f"{name}:{line} imports {target}" for name in sorted(MODULES) if name != "explain"
-           for target, _, line in imports(name) if layer(target) > layer(name)]
+           for target, _, line in imports(name)
+           if folder_of(target) != "explain" and folder_of(target) not in allowed[folder_of(name)]]
     assert bad == []
 
 
