@@ -67,9 +67,11 @@ def _size_options(f):
                    "of the tutorials' sentences and induction sequences.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="The checkpoint folder (config.json, model.safetensors, tokenizer.json) to write; "
-                   "default MODEL-trained. Saved every 250 steps and at the end.")
+                   "default MODEL-trained. Saved every 250 steps and at the end. A folder holding anything "
+                   "else is refused.")
+@click.option("--force", is_flag=True, help="Replace the earlier checkpoint that DIR holds.")
 def train(model: str, steps: int | None, lr: float | None, batch_size: int | None, seed: int, corpus: str | None,
-          output: str | None, **sizes) -> None:
+          output: str | None, force: bool, **sizes) -> None:
     """Train MODEL (gpt) with explain's own forward and backward kernels and AdamW; draw the training and
     held-out losses as it goes; save a Hugging Face GPT-2 folder that --checkpoint reopens.
 
@@ -100,7 +102,8 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     previous = signal.signal(signal.SIGINT, stop)
     try:
         with view:
-            cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop.asked, **sizes)
+            cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop.asked, force,
+                                   **sizes)
     except KeyboardInterrupt:  # the second Ctrl-C: a save under way was dropped whole (explain.io.atomic)
         step = _saved_step(out)
         kept = f"'{out}' holds the checkpoint of step {step}" if step else "nothing was saved"

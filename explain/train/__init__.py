@@ -81,13 +81,15 @@ def _check_memory(cfg: Config, batch: int) -> None:
 
 def train_model(model: str = "gpt", corpus: str | Path | None = None, output: str | Path | None = None,
                 settings: Settings | None = None, on_progress: Callable[[Progress], None] = lambda p: None,
-                should_stop: Callable[[], bool] = lambda: False, **sizes: Any) -> tuple[Config, Result]:
-    """Train ``model`` and (with ``output``) save it; returns the config and the result."""
+                should_stop: Callable[[], bool] = lambda: False, force: bool = False,
+                **sizes: Any) -> tuple[Config, Result]:
+    """Train ``model`` and (with ``output``) save it; returns the config and the result. An earlier checkpoint
+    at ``output`` is replaced only with ``force``."""
     settings = settings or Settings()
     if model not in MODELS or not MODELS[model].can("trains"):  # its untraced kernels are GPT-2's (step.py)
         able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.can("trains"))
         raise UsageError(f"explain train trains a model it can save as a GPT-2 folder: use {able}, not '{model}'")
-    out = check_output(output) if output is not None else None  # before training: ~ expanded, refusals in one line
+    out = check_output(output, force, corpus) if output is not None else None  # before training: ~ expanded, refusals in one line
     data = load_corpus(corpus)
     tok = Tokenizer(data.train + data.held_out)
     given = {k: v for k, v in sizes.items() if v is not None}

@@ -80,7 +80,7 @@ TRAIN_PATHS = [("dangling-symlink", "dangling.npz", ("symbolic link", "does not 
                ("file", "exists.npz", ("is a file",)), ("file-as-folder", "exists.npz/ck", ("is a file",)),
                ("300-byte-name", LONG, ("bytes, longer than the 255",)),
                ("no-such-user", "~nosuchuser_explain/ck", ("no user 'nosuchuser_explain'",)),
-               ("a-folder-train-did-not-write", ".", ("did not write",))]
+               ("the-working-folder", ".", ("is the working folder",))]
 
 
 @pytest.mark.parametrize("case", TRAIN_PATHS, ids=[c[0] for c in TRAIN_PATHS])

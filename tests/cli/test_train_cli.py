@@ -32,7 +32,7 @@ def test_short_run_saves_a_folder_that_reopens(tmp_path):
                                                      "tokenizer.json"]
     tr = explain.run("gpt", checkpoint=str(out), text="the cat sat on the mat")
     assert tr.config.d_model == 16 and tr.config.n_ctx == 16
-    r = invoke("train", "gpt", "--steps", "2", "--batch-size", "2", *SMALL, "-o", str(out))  # its own: overwritten
+    r = invoke("train", "gpt", "--steps", "2", "--batch-size", "2", *SMALL, "-o", str(out), "--force")  # its own
     assert r.exit_code == 0 and json.loads((out / "explain_train.json").read_text())["step"] == 2
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
 
@@ -77,7 +77,7 @@ def test_a_second_ctrl_c_stops_at_once_and_names_the_checkpoint_kept(tmp_path, m
     with pytest.raises(KeyboardInterrupt):
         stop(signal.SIGINT, None)
 
-    def interrupted(model, corpus, out, settings, on_progress, should_stop, **sizes):
+    def interrupted(model, corpus, out, settings, on_progress, should_stop, force, **sizes):
         train_model(model, corpus, out, replace(settings, steps=2), **sizes)  # a whole checkpoint of step 2
         raise KeyboardInterrupt  # the second Ctrl-C, in the steps after it
 
@@ -253,3 +253,59 @@ def test_one_step_is_said_in_the_singular(tmp_path):
     r = invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "-o", str(tmp_path / "m"))
     assert r.exit_code == 0, r.output
     assert "1 step in" in r.output and "1 steps" not in r.output
+
+
+def _checkpoint_folder(tmp_path):
+    out = tmp_path / "m"
+    assert invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "-o", str(out)).exit_code == 0
+    return out
+
+
+def test_a_user_file_beside_a_checkpoint_is_never_deleted(tmp_path):
+    """Issue 36 item 2: a save replaces its folder whole, so a folder that holds anything else is refused before
+    training (it once deleted a user's notes.txt kept beside the checkpoint, with no --force)."""
+    out = _checkpoint_folder(tmp_path)
+    (out / "notes.txt").write_text("mine")
+    for extra in ([], ["--force"]):
+        r = invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "-o", str(out), *extra)
+        one_line_error(r, 1, "'notes.txt'", "new folder")
+        assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_an_earlier_checkpoint_is_replaced_only_with_force(tmp_path):
+    out = _checkpoint_folder(tmp_path)
+    r = invoke("train", "gpt", "--steps", "2", "--batch-size", "2", *SMALL, "-o", str(out))
+    one_line_error(r, 2, "holds an earlier checkpoint; add --force")
+    assert json.loads((out / "explain_train.json").read_text())["step"] == 1  # untouched
+    r = invoke("train", "gpt", "--steps", "2", "--batch-size", "2", *SMALL, "-o", str(out), "--force")
+    assert r.exit_code == 0 and json.loads((out / "explain_train.json").read_text())["step"] == 2
+
+
+def test_the_working_folder_its_ancestors_and_the_corpus_folder_are_refused_before_training(tmp_path, monkeypatch):
+    work = tmp_path / "thesis"
+    work.mkdir()
+    (work / "thesis.tex").write_text("mine")
+    corpus = work / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n" * 20)
+    monkeypatch.chdir(work)
+    for out, said in ((".", "the working folder"), (str(work), "the working folder"),
+                      (str(tmp_path), "holds the working folder")):
+        r = invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "-o", out, "--force")
+        one_line_error(r, 2, said)  # one line: refused before training, not after
+    monkeypatch.chdir(tmp_path)
+    r = invoke("train", "gpt", "--steps", "1", "--batch-size", "2", *SMALL, "--corpus", str(corpus), "-o",
+               str(work), "--force")
+    one_line_error(r, 2, "holds the corpus")
+    assert sorted(p.name for p in work.iterdir()) == ["corpus.txt", "thesis.tex"]
+
+
+def test_a_file_put_beside_the_checkpoint_during_training_is_kept(tmp_path):
+    """The check is made again at every save: a file that appears meanwhile stops the save, not the user."""
+    from explain.io.atomic import WriteError
+    from explain.train.hf import save_folder
+
+    out = _checkpoint_folder(tmp_path)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(WriteError, match="notes.txt"):
+        save_folder(out, {}, None, [], {})
+    assert (out / "notes.txt").read_text() == "mine"
