@@ -24,6 +24,7 @@ from explain.check.args import (
     static_int,
     static_ints,
 )
+from explain.check.node import origin
 from explain.check.supported import (
     EINOPS_FUNCTIONS,
     EINOPS_NAMES,
@@ -104,7 +105,8 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
         if name in ck.unknown:
             raise ck.unknown_name(func)
         if name in ("len", "int"):
-            return ck.make(call, "size", (), detail=f"= {static_int(ck, call, 'a size')}")
+            return ck.make(call, "size", (), detail=f"= {static_int(ck, call, 'a size')}",
+                           claim=claim(ck, call if name == "len" else call.args[0]) if call.args else None)
         if name == "float" and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
             return ck.make(call, "number", ())
         if name in EINOPS_FUNCTIONS and not (name == "einsum" and call.args and _is_str(call.args[0])):
@@ -140,6 +142,8 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
             )
 
             return einops_call(ck, call, func.attr, span)
+        if prefix == "math" and func.attr == "sqrt" and "math" not in ck.b.arrays:
+            return numpy_function(ck, call, "sqrt", span)  # math.sqrt(d_k): a number's square root
         root = prefix.split(".")[0]
         if root in (*NP_NAMES, *TORCH_NAMES, "F", "nn", "math", *EINOPS_NAMES) and root not in ck.env:
             raise unknown_function(path or func.attr)
@@ -197,7 +201,12 @@ def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int
     if fname == "where":
         cond = ck.visit(args["condition"])
         both = ck.combine(call, "where", ck.visit(args["x"]), ck.visit(args["y"]), span)
-        return ck.combine(call, "where", cond, both, span, children=[cond, *both.children])
+        node = ck.combine(call, "where", cond, both, span, children=[cond, *both.children])
+        if any("softmax" in origin(c).op for c in both.children):
+            from explain.check.torchops import _where_after_softmax  # lazy: only a mask on a softmax
+
+            return _where_after_softmax(ck, node, span)
+        return node
     first = SIGNATURES[fname][0][0]
     this = ck.visit(args.pop(first))
     if fname in ELEMENTWISE:
@@ -206,7 +215,8 @@ def numpy_function(ck: Checker, call: ast.Call, fname: str, span: tuple[int, int
         axis = static_axis(ck, args.get("axis"), None)
         if axis is not None:
             shaping.apply(ck, span, [this], rules.reduce, this.shape, axis)  # only to check the axis is in range
-        return ck.make(call, fname, this.shape, [this], "" if axis is None else f"axis={axis}", names=this.names)
+        node = ck.make(call, fname, this.shape, [this], "" if axis is None else f"axis={axis}", names=this.names)
+        return shaping.softmax_over(ck, node, axis, args.get("axis"), span) if isinstance(axis, int) else node
     if fname in ("tril", "triu"):
         if len(this.shape) < 2:
             raise ck.fail(ShapeError(f"{fname} needs at least 2 axes, got {this.shape}"), *span, [this])

@@ -197,7 +197,12 @@ def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
         shape.append(total)
         known_atoms = [a for a in atoms if a is not None]
         names.append(tuple(x for a in known_atoms for x in a) if len(known_atoms) == len(g) and g else None)
-    return ck.make(call, fname, tuple(shape), [x], repr(pattern), names=tuple(names))
+    node = ck.make(call, fname, tuple(shape), [x], repr(pattern), names=tuple(names))
+    if any(c is not None for _, c in lengths.values()) or any(len(g) > 1 for g in left + right):
+        from explain.check import semantic  # lazy: only named lengths and groups load the rules
+
+        semantic.einops_lengths(ck, call, left, right, lengths, size, span, x)
+    return node
 
 
 def letters_einsum(ck: Checker, call: ast.Call, span: Span) -> Node:

@@ -11,22 +11,17 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from typing import Any
 
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.names import Ax, Names, binop_names, fmt_names
-from explain.check.node import Node
-from explain.check.parse import Bindings, check_length
+from explain.check.node import Node, origin, sqrt_claim
+from explain.check.parse import Bindings, check_length, parse_expression
 from explain.check.supported import supported_text
 from explain.core import shape_rules as rules
 from explain.core.errors import ShapeError, UsageError
 from explain.core.shape_rules import Shape, fmt_shape
-
-# Deep enough for any real formula; shallow enough that walking, rendering and JSON never hit Python's
-# recursion limit.
-MAX_DEPTH = 100
 
 SUPPORTED = supported_text()
 
@@ -55,27 +50,6 @@ def unsupported(what: str) -> UsageError:
     return UsageError(f"not supported: {what}; supported: {SUPPORTED}")
 
 
-def _depth(tree: ast.AST) -> int:
-    """The nesting depth of ``tree``, without recursion (the tree is what may be too deep)."""
-    deepest, stack = 0, [(tree, 1)]
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node))
-    return deepest
-
-
-def _longest_chain(tree: ast.AST) -> int:
-    """The most binary operators in one left-nested chain (``a + b + c`` is two), without recursion."""
-    longest = 0
-    for node in ast.walk(tree):
-        n = 0
-        while isinstance(node, ast.BinOp):
-            n, node = n + 1, node.left
-        longest = max(longest, n)
-    return longest
-
-
 class Checker:
     """Walks one parsed expression; holds the source (for text and carets) and the bindings."""
 
@@ -89,6 +63,8 @@ class Checker:
         self.aliases: dict[str, Ax] = {}  # a size name bound to an axis name (B, T, C = x.shape)
         self.env: dict[str, Node] = {}  # names assigned earlier in a checked function
         self.unknown: dict[str, str] = {}  # names a skipped statement assigned -> why it was skipped
+        self.advice: list[Any] = []  # warnings: shapes that fit, named axes that say the code is wrong
+        self.pending: list[Node] = []  # reductions that may be a normalisation over the wrong axis (reviewed later)
 
     def uses_torch(self, what: str, fix: str) -> None:
         """The line spells something PyTorch's way (``dim=``, ``.view``): PyTorch's rules from here on; under
@@ -167,7 +143,7 @@ class Checker:
         if name in self.env:
             known = self.env[name]
             return self.make(node, "name", known.shape, detail=known.detail if known.op == "input" else "",
-                             names=known.names)
+                             names=known.names, was=known)
         if name in self.unknown:
             raise self.unknown_name(node)
         if name in self.b.arrays:
@@ -177,7 +153,8 @@ class Checker:
             names = tuple((d,) if isinstance(d, str) else None for d in written)
             return self.make(node, "input", self.b.arrays[name], detail=detail, names=names)
         if name in self.b.dims:
-            return self.make(node, "scalar", (), detail=f"{name}={self.b.dims[name]}")
+            return self.make(node, "scalar", (), detail=f"{name}={self.b.dims[name]}",
+                             claim=self.aliases.get(name, (name,)))
 
         if name in FUNCTIONS or name in NP_NAMES:
             raise UsageError(f"{name} is a function or module, not an array: call it, like {name}(x)"
@@ -224,23 +201,51 @@ class Checker:
                     hint, fix = hints.names_hint(left, right, self.torch, einops, True)
             else:
                 hint, fix = hints.broadcast_hint(left, right, sym or op)
+                if fix is None and ("was" in left.info or "was" in right.info):  # a reduction on an earlier line
+                    from explain.check import repair  # lazy: only a mismatch without a fix (bench_check_startup)
+
+                    kept = repair.kept_axis(self, left, right)
+                    if kept is not None:
+                        out = self.fail(err, span[0], span[1], [left, right], kept[0], ("left", "right"))
+                        out.edits = kept[2]
+                        raise out from None
                 if fix is None:
                     hint, fix = hints.names_hint(left, right, self.torch, einops, False) or (hint, fix)
                     if fix is None:
                         hint = hints.broadcast_hint(left, right, sym or op)[0]
-            raise self.fail(err, span[0], span[1], [left, right], hint, ("left", "right"), fix) from None
+            from explain.check.repair import repaired  # lazy: only a mismatch (bench_check_startup)
+
+            raise repaired(self, err, span, left, right, mat, hint, fix) from None
         names, clash = self.binop_names("matmul" if mat else op, left, right)
+        if op in ("div", "mul") and (left.shape == () or right.shape == ()):  # a scale: √ of the summed axis?
+            scale, scores = (right, left) if right.shape == () else (left, right)
+            under = sqrt_claim(scale) if scores.shape else None
+            made = origin(scores) if under is not None else None
+            if made is not None and made.op == "matmul" and made.info.get("contracted") not in (None, under):
+                from explain.check import semantic  # lazy: only a suspicious scale loads the rules
+
+                semantic.scale(self, scores, scale, made, under)
+        elif op == "add" and "mask" in (left.text + right.text) and "softmax" in (origin(left).op + origin(right).op):
+            from explain.check import semantic  # lazy: only a suspicious mask loads the rules
+
+            semantic.mask_after_softmax(self, left if "softmax" in origin(left).op else right, span)
         if clash:
             from explain.check import hints  # lazy: only a mismatch needs the fix finder (bench_check_startup)
 
             hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
             if fix is None:
                 hint, fix = hints.names_hint(left, right, self.torch, _EINOPS.search(self.src) is not None, mat)
-            raise self.fail(ShapeError(f"the sizes fit only by coincidence: {clash}"), span[0], span[1],
-                            [left, right], hint, ("left", "right"), fix) from None
+            from explain.check.repair import repaired  # lazy: only a mismatch (bench_check_startup)
+
+            raise repaired(self, ShapeError(f"the sizes fit only by coincidence: {clash}"), span, left, right, mat,
+                           hint, fix) from None
         detail = ""
         if not mat and left.shape != right.shape:
             detail = f"broadcast {fmt_shape(left.shape)} with {fmt_shape(right.shape)}"
+        if mat:
+            contracted = left.names[-1] if left.names and left.names[-1] is not None else (
+                right.names[-2] if len(right.names) > 1 else None)
+            return self.make(node, op, shape, children or [left, right], detail, names=names, contracted=contracted)
         return self.make(node, op, shape, children or [left, right], detail, names=names)
 
     @staticmethod
@@ -272,6 +277,9 @@ class Checker:
             inner = self.visit(node.value)
             if inner.info.get("pair"):
                 return self.make(node, inner.op, inner.shape, [inner], node.attr, names=inner.names)
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.b.dims:
+            return self.make(node, "scalar", (), detail=f"{node.attr}={self.b.dims[node.attr]}",
+                             claim=self.aliases.get(node.attr, (node.attr,)))
         if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy"):
             raise unsupported(f"{self.text(node)} without a call")
         raise unsupported(f"the attribute .{node.attr} (only .T, .mT, .shape[i])")
@@ -296,21 +304,18 @@ def _short(text: str, limit: int = 40) -> str:
 def check_expression(text: str, bindings: Bindings, torch: bool | None = None) -> Node:
     """The shape tree of the numpy expression ``text``; raises UsageError or CheckShapeError."""
     source = check_length(text)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. invalid escape sequences in a string: we report our own errors
-            tree = ast.parse(source, mode="eval")
-    except SyntaxError as err:
-        where = f" at column {err.offset}" if err.offset else ""
-        raise UsageError(f"cannot parse the expression: {err.msg}{where}; check its parentheses and "
-                         "operators") from None
-    except (ValueError, RecursionError, MemoryError) as err:
-        raise UsageError(f"cannot parse the expression: {err}") from None
-    depth = _depth(tree)
-    if depth > MAX_DEPTH:
-        terms = _longest_chain(tree) + 1
-        if terms >= depth - 2:  # a flat a + b + … is a left-nested chain to ast, not nesting the user wrote
-            raise UsageError(f"the expression chains {terms:,} terms with binary operators; explain checks at "
-                             f"most {MAX_DEPTH}: check it in pieces")
-        raise UsageError(f"the expression nests {depth:,} levels deep; the limit is {MAX_DEPTH}: check it in pieces")
-    return Checker(source, bindings, torch).visit(tree.body)
+    tree = parse_expression(source)
+    ck = Checker(source, bindings, torch)
+    node = ck.visit(tree.body)
+    review(ck, node)
+    return node
+
+
+def review(ck: Checker, node: Node) -> None:
+    """The checks that need the whole tree (a normalisation over the wrong axis); the warnings onto the node."""
+    if ck.pending:
+        from explain.check import semantic  # lazy: only a suspicious reduction loads the rules
+
+        semantic.normalisations(ck, node)
+        ck.pending.clear()
+    node.info["advice"] = list(ck.advice)

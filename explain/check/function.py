@@ -16,11 +16,11 @@ import warnings
 from pathlib import Path
 
 from explain.check.args import claim, static_int
-from explain.check.errors import CheckShapeError
-from explain.check.expr import MAX_DEPTH, Checker, _depth
+from explain.check.errors import Advice, CheckShapeError
+from explain.check.expr import Checker, review
 from explain.check.names import Ax
 from explain.check.node import Node
-from explain.check.parse import Bindings
+from explain.check.parse import MAX_DEPTH, Bindings, nesting
 from explain.check.shaping import split
 from explain.core.errors import ExplainError, UsageError
 
@@ -132,6 +132,17 @@ def bind_arguments(fn: ast.FunctionDef, b: Bindings) -> dict[str, tuple[tuple[in
     return out
 
 
+def tag(node: Node, line: int, src: str) -> None:
+    """Mark the nodes a statement made with its line and source (a later line's fix may point back at them)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if "line" in n.info:
+            continue
+        n.info["line"], n.info["src"] = line, src
+        stack.extend(n.children)
+
+
 def _targets(stmt: ast.stmt) -> list[str]:
     return [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
 
@@ -144,6 +155,13 @@ class FunctionCheck:
         self.ck = Checker("", bindings, True if torch is None and "torch" in source else torch)
         self.rows: list[Row] = []
         self.result: Node | None = None
+        self.advice: list[Advice] = []  # warnings, each with the file and line it is about
+        self.source = source
+        self.expects: dict[int, str] = {}
+        if "expect:" in source:
+            from explain.check.expect import expect_comments  # lazy: only a file with '# expect:' comments
+
+            self.expects = expect_comments(source)
         for name, (shape, names) in bind_arguments(fn, bindings).items():
             self.ck.env[name] = Node(name, "input", shape, names=names)
             self.rows.append(Row(fn.lineno, name, self.ck.env[name], "argument"))
@@ -189,6 +207,7 @@ class FunctionCheck:
             raise
         except ExplainError as err:
             return self.skip(stmt, str(err).split(";")[0], getattr(err, "root", None))
+        self.settle(stmt, node)
         if isinstance(stmt, ast.Return):
             self.result = node
             self.rows.append(Row(stmt.lineno, "return " + self.snippet(value), node))
@@ -204,6 +223,34 @@ class FunctionCheck:
                 return self.skip(stmt, f"assigning to {self.snippet(t)} is not followed")
         self.rows.append(Row(stmt.lineno, self.snippet(stmt), node))
         return None
+
+    def settle(self, stmt: ast.stmt, node: Node) -> None:
+        """After a statement: its nodes remember their line, the whole-tree checks run, its warnings are kept
+        with their line, and a ``# expect:`` comment on its lines is held against its value."""
+        tag(node, stmt.lineno, self.ck.src)
+        review(self.ck, node)
+        for a in self.ck.advice[len(self.advice):]:
+            line = a.line or stmt.lineno
+            a.where = f"{self.path}:{line}"
+            if a.fix is not None:  # a fix in this statement: as an edit of its line of the file
+                a.edits.append((stmt.lineno, self.ck.src[a.fix[0]:a.fix[1]], a.fix[2]))
+            a.edits = [(stmt.lineno if at == -1 else at, old, new) for at, old, new in a.edits]
+            self.advice.append(a)
+        for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
+            if line in self.expects:
+                from explain.check.expect import expect_node  # lazy: only a file with '# expect:' comments
+
+                expect_node(node, self.expects[line], self.ck.b.dims, self.ck.aliases, self.ck.torch, self.ck.src,
+                            where=f"line {line}: # expect: {self.expects[line]}")
+
+    def expect(self, raw: str) -> None:
+        """``--expect`` for a function: its returned value."""
+        from explain.check.expect import expect_node  # lazy: only --expect reads an expected shape
+
+        if self.result is None:
+            raise UsageError(f"--expect: {self.fn.name}() returns no checked value to compare")
+        expect_node(self.result, raw, self.ck.b.dims, self.ck.aliases, self.ck.torch, self.result.info.get(
+            "src", self.result.text))
 
     def size(self, stmt: ast.stmt, name: str, value: ast.expr) -> bool:
         """``hd = C // n_head`` or ``H = self.n_head``: a size known from the text, which then names what it
@@ -301,7 +348,7 @@ def check_function(target: str, bindings: Bindings, torch: bool | None = None) -
     except (ValueError, RecursionError, MemoryError) as err:
         raise UsageError(f"cannot parse {path}: {err}") from None
     fn = find_function(tree, name, path)
-    if _depth(fn) > MAX_DEPTH + 20:
+    if nesting(fn) > MAX_DEPTH + 20:
         raise UsageError(f"{fn.name}() nests deeper than {MAX_DEPTH + 20} levels: check it in pieces")
     run = FunctionCheck(source, path, fn, bindings, torch)
     stmt_line = fn.lineno

@@ -39,7 +39,7 @@ def _is_static(ck: Checker, node: ast.expr) -> bool:
 
 def visit_subscript(ck: Checker, node: ast.Subscript) -> Node:
     if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-        return ck.make(node, "size", (), detail=f"= {static_int(ck, node, 'a size')}")
+        return ck.make(node, "size", (), detail=f"= {static_int(ck, node, 'a size')}", claim=claim(ck, node))
     this = ck.visit(node.value)
     if this.info.get("pair") and isinstance(node.slice, ast.Constant) and node.slice.value in (0, 1):
         return ck.make(node, this.op, this.shape, [this], "values" if node.slice.value == 0 else "indices",

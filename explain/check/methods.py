@@ -13,7 +13,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from explain.check import shaping
-from explain.check.args import bind, int_axis, is_none, size_args, static_axis, static_bool, static_int
+from explain.check.args import bind, claim, int_axis, is_none, size_args, static_axis, static_bool, static_int
 from explain.check.supported import ELEMENTWISE, IDENTITY_METHODS, REDUCTIONS
 from explain.check.torchops import bmm, gather, masked_fill
 from explain.core import shape_rules as rules
@@ -112,7 +112,8 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
         args = bind(f".{name}", call, (("dim",), 1, ("dtype",)), list(a), {"axis": "dim"})
         dim = int_axis(ck, args["dim"], -1, name)
         shaping.apply(ck, span, [this], rules.reduce, this.shape, dim)
-        return ck.make(call, name, this.shape, [this], f"dim={dim}", names=this.names)
+        node = ck.make(call, name, this.shape, [this], f"dim={dim}", names=this.names)
+        return shaping.softmax_over(ck, node, dim, args.get("dim"), span)
     if name in ("matmul", "bmm"):
         other = ck.visit(a[0]) if len(a) == 1 else None
         if other is None:
@@ -121,7 +122,7 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
     if name == "size":
         if not a and not call.keywords:
             raise UsageError(".size() with no axis is a shape, not an array: use .size(i) for one axis")
-        return ck.make(call, "size", (), detail=f"= {static_int(ck, call, 'a size')}")
+        return ck.make(call, "size", (), detail=f"= {static_int(ck, call, 'a size')}", claim=claim(ck, call))
     if name == "gather":
         args = bind(".gather", call, (("dim", "index"), 2, ()), list(a))
         return gather(ck, call, this, ck.visit(args["index"]), static_int(ck, args["dim"], "dim"), span)

@@ -31,3 +31,36 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.text!r}, {self.op!r}, {self.shape})"
+
+
+# Calls that pass their input through unchanged, for what a value was made from (dropout is the identity in shape).
+PASS_THROUGH = ("name", "dropout", "contiguous", "float", "half", "double", "to", "detach", "clone", "type_as", "pos")
+
+
+def origin(node: Node) -> Node:
+    """The node that made ``node``'s values: through a name assigned earlier, dropout and dtype casts."""
+    for _ in range(50):
+        was = node.info.get("was")
+        if was is not None:
+            node = was
+        elif node.op in PASS_THROUGH and len(node.children) == 1 and node.children[0].shape == node.shape:
+            node = node.children[0]
+        else:
+            break
+    return node
+
+
+def sqrt_claim(node: Node) -> tuple[str, ...] | None:
+    """The axis name under a square root (``sqrt(d_k)``, ``k.size(-1) ** 0.5``, ``1 / math.sqrt(Dh)``,
+    ``Dh ** -0.5``), or None when ``node`` is not such a scale."""
+    node = origin(node)
+    if node.shape != ():
+        return None
+    if node.op in ("sqrt", "rsqrt") and len(node.children) == 1:
+        return node.children[0].info.get("claim")
+    if node.op == "pow" and len(node.children) == 2 and node.children[1].text.replace(" ", "") in ("0.5", "-0.5",
+                                                                                                  "(-0.5)"):
+        return origin(node.children[0]).info.get("claim")
+    if node.op == "div" and len(node.children) == 2 and node.children[0].op == "number":
+        return sqrt_claim(node.children[1])
+    return None

@@ -6,12 +6,18 @@ Every problem here is the user's to fix on the command line, so it is a one-line
 
 from __future__ import annotations
 
+import ast
 import keyword
+import warnings
 from collections.abc import Iterable, Mapping
 
 from explain.core.errors import UsageError
 from explain.core.limits import MAX_DIGITS
 from explain.core.shape_rules import Shape
+
+# Deep enough for any real formula; shallow enough that walking, rendering and JSON never hit Python's
+# recursion limit.
+MAX_DEPTH = 100
 
 # Long enough for any expression a person types; short enough that parsing and rendering stay instant and a
 # pasted file cannot make the parser recurse deeply.
@@ -142,3 +148,52 @@ def parse_options(shape_opts: Iterable[str], dim_opts: Iterable[str]) -> Binding
                          f"no size: add {fix}")
     arrays = {k: tuple(dims[d] if isinstance(d, str) else d for d in v) for k, v in written.items()}
     return Bindings(arrays=arrays, written=written, dims=dims)
+
+
+def _depth(tree: ast.AST) -> int:
+    """The nesting depth of ``tree``, without recursion (the tree is what may be too deep)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _longest_chain(tree: ast.AST) -> int:
+    """The most binary operators in one left-nested chain (``a + b + c`` is two), without recursion."""
+    longest = 0
+    for node in ast.walk(tree):
+        n = 0
+        while isinstance(node, ast.BinOp):
+            n, node = n + 1, node.left
+        longest = max(longest, n)
+    return longest
+
+
+def nesting(tree: ast.AST) -> int:
+    """How deep ``tree`` nests (the checker walks it recursively)."""
+    return _depth(tree)
+
+
+def parse_expression(source: str) -> ast.Expression:
+    """``source`` parsed with :mod:`ast` (never evaluated), or a one-line UsageError: a syntax error, or nesting
+    past :data:`MAX_DEPTH`."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. invalid escape sequences in a string: we report our own errors
+            tree = ast.parse(source, mode="eval")
+    except SyntaxError as err:
+        where = f" at column {err.offset}" if err.offset else ""
+        raise UsageError(f"cannot parse the expression: {err.msg}{where}; check its parentheses and "
+                         "operators") from None
+    except (ValueError, RecursionError, MemoryError) as err:
+        raise UsageError(f"cannot parse the expression: {err}") from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        terms = _longest_chain(tree) + 1
+        if terms >= depth - 2:  # a flat a + b + … is a left-nested chain to ast, not nesting the user wrote
+            raise UsageError(f"the expression chains {terms:,} terms with binary operators; explain checks at "
+                             f"most {MAX_DEPTH}: check it in pieces")
+        raise UsageError(f"the expression nests {depth:,} levels deep; the limit is {MAX_DEPTH}: check it in pieces")
+    return tree

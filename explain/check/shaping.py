@@ -34,6 +34,17 @@ def apply(ck: Checker, span: Span, operands: list[Node], rule: Callable[..., Sha
         raise ck.fail(err, span[0], span[1], operands) from None
 
 
+def softmax_over(ck: Checker, node: Node, axis: int, arg: ast.expr | None, span: Span) -> Node:
+    """A softmax's node, its axis checked by name when it is not the last (attention normalises over the keys,
+    a classifier over the vocabulary: the last axis, nearly always)."""
+    n = len(node.shape)
+    if n > 1 and axis % n != n - 1 and node.names[axis % n] is not None:
+        from explain.check import semantic  # lazy: only a softmax off the last axis loads the rules
+
+        semantic.softmax_axis(ck, node, axis % n, arg, span)
+    return node
+
+
 def paren(node: Node) -> str:
     return node.text if node.atomic else f"({node.text})"
 
@@ -95,7 +106,17 @@ def reshape(ck: Checker, call: ast.AST, this: Node, new: tuple[int, ...], claims
         if view.names[j] is not None and [this.names[i] for i in src] != [view.names[j]]:
             parts.append(f"{fmt_ax(view.names[j])}←{'·'.join(fmt_ax(this.names[i]) for i in src) or '1'}")
     detail = ", ".join(parts) if parts else (f"to {new}" if -1 in new else "")
-    return ck.make(call, method, shape, [this], detail, names=view.names)
+    node = ck.make(call, method, shape, [this], detail, names=view.names)
+    if method == "view":
+        from explain.check.layout import check_view  # lazy: only .view() needs the strides (bench_check_startup)
+
+        check_view(ck, node, this, span)
+    if any(len(src) > 1 for src in view.sources) or len({tuple(s) for s in view.sources if s}) < sum(
+            1 for s in view.sources if s):
+        from explain.check import semantic  # lazy: only a split or merge loads the rules (bench_check_startup)
+
+        semantic.reshape_order(ck, node, this, view.sources, claims, texts, method, span)
+    return node
 
 
 def _width_hint(ck: Checker, this: Node, new: tuple[int, ...], claims: tuple[Ax, ...]) -> str:
@@ -133,8 +154,11 @@ def reduce(ck: Checker, call: ast.AST, fname: str, this: Node, axis: int | tuple
     names: Names = tuple(None if i in gone else a for i, a in enumerate(this.names)) if keepdims else tuple(
         a for i, a in enumerate(this.names) if i not in gone)
     detail = f"axis={axis}" + (", keepdims" if keepdims else "")
-    return ck.make(call, fname, shape, [this], detail, names=names, reduce=(fname, this.shape, axis, keepdims),
+    node = ck.make(call, fname, shape, [this], detail, names=names, reduce=(fname, this.shape, axis, keepdims),
                    keepdims_fix=keep_fix)
+    if fname in ("mean", "var", "std") and n > 1 and any(i != n - 1 and this.names[i] is not None for i in gone):
+        ck.pending.append(node)  # a statistic over a named axis that is not the last: reviewed as a normalisation
+    return node
 
 
 def unsqueeze(ck: Checker, call: ast.AST, this: Node, dim: int, span: Span) -> Node:

@@ -16,6 +16,7 @@ from explain.check import hints, shaping
 from explain.check.args import bind, int_axis, size_args, static_axis, static_bool
 from explain.check.einops_ops import letters_einsum
 from explain.check.names import broadcast_names, fmt_names, merge_pair
+from explain.check.node import origin
 from explain.check.supported import ELEMENTWISE, F_FUNCTIONS, TORCH_FUNCTIONS
 from explain.core import shape_rules as rules
 from explain.core.errors import ShapeError, UsageError
@@ -55,7 +56,7 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
             return bmm(ck, call, nodes[0], nodes[1], span)
         if fname == "where":
             both = ck.combine(call, "where", nodes[1], nodes[2], span)
-            return ck.combine(call, "where", nodes[0], both, span, children=nodes)
+            return _where_after_softmax(ck, ck.combine(call, "where", nodes[0], both, span, children=nodes), span)
         return ck.combine(call, fname, nodes[0], nodes[1], span)
     if fname == "linear":
         args = bind("F.linear", call, (("input", "weight", "bias"), 2, ()), list(call.args))
@@ -88,7 +89,12 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
                 if w.shape != sizes:
                     raise _err(ck, f"F.layer_norm {p} must have shape {fmt_shape(sizes)}, got {fmt_shape(w.shape)}",
                                span, [x, w])
-        return ck.make(call, "layer_norm", x.shape, [x], names=x.names)
+        node = ck.make(call, "layer_norm", x.shape, [x], names=x.names)
+        if x.names and x.names[-1] is not None:
+            from explain.check import semantic  # lazy: the rules load only for a named layer_norm
+
+            semantic.layer_norm_axes(ck, node, x, len(sizes), span)
+        return node
     if fname in ("softmax", "log_softmax"):
         args = bind(fname, call, (("input", "dim"), 1, ("dtype",)), list(call.args), {"axis": "dim"})
         if "dim" not in args:
@@ -97,7 +103,8 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
         x = ck.visit(args["input"])
         dim = int_axis(ck, args["dim"], -1, fname)
         shaping.apply(ck, span, [x], rules.reduce, x.shape, dim)
-        return ck.make(call, fname, x.shape, [x], f"dim={dim}", names=x.names)
+        node = ck.make(call, fname, x.shape, [x], f"dim={dim}", names=x.names)
+        return shaping.softmax_over(ck, node, dim, args.get("dim"), span)
     if fname in ELEMENTWISE or fname in ("relu", "gelu", "silu", "dropout", "sigmoid", "tanh"):
         x = ck.visit(call.args[0]) if call.args else None
         if x is None:
@@ -119,6 +126,16 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
     ast.copy_location(method, call)
     method.end_lineno, method.end_col_offset = call.end_lineno, call.end_col_offset
     return visit_method(ck, method, fname, ck.visit(call.args[0]), span)
+
+
+def _where_after_softmax(ck: Checker, node: Node, span: Span) -> Node:
+    """``where(mask, -inf, softmax(…))``: a mask applied to the weights instead of the scores."""
+    soft = next((c for c in node.children[1:] if "softmax" in origin(c).op), None)
+    if soft is not None:
+        from explain.check import semantic  # lazy: only a mask on a softmax loads the rules
+
+        semantic.mask_after_softmax(ck, soft, span)
+    return node
 
 
 def bmm(ck: Checker, call: ast.AST, a: Node, b: Node, span: Span) -> Node:
@@ -152,7 +169,12 @@ def masked_fill(ck: Checker, call: ast.AST, x: Node, mask: Node, span: Span) -> 
     names, clash = broadcast_names(x.shape, x.names, mask.shape, mask.names)
     if clash:
         raise _err(ck, f"masked_fill: the sizes fit only by coincidence: {clash}", span, [x, mask])
-    return ck.make(call, "masked_fill", out, [x, mask], names=names)
+    node = ck.make(call, "masked_fill", out, [x, mask], names=names)
+    if "softmax" in origin(x).op:
+        from explain.check import semantic  # lazy: only a mask on a softmax loads the rules
+
+        semantic.mask_after_softmax(ck, x, span, node)
+    return node
 
 
 def gather(ck: Checker, call: ast.AST, x: Node, idx: Node, dim: int, span: Span, numpy: bool = False) -> Node:

@@ -38,11 +38,11 @@ class CheckCommand(click.Command):
             if "extra argument" not in message:
                 raise  # the group prints click's other usage errors as one line
             # ignore_unknown_options lets a mistyped option through as an extra argument: name it as an option.
-            known = {"--shape", "--dim", "--json", "--lib", "--help", "--"}
+            known = {"--shape", "--dim", "--json", "--lib", "--expect", "--strict", "--help", "--"}
             unknown = [a for a in given if a.startswith("--") and a.split("=", 1)[0] not in known]
             if unknown:
                 raise UsageError(f"no such option: {unknown[-1]}; the options are --shape NAME=DIMS, "
-                                 "--dim NAME=SIZE, --lib and --json") from None
+                                 "--dim NAME=SIZE, --expect SHAPE, --strict, --lib and --json") from None
             # Otherwise it is nearly always an EXPR with spaces that the shell split into words.
             raise UsageError(f"{message}; quote EXPR as one argument, like explain check \"Q @ K.T\"") from None
 
@@ -58,7 +58,14 @@ class CheckCommand(click.Command):
 @click.option("--lib", type=click.Choice(["auto", "numpy", "torch"]), default="auto", show_default=True,
               help="Whose rules where numpy and PyTorch differ (x.transpose(1, 2), squeeze); auto reads the "
                    "spelling (torch., F., .view, dim=); numpy refuses those spellings.")
-def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool, lib: str) -> None:
+@click.option("--expect", "expect", metavar="SHAPE",
+              help="The shape the result must have, in sizes or --dim names (B,H,T,Dh or 2,12,10,64); a result that "
+                   "differs is an error naming the axis and the fix. In FILE.py::function, '# expect: B, T, C' at "
+                   "the end of a line does the same for that line.")
+@click.option("--strict", is_flag=True,
+              help="Make the warnings (a softmax over the heads, a mask after the softmax, …) errors: exit 1, for CI.")
+def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bool, lib: str, expect: str | None,
+          strict: bool) -> None:
     """Check the shapes in EXPR without running anything.
 
     EXPR is an einsum over named dimensions (names separated by spaces, operands by commas, then -> and the
@@ -66,6 +73,11 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
     (argument shapes from jaxtyping annotations or --shape; the file is parsed, never imported). Axes given
     as names keep them through every step. Prints the output shape and how it was reached; a mismatch exits
     1 with a caret under the failing operator or name and the fix.
+
+    \b
+    Shapes that fit can still say the code is wrong: the axis names (T, seq, n_head, d_model, …; see the README's
+    table) make a softmax over the heads, a normalisation over the sequence, a mask after the softmax, a scale by
+    the wrong √ or a split with the heads and head width swapped a warning with the fix (--strict: an error).
 
     \b
     Examples:
@@ -79,6 +91,8 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
           --dim B=2 --dim T=10 --dim C=768 --dim H=12
       explain check model.py::attention --dim batch=2 --dim seq=10 --dim d_model=768
       explain check "x - x.mean(axis=-1, keepdims=True)" --shape x=4,8 --json
+      explain check "q.view(B, T, H, Dh)" --shape q=B,T,C --dim B=2 --dim T=10 --dim C=768 \\
+          --dim H=12 --dim Dh=64 --expect B,H,T,Dh
     """
     bindings = parse_options(shapes, dims)
     file, _, name = expr.strip().partition(":")
@@ -93,18 +107,33 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
             from explain.check.function import check_function  # lazy: engine not loaded for --help
 
             run = check_function(expr, bindings, None if lib == "auto" else lib == "torch")
+            advice = run.advice
+            if expect is not None:
+                run.expect(expect)
             doc = render.function_document(run) if as_json else None
             lines = None if as_json else render.render_function(run)
         elif "->" in expr and '"' not in expr and "'" not in expr:  # explain.check.einsum.is_einsum, inlined
             from explain.check.einsum import check_einsum  # lazy: engine not loaded for --help
 
             result = check_einsum(expr, bindings)
+            advice = []
+            if expect is not None:
+                from explain.check.expect import parse_expect  # lazy: only --expect reads an expected shape
+
+                want, _ = parse_expect(expect, bindings.dims)
+                if tuple(result.shape) != want:
+                    raise CheckShapeError(f"--expect: the result is {tuple(result.shape)}, expected {want}")
             doc = render.einsum_document(result) if as_json else None
             lines = None if as_json else render.render_einsum(result)
         else:
             from explain.check.expr import check_expression  # lazy: engine not loaded for --help
 
             node = check_expression(expr, bindings, None if lib == "auto" else lib == "torch")
+            advice = node.info.get("advice", [])
+            if expect is not None:
+                from explain.check.expect import expect_node  # lazy: only --expect reads an expected shape
+
+                expect_node(node, expect, bindings.dims, {}, looks_torch(expr, lib), expr.strip())
             doc = render.tree_document(node, bindings) if as_json else None
             lines = None if as_json else render.render_tree(node, bindings)
     except CheckShapeError as err:
@@ -113,10 +142,31 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
         for line in err.display:
             click.echo(line, err=True)
         raise
+    if advice and strict:
+        first = advice[0]
+        for line in first.display:
+            click.echo(line, err=True)
+        more = f" (and {len(advice) - 1} more warning{'s' if len(advice) > 2 else ''})" if len(advice) > 1 else ""
+        raise CheckShapeError(f"{first.where + ': ' if first.where else ''}{first.message} (a warning; --strict makes "
+                              f"it an error){more}")
     if doc is not None:
+        doc["warnings"] = [{"where": a.where or None, "message": a.message, "fix": a.fix[2] if a.fix else None}
+                           for a in advice]
         import json  # lazy: only --json pays for json (bench_check_startup)
 
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo("\n".join(lines or []))
+    for a in advice:  # after the result, on stderr: stdout stays data
+        for line in a.display:
+            click.echo(line, err=True)
+        click.echo(f"Warning: {a.where + ': ' if a.where else ''}{a.message}", err=True)
+
+
+def looks_torch(expr: str, lib: str) -> bool:
+    if lib != "auto":
+        return lib == "torch"
+    from explain.check.expr import looks_like_torch
+
+    return looks_like_torch(expr)
 

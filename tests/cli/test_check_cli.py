@@ -193,3 +193,51 @@ def test_a_pytorch_spelling_under_lib_numpy_is_refused(expr: str, numpy_way: str
         ok = run(expr, "--shape", "x=3,4", *lib)
         assert ok.exit_code == 0, (lib, ok.output)
     assert run("x.sum(axis=1)", "--shape", "x=3,4", "--lib", "numpy").exit_code == 0
+
+
+# issue 45: the three commands a new user tried, each exiting 0 before; the names now warn, --strict fails.
+ISSUE_45 = {
+    "softmax over heads": (["F.softmax(q @ k.transpose(-2, -1), dim=1)", "--shape", "q=B,H,T,Dh", "--shape",
+                            "k=B,H,T,Dh", "--dim", "B=2", "--dim", "H=12", "--dim", "T=10", "--dim", "Dh=64"],
+                           "softmax over H (axis 1, the heads)", "dim=-1", "dim=1", "dim=-1"),
+    "normalised over T": (["(x - x.mean(axis=0)) / x.std(axis=0)", "--shape", "x=T,C", "--dim", "T=10", "--dim",
+                           "C=768"], "over T (the sequence)", "axis=-1, keepdims=True", None, None),
+    "h and d swapped": (['rearrange(x, "b t (h d) -> b h t d", h=Dh)', "--shape", "x=B,T,C", "--dim", "B=2", "--dim",
+                         "T=10", "--dim", "C=768", "--dim", "H=12", "--dim", "Dh=64"],
+                        "h=Dh gives h the size of Dh", "write h=H", "h=Dh", "h=H"),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE_45), ids=list(ISSUE_45))
+def test_issue_45_commands_warn_and_strict_fails(case: str) -> None:
+    args, axis, fix, wrong, right = ISSUE_45[case]
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert "shape:" in result.stdout and "Warning" not in result.stdout  # stdout stays data
+    warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("Warning: ")]
+    assert warnings and axis in warnings[-1 if case != "normalised over T" else 0] and fix in result.stderr
+    strict = run(*args, "--strict")
+    last = assert_clean_error(strict, 1)
+    assert axis in last and "--strict makes it an error" in last
+    doc = json.loads(run(*args, "--json").stdout)
+    assert doc["warnings"] and doc["warnings"][0]["fix"]
+    if wrong is not None:  # the corrected command is silent, strict or not
+        good = run(args[0].replace(wrong, right), *args[1:], "--strict")
+        assert good.exit_code == 0 and good.stderr == "", good.output
+
+
+def test_normalised_over_features_is_silent_under_strict() -> None:
+    good = run("(x - x.mean(axis=-1, keepdims=True)) / x.std(axis=-1, keepdims=True)", "--shape", "x=T,C",
+               "--dim", "T=10", "--dim", "C=768", "--strict")
+    assert good.exit_code == 0 and good.stderr == "", good.output
+
+
+def test_expect_names_the_swapped_axes_and_the_transpose() -> None:
+    base = ["q.view(B, T, H, Dh)", "--shape", "q=B,T,C", "--dim", "B=2", "--dim", "T=10", "--dim", "C=768",
+            "--dim", "H=12", "--dim", "Dh=64"]
+    last = assert_clean_error(run(*base, "--expect", "B,H,T,Dh"), 1)
+    assert "axes 1 and 2 are swapped (T where H is expected)" in last
+    assert last.endswith("q.view(B, T, H, Dh).transpose(1, 2)")
+    assert run(*base, "--expect", "B,T,H,Dh").exit_code == 0
+    assert run(*base, "--expect", "2,10,12,64").exit_code == 0
+    assert_clean_error(run(*base, "--expect", "B,T,X"), 2)  # X has no size: a usage error

@@ -6,6 +6,9 @@ Each case runs the real CLI in a fresh interpreter and looks at ``sys.modules`` 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from clitools import HEAVY, heavy_imports, importtime_packages
 
@@ -40,3 +43,19 @@ def test_function_check_imports_no_heavy_packages(tmp_path) -> None:
     heavy, proc = heavy_imports("check", f"{src}::f", "--dim", "b=2", "--dim", "t=3", "--dim", "c=4")
     assert proc.returncode == 0, proc.stderr
     assert heavy == [], f"explain check FILE::function imported {heavy}"
+
+
+def test_the_new_rules_load_only_when_a_line_needs_them() -> None:
+    """Issue 45: the benchmark's attention line (softmax over the last axis, scaled by √ of the summed axis) loads
+    none of the semantic rules; a softmax over the heads does."""
+    lazy = ("explain.check.roles", "explain.check.semantic", "explain.check.repair", "explain.check.expect",
+            "explain.check.layout")
+
+    def loaded(*args: str) -> set[str]:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "explain", "check", *args],
+                              capture_output=True, text=True, timeout=300)
+        return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+    assert not loaded(*CASES["expression"]) & set(lazy)
+    assert "explain.check.semantic" in loaded("F.softmax(s, dim=1)", "--shape", "s=B,H,T,T", "--dim", "B=2",
+                                              "--dim", "H=12", "--dim", "T=10")

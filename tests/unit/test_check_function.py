@@ -187,3 +187,75 @@ def check_function_rows(path: Path):
     for stmt in fn.body[:-2]:
         fc.statement(stmt)
     return fc.rows
+
+
+def apply_edits(path: Path, edits: list) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    for line, old, new in edits:
+        assert old in lines[line - 1], (line, old, lines[line - 1])
+        lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    path.write_text("".join(lines))
+
+
+def test_forgotten_transpose_on_k_names_the_line_and_the_transpose(tmp_path: Path) -> None:
+    """Issue 45: one line forgets .transpose(1, 2) on k; the error was only 'batch axes do not broadcast'."""
+    path = tmp_path / "model.py"
+    path.write_text(NANOGPT.format(marker=tmp_path / "ran", merge="y.transpose(1, 2).contiguous().view(B, T, C)")
+                    .replace("k = k.view(B, T, n_head, C // n_head).transpose(1, 2)",
+                             "k = k.view(B, T, n_head, C // n_head)"))
+    with pytest.raises(CheckShapeError) as info:
+        run(f"{path}::attention")
+    err = info.value
+    k_line = path.read_text().splitlines().index("    k = k.view(B, T, n_head, C // n_head)") + 1
+    assert "k is [batch, seq, n_head, d_model/n_head] where [batch, n_head, seq, d_model/n_head] lines up" in str(err)
+    assert f"line {k_line} is missing .transpose(1, 2)" in str(err)
+    assert err.edits == [(k_line, "k.view(B, T, n_head, C // n_head)", "k.view(B, T, n_head, C // n_head).transpose(1, 2)")]
+    apply_edits(path, err.edits)
+    assert run(f"{path}::attention").result.shape == (2, 10, 768)
+
+
+def test_warnings_in_a_function_carry_their_line_and_edits(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent('''
+        def f(att: Float[Tensor, "batch n_head seq seq"], mask: Float[Tensor, "seq seq"]):
+            att = F.softmax(att, dim=-1)
+            att = att.masked_fill(mask == 0, float("-inf"))
+            return att
+    '''))
+    result = run(f"{path}::f")
+    (a,) = result.advice
+    assert a.where == f"{path}:4" and "(line 3) already sums to 1" in a.message and "swap line 3" in a.message
+    apply_edits(path, a.edits)
+    assert run(f"{path}::f").advice == []
+
+
+def test_keepdim_dropped_on_an_earlier_line_is_fixed_there(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent('''
+        def f(x: Float[Tensor, "batch seq d_model"]):
+            mu = x.mean(-1)
+            return x - mu
+    '''))
+    with pytest.raises(CheckShapeError) as info:
+        run(f"{path}::f")
+    assert "from line 3, which dropped the reduced axis" in str(info.value)
+    apply_edits(path, info.value.edits)
+    assert run(f"{path}::f").result.shape == (2, 10, 768)
+
+
+def test_expect_comments_are_read_with_tokenize(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    body = '''
+        def f(x: Float[Tensor, "batch seq d_model"], n_head: int):
+            B, T, C = x.shape
+            q = x.view(B, T, n_head, C // n_head)  # expect: B, n_head, T, C // n_head
+            return q
+    '''
+    path.write_text(textwrap.dedent(body).replace("C // n_head  #", "C // n_head)  #").replace(
+        "# expect: B, n_head, T, C // n_head", "# expect: B, n_head, T, 64"))
+    with pytest.raises(CheckShapeError) as info:
+        run(f"{path}::f")
+    assert "line 4: # expect: B, n_head, T, 64: the result is (2, 10, 12, 64)" in str(info.value)
+    assert "axes 1 and 2 are swapped" in str(info.value) and ".transpose(1, 2)" in str(info.value)
+    path.write_text(path.read_text().replace("# expect: B, n_head, T, 64", "# expect: B, T, n_head, 64"))
+    assert run(f"{path}::f").result.shape == (2, 10, 12, 64)

@@ -104,7 +104,10 @@ def test_a_forgotten_transpose_is_not_called_grouped_query_attention() -> None:
     with pytest.raises(CheckShapeError) as info:
         check("q @ k.swapaxes(-2, -1)", shapes, {**DIMS, "T": 24})
     assert "batch axes do not broadcast" in str(info.value)
-    assert "grouped-query" not in str(info.value) and info.value.fix is None
+    # issue 45: the names say which transpose is missing, and the fix is that transpose
+    assert "grouped-query" not in str(info.value)
+    assert "its axes 1 and 2 (T, H) are swapped" in str(info.value)
+    assert info.value.fix == (4, 5, "k.swapaxes(1, 2)")
     # the real grouped-query case keeps its fix: 4 key/value heads against 12 query heads
     with pytest.raises(CheckShapeError) as info:
         check("q @ k.swapaxes(-2, -1)", {"q": ("B", "H", "T", "Dh"), "k": ("B", "KV", "T", "Dh")}, {**DIMS, "KV": 4})
