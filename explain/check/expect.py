@@ -16,8 +16,8 @@ from itertools import permutations
 from explain.check.errors import CheckShapeError
 from explain.check.names import Ax, Names, fmt_ax, fmt_names
 from explain.check.node import Node, origin
-from explain.errors import UsageError
-from explain.shape_rules import Shape, fmt_shape
+from explain.core.errors import UsageError
+from explain.core.shape_rules import Shape, fmt_shape
 
 MAX_PERMUTED = 6  # 720 orders: instant
 

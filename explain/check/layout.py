@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from explain.check.names import fmt_names
 from explain.check.supported import ELEMENTWISE
-from explain.errors import ShapeError
-from explain.shape_rules import fmt_shape
+from explain.core.errors import ShapeError
+from explain.core.shape_rules import fmt_shape
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker

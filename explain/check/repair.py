@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from explain import shape_rules as rules
 from explain.check.errors import CheckShapeError
 from explain.check.names import Names, binop_names, fmt_ax, fmt_names
 from explain.check.node import Node, origin
-from explain.errors import ShapeError
+from explain.core import shape_rules as rules
+from explain.core.errors import ShapeError
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker

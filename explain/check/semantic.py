@@ -27,7 +27,7 @@ from explain.check.errors import Advice
 from explain.check.names import Ax, fmt_ax, fmt_names
 from explain.check.node import Node, origin
 from explain.check.roles import POSITIONS, SOFTMAX_OVER, letter_role, role, role_of_name, word
-from explain.errors import ShapeError
+from explain.core.errors import ShapeError
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker
