@@ -37,6 +37,8 @@ class Config:
     qkv_bias: bool = default("qkv_bias")  # biases on Q, K, V (the book's qkv_bias)
     d_out: int | None = default("d_out")  # multihead: W_O's output width (the book's d_out); None: d_model
     tie_embeddings: bool = default("tie_embeddings")  # transformer: one W_E, three uses (the paper's §3.4)
+    attention_kernel: str = default("attention_kernel")  # plain, or tiled: the online softmax (FlashAttention)
+    attention_tile: int = default("attention_tile")  # the tiled kernel's keys per tile
     ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
 
     @property
@@ -111,6 +113,12 @@ def validate(cfg: Config) -> None:
     normalize = OPTION["normalize"]
     if cfg.normalize not in normalize.choices:
         raise ConfigError(f"normalize must be one of {', '.join(normalize.choices)}, got {cfg.normalize!r}")
+    kernel = OPTION["attention_kernel"]
+    if cfg.attention_kernel not in kernel.choices:
+        raise ConfigError(f"attention_kernel must be one of {', '.join(kernel.choices)}, got {cfg.attention_kernel!r}")
+    if cfg.attention_tile != OPTION["attention_tile"].default and cfg.attention_kernel != "tiled":
+        raise ConfigError(f"--tile {cfg.attention_tile} sets the tiled kernel's tile; add --attention-kernel tiled "
+                          "or drop --tile")
     for o in OPTION.values():  # a switch or value that must be on or off, not something else
         if o.type == "bool" and not isinstance(getattr(cfg, o.name), bool):
             raise ConfigError(f"{o.name} must be true or false, got {getattr(cfg, o.name)!r}")

@@ -39,6 +39,20 @@ def scoped(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if name else prefix
 
 
+# -- the tiled attention kernel ------------------------------------------------------------------------------
+def tile_scope(t: int) -> str:
+    """The scope of tile ``t`` of the tiled attention kernel: ``tile0`` (``blocks.0.attn.tile0.max``)."""
+    return f"tile{t}"
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tile_sup(t: int) -> str:
+    """Tile ``t`` as its symbols carry it: ``⁽¹²⁾`` (m⁽¹²⁾ is the running max after tile 12)."""
+    return f"⁽{str(t).translate(_SUPERSCRIPT)}⁾"
+
+
 # -- generation ----------------------------------------------------------------------------------------------
 def gen_scope(n: int) -> str:
     """The scope of new token ``n`` of a generation: ``gen.3``."""

@@ -128,6 +128,13 @@ OPTIONS: tuple[Option, ...] = (
                 "is, torch's nn.Linear/nn.Embedding defaults for the others. On generate it seeds only the draws."),
     Option("normalize", "--normalize", "choice", default="softmax", choices=("softmax", "sum"), needs="normalize",
            help="{models} only: softmax, or divide by the row sum."),
+    Option("attention_kernel", "--attention-kernel", "choice", default="plain", choices=("plain", "tiled"),
+           needs="sdpa", label="kernel",
+           help="plain builds the whole score matrix; tiled is the online softmax of FlashAttention, "
+                "--tile keys at a time with a running max, rescale factors, a running sum and an accumulator."),
+    Option("attention_tile", "--tile", "int", default=2, min=1, max=MAX_CONTEXT, needs="sdpa", metavar="N",
+           label="tile", help="With --attention-kernel tiled: keys per tile (default 2; the last tile may be "
+                              "shorter)."),
     Option("backward", "--backward", "flag", group="backward",
            help="Also record the backward pass: every gradient, one operation at a time, from the loss back."),
     Option("output_target", "--output-target", "path", group="backward", metavar="FILE", lacks="loss",

@@ -60,6 +60,8 @@ CAPABILITIES: dict[str, str] = {
                  "÷√(2·n_layers), biases 0) instead of torch's nn.Linear/nn.Embedding defaults",
     "gqa": "grouped-query attention: key/value heads shared by groups of query heads (--kv-heads)",
     "rope": "rotary position embeddings on queries and keys (--rope-theta)",
+    "sdpa": "scaled dot-product attention, softmax(Q·Kᵀ/√d_k)·V, which the tiled kernel can compute "
+            "(--attention-kernel, --tile)",
     "trains": "explain train trains it (its own untraced kernels) and saves a GPT-2 folder; a trained one ships "
               "with explain (--trained)",
 }
@@ -127,25 +129,25 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           "Your journey starts with one step", "embeddings normalize", heads=1,
           masking="has no mask; use 'causal' for masked attention"),
     Model("attention", "single-head scaled dot-product self-attention", _SMALL, "Thinking Machines",
-          "weights qkv embeddings causal_switch", heads=1),
+          "weights qkv embeddings causal_switch sdpa", heads=1),
     Model("causal", "single-head attention with the causal mask", _SMALL, "Your journey starts with one step",
-          "weights qkv embeddings", heads=1, masking=_ALWAYS),
+          "weights qkv embeddings sdpa", heads=1, masking=_ALWAYS),
     Model("multihead", "multi-head self-attention with an output projection", _MULTI, "The cat sat on the mat",
-          "weights qkv heads embeddings causal_switch d_out"),
+          "weights qkv heads embeddings causal_switch d_out sdpa"),
     Model("synthesizer", "dense synthesizer attention (CS224N a5): logits from X alone", _MULTI,
           "The cat sat on the mat", "weights heads embeddings", masking=_ALWAYS),
     Model("encoder", "a stack of original-transformer encoder blocks (post-LN)", _DEEP, "Thinking Machines",
-          "weights qkv heads blocks embeddings",
+          "weights qkv heads blocks embeddings sdpa",
           masking="is unmasked by design (each token sees the whole input); use 'transformer', whose decoder is "
                   "causal"),
     Model("transformer", "the full encoder-decoder of Attention Is All You Need", _DEEP, "Thinking Machines",
-          "weights qkv heads blocks embeddings tie_switch gpt2_init", loss=NEXT_TOKEN, target="Denkende Maschinen",
+          "weights qkv heads blocks embeddings tie_switch gpt2_init sdpa", loss=NEXT_TOKEN, target="Denkende Maschinen",
           masking="masks its decoder already and never its encoder"),
     Model("gpt", "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss", _DEEP, "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains", loss=NEXT_TOKEN, masking=_ALWAYS),
+          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains sdpa", loss=NEXT_TOKEN, masking=_ALWAYS),
     Model("llama", "a Llama decoder: RMSNorm, rotary positions, grouped-query attention, SwiGLU, no biases",
           dict(_DEEP, n_kv_heads=1, d_ff=16, qkv_bias=False), "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope", loss=NEXT_TOKEN,
+          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope sdpa", loss=NEXT_TOKEN,
           masking=_ALWAYS, forward="explain.models.llama:llama"),
 )}
 

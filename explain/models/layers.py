@@ -12,6 +12,7 @@ import math
 
 from explain.core.config import Config
 from explain.core.inputs import Inputs
+from explain.core.names import tile_scope, tile_sup
 from explain.core.padding import IGNORE_INDEX, key_padding_mask
 from explain.core.registry import MODELS
 from explain.trace.recorder import Recorder, Ref
@@ -91,7 +92,10 @@ def key_padding(rec: Recorder, inp: Inputs, axis: str = "pos") -> Ref | None:
 
 def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
     """Scaled dot-product attention, softmax(Q·Kᵀ/√d_k [+ causal mask] [+ padding mask])·V, one recorded step
-    per operation. The two masks are two steps: they hide different cells for different reasons."""
+    per operation. The two masks are two steps: they hide different cells for different reasons. With
+    ``--attention-kernel tiled`` the same result comes from :func:`tiled_sdpa`."""
+    if rec.config.attention_kernel == "tiled":
+        return tiled_sdpa(rec, q, k, v, d_k, causal, pad)
     s = rec.op("matmul", "scores", q, k, transpose_b=True)  # (T, T)
     s = rec.op("scale", "scaled", s, root="d_k", n=d_k)
     if causal:
@@ -100,6 +104,28 @@ def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref
         s = rec.op("pad_mask", "pad_masked", s, pad)  # the <pad> keys: whole columns, per sequence
     a = rec.op("softmax", "pattern", s)  # (T, T), rows sum to 1
     return rec.op("weighted_sum", "z", a, v)  # (T, d_k)
+
+
+def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
+    """The online softmax (FlashAttention, Dao et al. 2022, Algorithm 1): keys and values in tiles of
+    ``--tile`` positions; per query row a running max m, a running sum ℓ and an accumulator O, rescaled by
+    exp(m_old − m_new) whenever the max grows; Z = O / ℓ after the last tile. The (T, T) score matrix is
+    never built (:mod:`explain.ops.tiled`)."""
+    S, B = k.shape[-2], rec.config.attention_tile
+    m = ell = o = None
+    for t, start in enumerate(range(0, S, B)):
+        stop, sup = min(start + B, S), tile_sup(t)
+        with rec.scope(tile_scope(t)):
+            s = rec.op("tile_scores", "scores", q, k, *([pad] if pad is not None else []), start=start, stop=stop,
+                       n=d_k, causal=causal, sym=f"S{sup}")  # (T, stop − start)
+            new_m = rec.op("tile_max", "max", s, *([m] if m is not None else []), sym=f"m{sup}")  # (T, 1)
+            alpha = rec.op("tile_rescale", "rescale", m, new_m, sym=f"α{sup}") if m is not None else None  # (T, 1)
+            p = rec.op("tile_exp", "exp", s, new_m, sym=f"P̃{sup}")  # (T, stop − start)
+            ell = rec.op("tile_sum", "sum", p, *([ell, alpha] if alpha is not None else []), sym=f"ℓ{sup}")  # (T, 1)
+            o = rec.op("tile_acc", "acc", p, v, *([o, alpha] if alpha is not None else []), start=start, stop=stop,
+                       sym=f"O{sup}")  # (T, d_k)
+            m = new_m
+    return rec.op("tile_normalize", "z", o, ell)  # (T, d_k)
 
 
 def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False,

@@ -20,6 +20,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     products,
     rotary,
     sampling,
+    tiled,
 )
 from explain.ops.base import REGISTRY, CellExplanation, Op, Syms, get, num
 

@@ -51,6 +51,7 @@ def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     kinds |= {s.op for s in plan("gpt", text=["the cat sat", "a dog"], backward=True)}  # padding
     kinds |= {s.op for s in interp_run()}  # recorded after a run: lens, attribution, a patch (explain.interp)
     kinds |= {s.op for s in plan("llama", sampling=make_sampling(2, greedy=True))}  # shared key heads' cache
+    kinds |= {s.op for s in plan("gpt", attention_kernel="tiled", attention_tile=3)}  # the online softmax
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
 

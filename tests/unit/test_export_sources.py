@@ -37,6 +37,9 @@ RUNS = {
     "gpt-padded-backward": {"text": ["the cat sat on the mat", "a dog"], "backward": True},
     "llama": {}, "llama-backward": {"backward": True}, "llama-generate": {"sampling": make_sampling(3, greedy=True)},
     "llama-qwen2": {"qkv_bias": True, "n_kv_heads": 2, "tie_embeddings": False},
+    # the tiled attention kernel: a padded causal batch, and a generation (tiles that do not divide the length)
+    "gpt-tiled": {"text": ["the cat sat on the mat", "a dog"], "attention_kernel": "tiled", "attention_tile": 4},
+    "llama-tiled": {"attention_kernel": "tiled", "attention_tile": 3, "sampling": make_sampling(2, greedy=True)},
 }
 
 

@@ -27,7 +27,8 @@ SIZES: dict[str, Any] = dict(d_model=64, n_heads=4, n_layers=2, d_ff=256, n_ctx=
 # The model that opens the shipped weights when none are named (the rule in the README and --trained's help).
 DEFAULT_TRAINED = "gpt"
 # The options that size a model: any of them asks for a model of that size, so random weights.
-SIZE_OPTIONS = tuple(o.name for o in OPTIONS if o.group == "config" and o.type == "int" and o.name != "seed")
+SIZE_OPTIONS = tuple(o.name for o in OPTIONS if o.group == "config" and o.type == "int"
+                     and o.name not in ("seed", "attention_tile"))  # the tile changes no weight
 WHICH = "--random-weights, --weights, --checkpoint or a size option"
 
 
