@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "attribute": "explain.commands.interp:attribute",
     "patch": "explain.commands.interp:patch",
     "train": "explain.commands.train:train",
+    "tokenize": "explain.commands.tokenize:tokenize",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -172,6 +172,13 @@ class GGUFCheckpoint(Checkpoint):
         tok.decoder = decoders.ByteLevel()
         return tok
 
+    def tokenizer_fields(self) -> tuple[Any, str, list[str], list[str]]:
+        """What the file says of its tokenizer: (tokenizer.ggml.model, .pre, .tokens, .merges), as stored;
+        explain tokenize walks through it (:mod:`explain.tokenize.source`)."""
+        merges = _field(self.reader, "tokenizer.ggml.merges", [])
+        return (_field(self.reader, "tokenizer.ggml.model"), str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")),
+                self._tokens(), list(merges) if isinstance(merges, list) else [])
+
     # -- weights ------------------------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         if self._params is None:

@@ -279,6 +279,13 @@ class Checkpoint:
             self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data)
         return self._tokenizer.encode(text)
 
+    def tokenizer_json(self) -> Any:
+        """The folder's tokenizer.json, parsed (None when it has none): explain tokenize walks through it."""
+        if self.tokenizer_path is None:
+            return None
+        self._token_labels()  # refuse a tokenizer of another vocabulary first
+        return _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+
     def params(self) -> dict[str, Any]:
         """Every parameter under the engine's name, float64; read from model.safetensors once."""
         if self._params is None:

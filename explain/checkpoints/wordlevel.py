@@ -46,11 +46,13 @@ def word_vocab(data: Any) -> dict[str, int] | None:
 
 
 def encode(vocab: dict[str, int], text: str) -> tuple[list[int], list[str]]:
-    """The ids of ``text`` and the words the vocabulary lacks (each once, in order), which became <unk>."""
+    """The ids of ``text`` and the words the vocabulary lacks (each once, in order), which became <unk>. The text
+    is lower-cased before it is split, as the tokenizer.json's normaliser does ('İ' lower-cases to 'i' and a
+    combining dot, two pieces)."""
     unk_id = vocab.get(SPECIALS[UNK], UNK)
     ids, unknown = [], []
-    for w in split_words(text):
-        i = vocab.get(w.lower())
+    for w in split_words(text.lower()):
+        i = vocab.get(w)
         if i is None:
             i = unk_id
             if w not in unknown:

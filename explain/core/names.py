@@ -39,6 +39,29 @@ def scoped(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if name else prefix
 
 
+# -- the tokenizer's steps ---------------------------------------------------------------------------------
+TOKENIZER = "tokenizer"  # the group of a run's tokenizer steps (--tokenizer-steps), before its model's
+
+
+def tokenizer_step(*parts: str) -> str:
+    """A step of the tokenizer's group: ``tokenizer.piece3.merge2``."""
+    return ".".join((TOKENIZER, *parts))
+
+
+_TEXT_AXES = ("bytes:", "chars:")  # an axis of a text's bytes or characters: values that are no token ids
+
+
+def text_axis(kind: str, name: str) -> str:
+    """The axis of a text's UTF-8 bytes (``kind`` "bytes") or code points ("chars"): ``bytes:text``."""
+    assert kind + ":" in _TEXT_AXES, kind
+    return f"{kind}:{name}"
+
+
+def is_text_axis(axis: str) -> bool:
+    """Whether an axis holds a text's bytes or code points (drawn as numbers, never as token words)."""
+    return axis.startswith(_TEXT_AXES)
+
+
 # -- the tiled attention kernel ------------------------------------------------------------------------------
 def tile_scope(t: int) -> str:
     """The scope of tile ``t`` of the tiled attention kernel: ``tile0`` (``blocks.0.attn.tile0.max``)."""
@@ -49,7 +72,8 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def tile_sup(t: int) -> str:
-    """Tile ``t`` as its symbols carry it: ``⁽¹²⁾`` (m⁽¹²⁾ is the running max after tile 12)."""
+    """Tile ``t`` as its symbols carry it: ``⁽¹²⁾`` (m⁽¹²⁾ is the running max after tile 12); a tokenizer piece's
+    symbol after its merge or match ``t`` too (p3⁽²⁾)."""
     return f"⁽{str(t).translate(_SUPERSCRIPT)}⁾"
 
 

@@ -91,6 +91,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("embeddings", "--embeddings", "path", group="input", metavar="FILE",
            needs="embeddings",
            help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model (or batch × tokens × d_model)."),
+    Option("tokenizer_steps", "--tokenizer-steps", "flag", group="input", label="tokenizer steps",
+           help="Record how --text became ids first (the group 'tokenizer'): normalisation, the pre-tokenizer's "
+                "pieces and their bytes, each BPE merge with its rank, the ids."),
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
            help="Parameters from an .npz (see 'explain params')."),
     Option("checkpoint", "--checkpoint", "path", group="weights", metavar="PATH", needs="checkpoint", tutorial=False,

@@ -17,7 +17,10 @@ BUILTIN_WORDS = (
     "cat dog mat sat happy hungry nice woman man it this that i you we they . , ! ?"
 ).split()
 
-_WORD = re.compile(r"[A-Za-z0-9_']+|[^\sA-Za-z0-9_']")
+# white space as Unicode's White_Space property has it (Python's \s also counts \x1c-\x1f, which tokenizers'
+# WhitespaceSplit, the split of the word-level tokenizer.json explain train writes, keeps as characters)
+_SPACE = "\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_WORD = re.compile(f"[A-Za-z0-9_']+|[^{_SPACE}A-Za-z0-9_']")
 
 
 def split_words(text: str) -> list[str]:

@@ -2,5 +2,5 @@
 prepared for a model, parameters and their initialisation, the recorded backward pass, the memory plan and its
 prices, and a generation's token drawn again.
 
-It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models`` and ``report``.
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``tokenize`` and ``report``.
 """

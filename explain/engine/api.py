@@ -40,12 +40,16 @@ def _labels(cfg: Config, inp: Inputs) -> dict[str, list[str]]:
 
 
 def _record(cfg: Config, inp: Inputs, params: dict | None, shape_only: bool, sampling: Any = None,
-            training: Any = None, on_tensor: Callable[[str, Any], None] | None = None) -> Trace:
-    """Record the model's steps; with ``sampling``, then the generated tokens; with ``training`` (a
-    :class:`explain.engine.backward.Training`), then its objective, the backward pass and, with a learning rate, one
-    SGD step."""
+            training: Any = None, on_tensor: Callable[[str, Any], None] | None = None, walk: Any = None) -> Trace:
+    """Record the model's steps; with ``walk`` (a tokenizer's walkthrough, --tokenizer-steps), its steps first;
+    with ``sampling``, then the generated tokens; with ``training`` (a :class:`explain.engine.backward.Training`),
+    then its objective, the backward pass and, with a learning rate, one SGD step."""
     rec = Recorder(cfg, params, shape_only, notation(cfg), on_tensor)
     rec.labels.update(_labels(cfg, inp))
+    if walk is not None:
+        from explain.tokenize.record import record_tokenizer  # lazy: only with --tokenizer-steps
+
+        record_tokenizer(rec, walk)
     if len(inp.batch_tokens) > 1:  # a batch: each item's positions have their own words, <pad> included
         rec.batch_labels["pos"] = rec.batch_labels["src"] = [list(t) for t in inp.batch_tokens]
         if len(inp.batch_target_tokens) > 1:
@@ -78,6 +82,27 @@ def _model(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     forward_of(MODELS[cfg.model])(rec, cfg, inp)
 
 
+def tokenizer_walk(model: str, options: dict[str, Any], inp: Inputs) -> Any:
+    """--tokenizer-steps: the walkthrough of the run's (first) text with the run's tokenizer, its ids checked
+    against the ids the run reads; None when it was not asked for (``options['tokenizer_steps']``, popped)."""
+    if not options.pop("tokenizer_steps", False):
+        return None
+    if options.get("tokens") is not None or options.get("embeddings") is not None:
+        raise UsageError("--tokenizer-steps shows how --text becomes ids; give --text, not --tokens or --embeddings")
+    from explain.tokenize.family import tokenizer_for  # lazy: only with --tokenizer-steps
+
+    texts = [options["text"]] if isinstance(options.get("text"), str) else list(options.get("text") or [])
+    targets = options.get("target") or MODELS[model].target
+    targets = [targets] if isinstance(targets, str) else list(targets or [])
+    ck = options.get("checkpoint")
+    texts = texts or [MODELS[model].text]
+    walk = tokenizer_for(open_for(model, ck) if ck is not None else None, texts + targets).walk(texts[0])
+    n = inp.lengths[0] if inp.lengths else inp.seq_len
+    if walk.ids != list(inp.ids[0][:n]):  # one tokenizer, two answers: a bug of explain's, not the user's
+        raise AssertionError(f"the tokenizer's walkthrough gave {walk.ids}, the run reads {inp.ids[0][:n]}")
+    return walk
+
+
 def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
     numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
@@ -85,11 +110,13 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     use_trained(options, options.get("weights"))
     options = {k: v for k, v in options.items() if k not in ("weights",)}
     training = training_of(options)
+    wanted = {"tokenizer_steps": options.pop("tokenizer_steps", False)}
     cfg, inp = prepare_run(model, **options)
+    walk = tokenizer_walk(model, {**options, **wanted}, inp)
     check_kernel(cfg, training)
     if sampling is not None:
         check_generation(cfg, inp, sampling)
-    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
+    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
 
 
 def estimate(cfg: Config, inp: Inputs, training: Any = None, sampling: Any = None) -> tuple[int, int]:
@@ -156,7 +183,9 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     if options.get("checkpoint") is not None:
         options["checkpoint"] = open_for(model, options["checkpoint"])  # open once: the tokenizer, then the weights
     training = training_of(options)
+    wanted = {"tokenizer_steps": options.pop("tokenizer_steps", False)}
     cfg, inp = prepare_run(model, **options)
+    walk = tokenizer_walk(model, {**options, **wanted}, inp)
     check_kernel(cfg, training)
     if sampling is not None and training is not None:
         raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
@@ -170,7 +199,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
                  checkpoint=options.get("checkpoint") is not None)
     if sampling is not None:
         check_generation(cfg, inp, sampling)
-    planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training)
+    planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
     if options.get("checkpoint") is not None and weights is None:
         ck = open_for(model, options["checkpoint"])
         params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
@@ -185,7 +214,8 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     # Finite but huge weights (1e308) overflow to inf/nan in the run: the trace shows them as values, and
     # numpy's RuntimeWarnings (with its internal file paths) are not printed over the output.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training, on_tensor=on_tensor)
+        trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training, on_tensor=on_tensor,
+                        walk=walk)
     trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"),
                                   options.get("embeddings") is not None)
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])

@@ -21,6 +21,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     rotary,
     sampling,
     tiled,
+    tokens,
 )
 from explain.ops.base import REGISTRY, CellExplanation, Op, Syms, get, num
 

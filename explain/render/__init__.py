@@ -1,5 +1,5 @@
 """Rich renderables (with the TUI, the only folder that imports rich): tensors, steps, explanations, the plain printer.
 
-It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report``, ``engine``, ``interp``
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``tokenize``, ``report``, ``engine``, ``interp``
 and ``tutorial``.
 """

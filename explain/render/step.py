@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from explain import ops
+from explain.core.names import is_text_axis
 from explain.ops.base import CellExplanation, num
 from explain.render.grid import TensorWindow
 from explain.render.tensor import fmt, head_tail, number_format
@@ -96,6 +97,8 @@ def id_words(trace: Trace, step: Step) -> Any:
     drawn with its word; None for any other step (bool flags and floats included)."""
     out = step.output
     if out is None or getattr(out, "dtype", None) is None or out.dtype.kind not in "iu":
+        return None
+    if step.axes and is_text_axis(step.axes[-1]):  # a text's bytes or code points (the tokenizer's steps)
         return None
     return trace.labels.get("vocab")
 

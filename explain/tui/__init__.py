@@ -2,7 +2,7 @@
 
 Importing this package imports no Textual; :mod:`explain.tui.app` does, when a trace is opened.
 
-It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report``, ``engine``, ``interp``,
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``tokenize``, ``report``, ``engine``, ``interp``,
 ``train``, ``export``, ``tutorial`` and ``render``.
 """
 

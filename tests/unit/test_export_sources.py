@@ -6,6 +6,7 @@ the step's name, before any script is written."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from explain import ops
 from explain.core.sampling import make_sampling
 from explain.export.plan import build, var_names
 from explain.ops import kernels
+
+GPT2_TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 
 RUNS = {
     "simple": {}, "simple-sum": {"normalize": "sum"}, "attention": {}, "causal": {}, "multihead": {},
@@ -40,6 +43,10 @@ RUNS = {
     # the tiled attention kernel: a padded causal batch, and a generation (tiles that do not divide the length)
     "gpt-tiled": {"text": ["the cat sat on the mat", "a dog"], "attention_kernel": "tiled", "attention_tile": 4},
     "llama-tiled": {"attention_kernel": "tiled", "attention_tile": 3, "sampling": make_sampling(2, greedy=True)},
+    # the tokenizer's steps: the word tokenizer, byte-level BPE (the GPT-2 fixture) and WordPiece (its fixture)
+    "gpt-tokenizer": {"tokenizer_steps": True, "text": "The cat is happy, ok?"},
+    "gpt-tokenizer-bpe": {"tokenizer_steps": True, "text": "The capital of France 😀", "checkpoint": str(GPT2_TINY)},
+    "wordpiece-walk": {},
 }
 
 
@@ -48,10 +55,23 @@ def make_run(key: str):
     options = dict(RUNS[key])
     if key == "gpt-interp":
         return interp_run()
+    if key == "wordpiece-walk":
+        return wordpiece_walk()
     if key.startswith("simple-embeddings"):
         options["embeddings"] = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [0.0, 1.0, 1.0]])
         options["text"] = "Your journey starts"
     return explain.run(model, **options)
+
+
+def wordpiece_walk():
+    """The WordPiece fixture's walkthrough as recorded steps (no model of the zoo reads WordPiece yet)."""
+    import json
+
+    from explain.tokenize.record import record_walkthrough
+    from explain.tokenize.wordpiece import WordPiece
+
+    data = json.loads((GPT2_TINY.parent / "wordpiece_tiny" / "tokenizer.json").read_text())
+    return record_walkthrough(WordPiece.from_json(data, "fixture").walk("Unbelievable tokenization, résumé!"), "fixture")
 
 
 def interp_run():

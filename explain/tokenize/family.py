@@ -1,0 +1,63 @@
+"""Which walkthrough a tokenizer gets: explain's word tokenizer, a checkpoint folder's tokenizer.json (byte-level
+BPE, WordPiece, or the word-level file ``explain train`` writes) or a GGUF's vocabulary and merges."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from explain.core.errors import InputError
+from explain.core.words import SPECIALS, UNK, Tokenizer
+from explain.tokenize.bpe import BPE, GGUF_PRE
+from explain.tokenize.walk import Walkthrough
+from explain.tokenize.wordpiece import WordPiece
+from explain.tokenize.words import Words
+
+
+def gguf_json(ck: Any) -> dict[str, Any]:
+    """A GGUF's tokenizer as the tokenizer.json document explain's GGUF reader builds with ``tokenizers``
+    (:meth:`explain.checkpoints.gguf.GGUFCheckpoint.encode`): byte-level BPE, its merges, the named pre-tokenizer."""
+    kind, pre, tokens, merges = ck.tokenizer_fields()
+    where = f"'{ck.path}'"
+    if kind != "gpt2":
+        raise InputError(f"{where} holds a {kind!r} tokenizer; explain tokenize walks through byte-level BPE "
+                         "('gpt2') GGUFs only")
+    if pre not in GGUF_PRE:
+        raise InputError(f"{where} names the pre-tokenizer {pre!r}, which explain does not know (it knows "
+                         f"{', '.join(GGUF_PRE)})")
+    return {"normalizer": None, "pre_tokenizer": {"type": "Sequence", "pretokenizers": GGUF_PRE[pre]},
+            "added_tokens": [], "model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(tokens)},
+                                          "merges": merges, "ignore_merges": False}}
+
+
+Walker = BPE | WordPiece | Words
+
+
+def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
+    """The walker of ``source``: None (explain's word tokenizer, its vocabulary grown by ``texts`` as a run's
+    is), or an opened checkpoint. Each has ``walk(text)``, ``encode(text)``, ``vocab`` and ``ranks``."""
+    if source is None or isinstance(source, Tokenizer):
+        tok = source if source is not None else Tokenizer(list(texts))
+        return Words(tok.index, tok.label, grows=True)
+    where = f"'{getattr(source, 'path', source)}'"
+    if hasattr(source, "tokenizer_fields"):  # a GGUF
+        return BPE.from_json(gguf_json(source), where, source.label)
+    data = source.tokenizer_json()
+    if data is None:
+        raise InputError(f"checkpoint {where} has no tokenizer.json: there is no tokenizer to walk through")
+    words = getattr(source, "_words", None)
+    if words is not None:  # the word-level file explain train wrote
+        unk_id = words.get(SPECIALS[UNK], UNK)
+        return Words(words, source.label, grows=False, unk_id=unk_id)
+    kind = (data.get("model") or {}).get("type")
+    if kind == "WordPiece":
+        return WordPiece.from_json(data, where, source.label)
+    return BPE.from_json(data, where, source.label)
+
+
+def walker(source: Any, texts: list[str] = ()) -> Callable[[str], Walkthrough]:
+    """A function from a text to its walkthrough (:func:`tokenizer_for`'s ``walk``)."""
+    return tokenizer_for(source, texts).walk
+
+
+__all__ = ["Walker", "gguf_json", "tokenizer_for", "walker"]
