@@ -147,11 +147,19 @@ def _targets(stmt: ast.stmt) -> list[str]:
     return [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
 
 
+def utf8_lines(source: str) -> list[bytes]:
+    """The lines as ast counts them (\\n, \\r\\n, \\r only), in UTF-8, since its column offsets are bytes. Split
+    once per function: ``ast.get_source_segment`` splits the whole source on every call, quadratic over a long
+    function (issue 36)."""
+    return [ln.encode() for ln in source.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+
+
 class FunctionCheck:
     """The walk over one function's body; ``rows`` is the report, ``result`` the returned node (if reached)."""
 
     def __init__(self, source: str, path: Path, fn: ast.FunctionDef, bindings: Bindings, torch: bool | None) -> None:
         self.path, self.fn, self.lines = path, fn, source.splitlines()
+        self._utf8 = utf8_lines(source)
         self.ck = Checker("", bindings, True if torch is None and "torch" in source else torch)
         self.rows: list[Row] = []
         self.result: Node | None = None
@@ -179,8 +187,19 @@ class FunctionCheck:
         self.rows.append(Row(stmt.lineno, self.snippet(stmt), note=f"skipped: {why}{tail}"))
 
     def snippet(self, node: ast.AST) -> str:
-        seg = ast.get_source_segment("\n".join(self.lines), node) or ""
-        return " ".join(seg.split())
+        """The source of ``node``, its white space folded (what ast.get_source_segment gives, in linear time)."""
+        end = getattr(node, "end_lineno", None)
+        if end is None or getattr(node, "end_col_offset", None) is None:
+            return ""
+        first, last = node.lineno - 1, end - 1
+        part = self._utf8[first:last + 1]
+        if not part:
+            return ""
+        if first == last:
+            seg = part[0][node.col_offset:node.end_col_offset]
+        else:
+            seg = b"\n".join([part[0][node.col_offset:], *part[1:-1], part[-1][:node.end_col_offset]])
+        return " ".join(seg.decode(errors="replace").split())
 
     def expr(self, node: ast.expr) -> Node:
         self.ck.set_source(self.snippet(node))

@@ -259,3 +259,21 @@ def test_expect_comments_are_read_with_tokenize(tmp_path: Path) -> None:
     assert "axes 1 and 2 are swapped" in str(info.value) and ".transpose(1, 2)" in str(info.value)
     path.write_text(path.read_text().replace("# expect: B, n_head, T, 64", "# expect: B, T, n_head, 64"))
     assert run(f"{path}::f").result.shape == (2, 10, 12, 64)
+
+
+def test_a_statements_source_is_cut_as_ast_cuts_it(tmp_path) -> None:
+    """Each row's source is cut from lines split once (linear in the function's length; issue 36), and equals
+    what ``ast.get_source_segment`` gives, for multi-line statements, non-ASCII names and \\r\\n line ends."""
+    import ast
+
+    from explain.check.function import FunctionCheck, utf8_lines
+
+    source = ("def fn(x: 'T C', é: 'C C'):\r\n    y = (x @ é\r\n         + x @ é)  # ünï\r\n"
+              "    z = {'k': 'ü'}['k']\n    return y\n")
+    fn = ast.parse(source).body[0]
+    walk = FunctionCheck.__new__(FunctionCheck)
+    walk._utf8 = utf8_lines(source)
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.stmt, ast.expr)):
+            want = " ".join((ast.get_source_segment(source, node) or "").split())
+            assert walk.snippet(node) == want, ast.dump(node)
