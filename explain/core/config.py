@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from explain.core.errors import ConfigError, UsageError
+from explain.core.moe import check_moe
 from explain.core.options import OPTION, check_cap, default, flag
 from explain.core.registry import DEFAULT_MODEL, MODELS, quoted, users
 
@@ -39,6 +40,19 @@ class Config:
     tie_embeddings: bool = default("tie_embeddings")  # transformer: one W_E, three uses (the paper's §3.4)
     attention_kernel: str = default("attention_kernel")  # plain, or tiled: the online softmax (FlashAttention)
     attention_tile: int = default("attention_tile")  # the tiled kernel's keys per tile
+    # llama: a mixture of experts in the MLP (explain.models.moe; checked by explain.core.moe)
+    n_experts: int | None = default("n_experts")  # routed experts; None: a dense MLP
+    experts_per_token: int = default("experts_per_token")
+    n_shared_experts: int = default("n_shared_experts")
+    shared_d_ff: int | None = default("shared_d_ff")  # None: n_shared_experts × the expert width
+    shared_expert_gate: bool = default("shared_expert_gate")
+    moe_d_ff: int | None = default("moe_d_ff")  # None: d_ff
+    norm_topk_prob: bool = default("norm_topk_prob")
+    router: str = default("router")
+    n_group: int = default("n_group")
+    topk_group: int = default("topk_group")
+    routed_scaling_factor: float = default("routed_scaling_factor")
+    first_k_dense_replace: int = default("first_k_dense_replace")
     ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
 
     @property
@@ -60,6 +74,20 @@ class Config:
     def ff_dim(self) -> int:
         """d_ff, 4·d_model when not given (as in the original transformer and GPT-2)."""
         return self.d_ff if self.d_ff is not None else 4 * self.d_model
+
+    def moe_layer(self, layer: int) -> bool:
+        """Block ``layer`` has a mixture of experts in place of its dense MLP."""
+        return self.n_experts is not None and layer >= self.first_k_dense_replace
+
+    @property
+    def expert_dim(self) -> int:
+        """A routed expert's width: moe_d_ff, or d_ff when not given (Mixtral's experts are intermediate_size)."""
+        return self.moe_d_ff if self.moe_d_ff is not None else self.ff_dim
+
+    @property
+    def shared_dim(self) -> int:
+        """The shared expert's width: shared_d_ff, or n_shared_experts × the expert width (DeepSeek's)."""
+        return self.shared_d_ff if self.shared_d_ff is not None else self.n_shared_experts * self.expert_dim
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -143,6 +171,7 @@ def validate(cfg: Config) -> None:
     if cfg.d_head is None and cfg.d_model % cfg.n_heads:
         raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
                           + _divisor_hint(cfg.d_model, cfg.n_heads))
+    check_moe(cfg)
     seed = OPTION["seed"]
     if not (cfg.seed >= seed.min and cfg.seed <= seed.max):
         raise ConfigError(f"seed must be between 0 and 2**63-1, got {cfg.seed}")

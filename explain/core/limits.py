@@ -14,6 +14,7 @@ from explain.core.errors import UsageError
 
 MAX_LAYERS = 1_000  # planning is linear in layers: 1,000 plan in well under a second
 MAX_HEADS = 4_096
+MAX_EXPERTS = 4_096  # DeepSeek-V3 routes among 256
 MAX_WIDTH = 1_000_000  # d_model, d_head, d_ff
 MAX_VOCAB = 10_000_000
 MAX_CONTEXT = 1_000_000  # n_ctx, and so any sequence length

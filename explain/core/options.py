@@ -24,6 +24,7 @@ from typing import Protocol
 
 from explain.core.limits import (
     MAX_CONTEXT,
+    MAX_EXPERTS,
     MAX_HEADS,
     MAX_LAYERS,
     MAX_SEED,
@@ -159,6 +160,51 @@ OPTIONS: tuple[Option, ...] = (
     Option("tie_embeddings", "--tie-embeddings", "bool", default=True, off_flag="--untie-embeddings",
            needs="tie_switch", label="tied W_E",
            help="One matrix for the embeddings and the output layer (the paper's §3.4; on by default)."),
+    # a mixture of experts in the MLP (explain.models.moe), named after the Hugging Face config keys
+    Option("n_experts", "--experts", "int", min=0, max=MAX_EXPERTS, derived="none: a dense MLP", needs="moe", metavar="N ≥ 1",
+           summary=True, label="experts",
+           help="{models} only: a mixture of experts in place of the MLP, with N routed experts "
+                "(num_local_experts; Mixtral 8). Without it the MLP is dense."),
+    Option("experts_per_token", "--experts-per-token", "int", default=2, min=1, max=MAX_EXPERTS, needs="moe",
+           label="experts per token",
+           help="{models} only, with --experts: how many experts each token goes to (num_experts_per_tok; "
+                "default 2)."),
+    Option("n_shared_experts", "--shared-experts", "int", default=0, min=0, max=MAX_EXPERTS, needs="moe",
+           label="shared experts",
+           help="{models} only, with --experts: experts every token uses besides its routed ones, one SwiGLU MLP "
+                "of N × the expert width (n_shared_experts; Qwen2-MoE and DeepSeek-V3 have 1)."),
+    Option("shared_d_ff", "--shared-expert-intermediate-size", "int", derived="shared experts × the expert width",
+           min=MODEL_SIZE_MIN, max=MAX_WIDTH, needs="moe", label="shared width",
+           help="{models} only: the shared expert's width (shared_expert_intermediate_size, Qwen2-MoE's; default "
+                "--shared-experts × --moe-intermediate-size)."),
+    Option("shared_expert_gate", "--shared-expert-gate", "bool", default=False, off_flag="--no-shared-expert-gate",
+           needs="moe", label="shared gate",
+           help="{models} only: scale the shared expert by σ(x·w) per token (Qwen2-MoE's shared_expert_gate); "
+                "off by default: added as it is (DeepSeek)."),
+    Option("moe_d_ff", "--moe-intermediate-size", "int", derived="d_ff", min=MODEL_SIZE_MIN, max=MAX_WIDTH,
+           needs="moe", label="expert width",
+           help="{models} only: each routed expert's width (moe_intermediate_size; default --d-ff, as Mixtral's "
+                "intermediate_size). --d-ff stays the dense layers' width."),
+    Option("norm_topk_prob", "--norm-topk-prob", "bool", default=True, off_flag="--no-norm-topk-prob",
+           needs="moe", label="renormalise",
+           help="{models} only: divide the chosen experts' weights by their sum (norm_topk_prob; on: Mixtral, "
+                "DeepSeek-V3; Qwen2-MoE's default is off)."),
+    Option("router", "--router", "choice", default="softmax", choices=("softmax", "sigmoid"), needs="moe",
+           help="{models} only: the router's scores, a softmax over the experts (Mixtral, Qwen) or a sigmoid "
+                "each, ranked with a per-expert choosing bias (DeepSeek-V3)."),
+    Option("n_group", "--n-group", "int", default=1, min=1, max=MAX_EXPERTS, needs="moe", label="groups",
+           help="{models} only: the experts in N groups, each scored by the sum of its 2 best scores "
+                "(n_group; DeepSeek-V3 8; default 1, no groups)."),
+    Option("topk_group", "--topk-group", "int", default=1, min=1, max=MAX_EXPERTS, needs="moe", label="groups kept",
+           help="{models} only, with --n-group: how many of the best groups a token may choose from (topk_group; "
+                "DeepSeek-V3 4)."),
+    Option("routed_scaling_factor", "--routed-scaling-factor", "float", default=1.0, metavar="F", needs="moe",
+           label="routed scale",
+           help="{models} only: multiply the kept weights by F (routed_scaling_factor; DeepSeek-V3 2.5)."),
+    Option("first_k_dense_replace", "--first-k-dense-replace", "int", default=0, min=0, max=MAX_LAYERS, needs="moe",
+           label="dense first layers",
+           help="{models} only, with --experts: the first N layers keep a dense MLP (first_k_dense_replace; "
+                "DeepSeek-V3 3)."),
 )
 
 OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}

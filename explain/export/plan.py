@@ -180,7 +180,8 @@ def build(trace: Trace, steps: list[str] | None = None, narration: dict[str, str
             arrays[c.step.name] = np.asarray(c.step.output)
 
     used = {h for c in checked for h in ops.get(c.step.op).helpers}
-    order = [name for name, f in inspect.getmembers(kernels, inspect.isfunction) if f.__module__ == kernels.__name__]
-    order.sort(key=lambda n: inspect.getsourcelines(getattr(kernels, n))[1])
+    order = [name for name, f in inspect.getmembers(kernels, inspect.isfunction) if f.__module__ in kernels.MODULES]
+    order.sort(key=lambda n: (kernels.MODULES.index(getattr(kernels, n).__module__),
+                              inspect.getsourcelines(getattr(kernels, n))[1]))
     helpers = [h for h in order if h in used]
     return Export(trace, codes, helpers, checked, sidecar, arrays, describe(trace, chosen), dict(narration or {}))

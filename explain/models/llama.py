@@ -13,6 +13,7 @@ from explain.core.config import Config
 from explain.core.inputs import Inputs
 from explain.core.padding import ignore_padding
 from explain.models.layers import key_padding, next_token_loss, sdpa
+from explain.models.moe import moe_mlp
 from explain.trace.recorder import Recorder, Ref
 
 INIT = "normal_0.02"  # transformers' initializer_range
@@ -73,10 +74,12 @@ def mlp(rec: Recorder, cfg: Config, x: Ref) -> Ref:
 
 
 def block(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None = None,
-          pad: Ref | None = None) -> Ref:
-    """Pre-norm: attention and the MLP each read an RMS-normalised copy of the residual stream and add to it."""
+          pad: Ref | None = None, layer: int = 0) -> Ref:
+    """Pre-norm: attention and the MLP each read an RMS-normalised copy of the residual stream and add to it.
+    With --experts the MLP of block ``layer`` may be a mixture of experts (:mod:`explain.models.moe`)."""
     x = rec.op("add", "resid_mid", x, attention(rec, cfg, rms_norm(rec, cfg, "ln1", x), pos, cache, pad))
-    return rec.op("add", "resid_post", x, mlp(rec, cfg, rms_norm(rec, cfg, "ln2", x)))  # (B, T, d)
+    ffn = moe_mlp if cfg.moe_layer(layer) else mlp
+    return rec.op("add", "resid_post", x, ffn(rec, cfg, rms_norm(rec, cfg, "ln2", x)))  # (B, T, d)
 
 
 def unembed(rec: Recorder, cfg: Config, x: Ref) -> Ref:
@@ -97,7 +100,7 @@ def llama(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     x, pad = rec.op("embed", "embed", tokens, W_E), key_padding(rec, inp)  # (B, T, d)
     for i in range(cfg.n_layers):
         with rec.scope(f"blocks.{i}"):
-            x = block(rec, cfg, x, pad=pad)  # (B, T, d)
+            x = block(rec, cfg, x, pad=pad, layer=i)  # (B, T, d)
     logits = unembed(rec, cfg, rms_norm(rec, cfg, "ln_final", x))  # (B, T, V)
     rec.op("softmax", "probs", logits)
     log_probs = rec.op("log_softmax", "log_probs", logits)
@@ -115,7 +118,7 @@ def llama_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[di
     x = rec.op("embed", "embed", token, rec.reuse("W_E"))  # (B, 1, d)
     for i, cache in enumerate(caches):
         with rec.scope(f"blocks.{i}"):
-            x = block(rec, cfg, x, pos, cache)  # (B, 1, d)
+            x = block(rec, cfg, x, pos, cache, layer=i)  # (B, 1, d)
     return unembed(rec, cfg, rms_norm(rec, cfg, "ln_final", x))  # (B, 1, V)
 
 

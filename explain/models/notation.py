@@ -144,6 +144,34 @@ OWN["llama"] = [
                                "query head h reads key head h // {group}."),
     ("*attn.v_rep", "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
     ("*attn.scores", "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),
+    # a mixture of experts (explain.models.moe)
+    ("*mlp.router_logits", "*", "R", "The router's logits: x̂·W_router, one score per expert ({n_experts}) at each "
+                                     "position."),
+    ("*mlp.router_scores", "softmax", "P", "Softmax over the {n_experts} experts: how much the router favours each "
+                                           "(TransformerLens calls this hook_expert_weights)."),
+    ("*mlp.router_scores", "sigmoid", "s", "A sigmoid per expert, each score in (0, 1) on its own (DeepSeek-V3): they "
+                                           "need not sum to 1."),
+    ("*mlp.choice", "*", "C", "The choice: each position goes to its top {experts_per_token} of {n_experts} experts"
+                              "{grouping} (1 = taken). A tie goes to the lower expert index."),
+    ("*mlp.kept_weights", "*", "w", "The chosen experts' weights{kept}; the others weigh 0."),
+    ("*mlp.experts.pre", "*", "G", "Every expert's gate x̂·W_gate[e], {d_model} → {expert_dim}, at the positions "
+                                   "routed to it; the other rows are 0 (greyed)."),
+    ("*mlp.experts.pre_linear", "*", "U", "Every expert's up projection x̂·W_in[e], at the positions routed to it."),
+    ("*mlp.experts.post", "*", "H", "SwiGLU per expert: silu(G) ⊙ U (0 where the expert took no token: silu(0)·0)."),
+    ("*mlp.experts.out", "*", "O", "Every expert's down projection H·W_out[e], back to {d_model}: what each expert "
+                                   "says about each token it took."),
+    ("*mlp.routed", "*", "F_r", "The mixture: at each position, Σ over its experts of weight × expert output."),
+    ("*mlp.shared.pre", "*", "G_s", "The shared expert's gate: x̂·W_gate, {d_model} → {shared_dim}, at every "
+                                    "position (every token uses it)."),
+    ("*mlp.shared.pre_linear", "*", "U_s", "The shared expert's up projection x̂·W_in."),
+    ("*mlp.shared.post", "*", "H_s", "SwiGLU: silu(G_s) ⊙ U_s."),
+    ("*mlp.shared.out", "*", "O_s", "The shared expert's output, H_s·W_out, back to {d_model}."),
+    ("*mlp.shared_gate_pre", "*", "g", "The shared expert's gate logit, x̂·w, one number per position (Qwen2-MoE)."),
+    ("*mlp.shared_gate", "*", "σ_s", "σ of the gate logit: how much of the shared expert each position takes."),
+    ("*mlp.shared_gated", "*", "O_s'", "The shared expert's output scaled by its gate, position by position."),
+    ("*mlp_out", "expert_sum", "F", "The mixture: at each position, Σ over its experts of weight × expert output "
+                                    "(no shared expert)."),
+    ("*mlp_out", "add", "F", "The routed experts' mixture plus the shared expert{shared_gate}."),
     ("*mlp.pre", "*", "G", "The gate: x̂·W_gate, {d_model} → {d_ff} features (no bias)."),
     ("*mlp.pre_linear", "*", "U", "The up projection: x̂·W_in, {d_model} → {d_ff} features (no bias)."),
     ("*mlp.post", "*", "H", "SwiGLU: silu(G) ⊙ U, the gate deciding how much of each feature of U passes."),
@@ -184,6 +212,22 @@ def _match(model: str, name: str, kind: str) -> tuple[str, str | None]:
     return hit
 
 
+def _moe_context(cfg: Config) -> dict[str, Any]:
+    """What the mixture-of-experts rows say of the config (nothing when the MLP is dense)."""
+    if cfg.n_experts is None:
+        return {}
+    grouping = (f", among the experts of its best {cfg.topk_group} of {cfg.n_group} groups (a group's score: the sum "
+                "of its 2 best)" if cfg.n_group > 1 else "")
+    if cfg.router == "sigmoid":
+        grouping += ", ranked by score + a per-expert choosing bias b"
+    scale = f", × {cfg.routed_scaling_factor:g}" if cfg.routed_scaling_factor != 1 else ""
+    kept = (f": their scores renormalised to sum to 1 (for softmax scores, the same as a softmax over the chosen "
+            f"experts' logits){scale}" if cfg.norm_topk_prob else f": their scores as they are{scale}")
+    return dict(n_experts=cfg.n_experts, experts_per_token=cfg.experts_per_token, grouping=grouping, kept=kept,
+                expert_dim=cfg.expert_dim, shared_dim=cfg.shared_dim,
+                shared_gate=", scaled by its gate" if cfg.shared_expert_gate else "")
+
+
 def notation(cfg: Config) -> Notation:
     """The lookup the recorder calls for each step of a ``cfg.model`` run: (name, kind, attrs) → (sym, note)."""
     model = cfg.model
@@ -194,7 +238,7 @@ def notation(cfg: Config) -> Notation:
                            "linear share one matrix)" if cfg.tie_embeddings else "",
                    unembed_llama="W_Eᵀ (tied to the embedding)" if cfg.tie_embeddings else "its own W_U",
                    n_kv_heads=cfg.kv_heads, group=cfg.n_heads // max(cfg.kv_heads, 1), half=cfg.head_dim // 2,
-                   rope_theta=cfg.rope_theta,
+                   rope_theta=cfg.rope_theta, **_moe_context(cfg),
                    **{f"b_{n}": f" + b_{n}" if cfg.qkv_bias else " (no bias)" for n in "QKV"})
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:

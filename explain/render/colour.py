@@ -37,12 +37,12 @@ NEG_INF_STYLE = "bold #ffffff on #585858"  # a score this step set to −inf (ma
 BEFORE_STYLE = "#bcbcbc on #3a3a3a"  # a score that was −inf already (an earlier mask): a darker grey
 MASKED_STYLE = "#a8a8a8 on #303030"  # a weight that is 0 because its score was −inf: darker still
 NEG_INF_PLAIN = "bold"  # without colours (NO_COLOR, values only): marked by style alone
-BEFORE_PLAIN = "dim"
-MASKED_PLAIN = "dim"
+BEFORE_PLAIN = MASKED_PLAIN = "dim"
 # the special cells: (a sample cell, what it means, its style, its style without colours)
 SWATCHES = {"-inf": ("−∞", "masked", NEG_INF_STYLE, NEG_INF_PLAIN),
             "-inf-before": ("−∞", "masked before", BEFORE_STYLE, BEFORE_PLAIN),
-            "masked": ("0", "masked (score −inf)", MASKED_STYLE, MASKED_PLAIN)}
+            "masked": ("0", "masked (score −inf)", MASKED_STYLE, MASKED_PLAIN),
+            "idle": ("0", "unrouted (not sent to this expert)", "#8a8a8a on #262626", "dim")}  # render.step.idle_rows
 
 SCALE_MODES = ("fixed", "row", "slice")  # what the key cycles: see :func:`heat_for`
 SCALE_NAMES = {"fixed": "fixed ([0, 1] for weights, 0 at the centre for signed values)",
@@ -282,7 +282,7 @@ class ColourLegend:
             if kind == "-inf" and both:
                 label = "masked here"
             if tiny:
-                label = {"-inf": "here" if both else "masked", "-inf-before": "before"}.get(kind, "masked")
+                label = {"-inf": "here" if both else "masked", "-inf-before": "before"}.get(kind, label.split()[0])
             if heat is not None:  # a sample cell as the grid draws it, then what it means
                 parts.append(Text.assemble((f" {sample} " if padded else sample, style), " ", (label, "dim")))
             elif kind != "-inf" and self.styled:  # no colours: marked by style (this step's −inf: bold)

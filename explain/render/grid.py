@@ -190,14 +190,15 @@ def _fit(mat: Any, origin: tuple[int, int], cursor: tuple[int, int], width: int,
 def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, col_labels: list[str] | None = None,
                 precision: int | NumberFormat = 4, values: bool = True, scale: Scale | Heat | None = None,
                 cursor: tuple[int, int] | None = None, marks: Marks | None = None, masked_by: Any = None,
-                before: Any = None, seen: set[str] | None = None) -> Text:
+                before: Any = None, seen: set[str] | None = None, idle: Any = None) -> Text:
     """The window as Text: an index ruler (and a token ruler) above, index and token labels on the left, one
     cell per shown (row, col), ``…``/``⋮`` where indices are elided, −inf always spelled out.
 
     ``masked_by``: the 2-D input slice whose −inf cells this output masks (a softmax after a mask), drawn as
     masked; ``before``: the 2-D input slice whose −inf cells were −inf already (an earlier mask), drawn apart
-    from the −inf this step makes; ``seen`` collects the special cells drawn (``-inf``, ``-inf-before``,
-    ``masked``) for the legend's swatches."""
+    from the −inf this step makes; ``idle``: a flag per row, set for the positions the router did not send to the
+    expert shown (drawn greyed); ``seen`` collects the special cells drawn (``-inf``, ``-inf-before``, ``masked``,
+    ``idle``) for the legend's swatches."""
     precision = _plain_format(mat, precision)
     out = Text(no_wrap=True, overflow="crop")
     lw = win.label_width
@@ -228,7 +229,7 @@ def draw_window(mat: Any, win: Window, *, row_labels: list[str] | None = None, c
                 out.append("…".rjust(w - 1) + " ", "dim")
                 continue
             v = float(mat[r, c])
-            kind = special_kind(v, masked_by, before, r, c)
+            kind = "idle" if idle is not None and idle[r] else special_kind(v, masked_by, before, r, c)
             if seen is not None and kind:
                 seen.add(kind)
             style = cell_style(v, scale, r, kind)
@@ -293,11 +294,11 @@ class TensorWindow:
     def __init__(self, mat: Any, *, max_rows: int = 8, row_labels: list[str] | None = None,
                  col_labels: list[str] | None = None, precision: int | NumberFormat = 4, values: bool = True,
                  heat: bool = False, probability: bool = False, masked_by: Any = None, before: Any = None,
-                 legend: bool = True) -> None:
+                 legend: bool = True, idle: Any = None) -> None:
         self.mat, self.max_rows, self.row_labels, self.col_labels = mat, max_rows, row_labels, col_labels
         self.nf, self.values = number_format(mat, precision), values
         self.heat, self.probability, self.legend = heat, probability, legend
-        self.masked_by, self.before = masked_by, before
+        self.masked_by, self.before, self.idle = masked_by, before, idle
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         win = head_tail_window(self.mat, self.max_rows, options.max_width, row_labels=self.row_labels,
@@ -307,7 +308,8 @@ class TensorWindow:
             heat = heat_for(self.mat, shown(win.rows), shown(win.cols), self.probability, masked_by=self.masked_by)
         seen: set[str] = set()
         grid = draw_window(self.mat, win, row_labels=self.row_labels, col_labels=self.col_labels, precision=self.nf,
-                           values=self.values, scale=heat, masked_by=self.masked_by, before=self.before, seen=seen)
+                           values=self.values, scale=heat, masked_by=self.masked_by, before=self.before, seen=seen,
+                           idle=self.idle)
         if not self.legend:
             yield grid
             return

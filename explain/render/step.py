@@ -112,6 +112,9 @@ def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, A
     read."""
     if not step.inputs or len(step.shape) < 1:
         return {}
+    idle = idle_rows(trace, step, lead)
+    if idle is not None:
+        return {"idle": idle}
     try:
         value = trace.value(step.inputs[0])
     except Exception:  # an input without values (shape-only): nothing to mark
@@ -120,6 +123,24 @@ def mask_sources(trace: Trace, step: Step, lead: tuple[int, ...]) -> dict[str, A
         return {}
     mat, _, _ = as_matrix(step, value, lead)
     return {"masked_by": mat} if ops.get(step.op).probability else {"before": mat}
+
+
+def idle_rows(trace: Trace, step: Step, lead: tuple[int, ...]) -> Any:
+    """For a step that holds one (positions, features) slice per expert, computed only where the router sent a
+    position (a routed op, or its gradient), a flag per row of the slice ``lead``: set where the position did not
+    go to that expert. None for any other step or slice."""
+    op = ops.get(step.op)
+    forward = getattr(op, "fwd", op)  # a gradient's forward op: its inputs end with (…, the choice, the output)
+    if not forward.routed or len(step.shape) < 3 or len(lead) != len(step.shape) - 2 or step.axes[-3] != "expert":
+        return None
+    choice_name = step.inputs[-1] if forward is op else step.inputs[-2]
+    try:
+        choice = trace.value(choice_name)
+    except Exception:  # shape-only: no values to say it
+        return None
+    if choice is None or choice.shape[-2] != step.shape[-2] or trace[choice_name].axes[-2] != step.axes[-2]:
+        return None
+    return choice[lead[:-1] + (slice(None), lead[-1])] <= 0  # (T,): the rows expert lead[-1] did not take
 
 
 def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12, origin: bool = True,

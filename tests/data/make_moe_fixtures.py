@@ -11,8 +11,9 @@ the fixture venv::
 For each config (``CONFIGS``) it writes ``moe/<name>_weights.npz`` (random weights under explain's parameter
 names, converted by a mapping written here, apart from explain's checkpoint reader), ``moe/<name>_config.json``
 (explain's options) and ``moe/<name>_expected.npz``: every step explain records (named as explain names them:
-the router's logits and scores, the 0/1 choice, the kept weights, each expert's gate, up, SwiGLU and down over
-every position with the rows of the tokens it did not take 0, the weighted sum, the shared expert and its gate),
+the router's logits and scores, the 0/1 choice, the kept weights, every expert's gate, up, SwiGLU and down over
+every position, (1, E, T, width), the rows of the tokens it did not take 0, the weighted sum, the shared expert
+and its gate),
 ``grad:<param>`` (every parameter's gradient of the loss, by autograd; the choosing bias has none: choosing is not
 differentiable) and ``generated`` (greedy ``generate``'s new tokens).
 
@@ -68,14 +69,15 @@ GAP = 1e-9  # how near the near ties are (in the score that chooses)
 
 # name -> (kind, explain's options)
 CONFIGS = {
-    "mixtral": ("mixtral", dict(d_model=16, n_heads=4, n_kv_heads=2, n_layers=2, d_ff=12, d_vocab=40,
+    "mixtral": ("mixtral", dict(d_model=16, n_heads=4, n_kv_heads=2, n_layers=2, d_ff=12, d_vocab=48,
                                 tie_embeddings=False, qkv_bias=False, rope_theta=1000000.0, ln_eps=1e-5,
                                 n_experts=4, experts_per_token=2, router="softmax", norm_topk_prob=True)),
-    "qwen2_moe": ("qwen2_moe", dict(d_model=12, n_heads=2, n_kv_heads=1, n_layers=3, d_ff=16, d_vocab=44,
+    "qwen2_moe": ("qwen2_moe", dict(d_model=12, n_heads=2, n_kv_heads=1, n_layers=3, d_ff=16, d_vocab=48,
                                     tie_embeddings=True, qkv_bias=True, rope_theta=1000000.0, ln_eps=1e-6,
                                     n_experts=6, experts_per_token=2, router="softmax", norm_topk_prob=False,
-                                    moe_d_ff=8, n_shared_experts=1, shared_d_ff=12, first_k_dense_replace=1)),
-    "deepseek": ("deepseek", dict(d_model=16, n_heads=4, n_kv_heads=2, n_layers=3, d_ff=20, d_vocab=40,
+                                    moe_d_ff=8, n_shared_experts=1, shared_d_ff=12, shared_expert_gate=True,
+                                    first_k_dense_replace=1)),
+    "deepseek": ("deepseek", dict(d_model=16, n_heads=4, n_kv_heads=2, n_layers=3, d_ff=20, d_vocab=48,
                                   tie_embeddings=False, qkv_bias=False, rope_theta=10000.0, ln_eps=1e-6,
                                   n_experts=12, experts_per_token=3, router="sigmoid", n_group=4, topk_group=2,
                                   norm_topk_prob=True, routed_scaling_factor=2.5, moe_d_ff=6, n_shared_experts=2,
@@ -484,10 +486,9 @@ def to_explain(kind: str, model: torch.nn.Module, o: dict, grads: bool = False) 
                 shared = tuple(sd[mlp + f"shared_expert.{n}_proj.weight"] for n in ("gate", "up", "down"))
                 out[ex + "mlp.W_shared_gate"] = sd[mlp + "shared_expert_gate.weight"].T  # (d, 1)
         out[ex + "mlp.W_router"] = router.T  # (d, E)
-        for e in range(o["n_experts"]):
-            out[ex + f"mlp.experts.{e}.W_gate"] = gate[e].T
-            out[ex + f"mlp.experts.{e}.W_in"] = up[e].T
-            out[ex + f"mlp.experts.{e}.W_out"] = down[e].T
+        out[ex + "mlp.experts.W_gate"] = gate.transpose(0, 2, 1)  # (E, d, f): x·W per expert
+        out[ex + "mlp.experts.W_in"] = up.transpose(0, 2, 1)
+        out[ex + "mlp.experts.W_out"] = down.transpose(0, 2, 1)  # (E, f, d)
         if shared is not None:
             out[ex + "mlp.shared.W_gate"], out[ex + "mlp.shared.W_in"] = shared[0].T, shared[1].T
             out[ex + "mlp.shared.W_out"] = shared[2].T
@@ -558,10 +559,10 @@ def steps(kind: str, model: torch.nn.Module, o: dict) -> tuple[dict[str, np.ndar
         got.update({b + k: v for k, v in rec.items()})
         routed = sum(kept_col[:, None] * experts[e]["out"] for e, kept_col in enumerate(rec["kept_weights"].T)
                      if e in experts)
-        for e in range(E):  # an expert no token took: every row 0
-            for key in ("pre", "pre_linear", "post", "out"):
-                width = o["d_model"] if key == "out" else o.get("moe_d_ff", o["d_ff"])
-                got[b + f"experts.{e}.{key}"] = experts[e][key] if e in experts else torch.zeros(T, width)
+        for key in ("pre", "pre_linear", "post", "out"):  # (1, E, T, width); an expert no token took: all 0
+            width = o["d_model"] if key == "out" else o.get("moe_d_ff", o["d_ff"])
+            got[b + f"experts.{key}"] = torch.stack([experts[e][key] if e in experts else
+                                                     torch.zeros(T, width, dtype=torch.float64) for e in range(E)])[None]
         if kind == "qwen2_moe":
             got[b + "shared_gate"] = torch.sigmoid(got[b + "shared_gate_pre"])
             got[b + "shared_gated"] = got[b + "shared_gate"] * got[b + "shared.out"]
@@ -604,6 +605,7 @@ FOLDER = dict(d_model=32, n_heads=4, n_kv_heads=2, n_layers=2, d_ff=24, d_vocab=
 FOLDER_QWEN = dict(d_model=16, n_heads=2, n_kv_heads=1, n_layers=2, d_ff=24, d_vocab=300, tie_embeddings=True,
                    qkv_bias=True, rope_theta=1000000.0, ln_eps=1e-6, n_ctx=64, n_experts=4, experts_per_token=2,
                    router="softmax", norm_topk_prob=False, moe_d_ff=8, n_shared_experts=1, shared_d_ff=20,
+                   shared_expert_gate=True,
                    first_k_dense_replace=0)
 TEXT = "The capital of France is Paris. In 2024, 1234 cafés served crème brûlée; ça coûte 12€!"
 ROWS = [0, 25, -1]

@@ -79,12 +79,37 @@ CASES: dict[str, Case] = {
     "rope": lambda r, n, m: ([r.standard_normal((2, 2, n, 2 * m))], {"theta": 100.0, "start": n}),
     "repeat_kv": lambda r, n, m: ([r.standard_normal((2, 2, n, m))], {"n": 3}),
     "swiglu": lambda r, n, m: ([2 * r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
+    # the mixture of experts' (the choice itself, route, has no gradient)
+    "keep": lambda r, n, m: ([r.uniform(0.1, 1.0, (2, n, 4)), _choice(r, (2, n), 4, 2)],
+                             {"norm": True, "scale": 2.5}),
+    "keep_plain": lambda r, n, m: ([r.uniform(0.1, 1.0, (n, 4)), _choice(r, (n,), 4, 2)], {"norm": False}),
+    "expert_linear": lambda r, n, m: ([r.standard_normal((2, n, m)), r.standard_normal((3, m, 2)),
+                                      _choice(r, (2, n), 3, 2)], {}),
+    "expert_linear_each": lambda r, n, m: ([r.standard_normal((2, 3, n, m)), r.standard_normal((3, m, 2)),
+                                           _choice(r, (2, n), 3, 1)], {}),
+    "expert_swiglu": lambda r, n, m: _swiglu_rows(r, n, m),
+    "expert_sum": lambda r, n, m: ([r.standard_normal((2, n, 3)), r.standard_normal((2, 3, n, m))], {}),
+    "sigmoid": lambda r, n, m: ([3 * r.standard_normal((n, m))], {}),
+    "mul": lambda r, n, m: ([r.standard_normal((2, n, 1)), r.standard_normal((2, n, m))], {}),
 }
+
+
+def _swiglu_rows(r, n, m):
+    """An expert SwiGLU's inputs as the expert layers leave them: 0 in the rows an expert did not take."""
+    choice = _choice(r, (2, n), 3, 2)
+    taken = np.moveaxis(choice, -1, -2)[..., None]
+    return [2 * r.standard_normal((2, 3, n, m)) * taken, r.standard_normal((2, 3, n, m)) * taken, choice], {}
+
+
+def _choice(r, lead, experts, k):
+    """A router's 0/1 choice: k of the experts at every position."""
+    return kernels.route(r.standard_normal((*lead, experts)), k)
 
 
 def kind_of(case: str) -> str:
     return {"matmul_broadcast": "matmul", "linear_tied": "linear", "scale_multiply": "scale",
-            "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean"}.get(case, case)
+            "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean", "keep_plain": "keep",
+            "expert_linear_each": "expert_linear"}.get(case, case)
 
 
 def test_every_op_kind_with_a_backward_is_checked() -> None:

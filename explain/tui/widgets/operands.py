@@ -189,8 +189,10 @@ class Operands(ViewWidget):
         feeds = self.feeds(view)
         feed = [feeds[i] if i < len(feeds) else None for i in range(len(names))]
         total, height = self.content_size.width, self.content_size.height
-        gradient = step.op.endswith(".grad")  # its linkage says None for an operand the cell does not read
-        unread = [gradient and feed[i] is None for i in range(len(names))]
+        # a gradient's linkage (or a routed op's: a row an expert did not take) says None for an operand the cell
+        # does not read
+        skips = step.op.endswith(".grad") or ops.get(step.op).skips
+        unread = [skips and feed[i] is None for i in range(len(names))]
         # an operand the cell does not read is its symbol, shape and "not read here": the ones it reads get
         # the width (a backward step's Q, K and V took half of it to say they were not read, cutting names)
         needs = [len(unread_title(view, n, syms[i] or n).plain.split("\n")[0]) if unread[i] else
