@@ -47,14 +47,17 @@ def rope_theta(cfg: dict[str, Any], where: str) -> float:
     """θ from transformers 4's top-level ``rope_theta`` or 5's ``rope_parameters``; a scaling type refused."""
     params = cfg.get("rope_parameters") or {}
     scaling = cfg.get("rope_scaling") or {}
-    for block in (params, scaling):
-        kind = block.get("rope_type", block.get("type", "default")) if isinstance(block, dict) else "?"
+    for key, block in (("rope_parameters", params), ("rope_scaling", scaling)):
+        if not isinstance(block, dict):
+            raise WeightsError(f"{where}: {key} must be a table such as {{\"rope_type\": \"default\"}}, got "
+                               f"{str(block)[:40]!r}")
+        kind = block.get("rope_type", block.get("type", "default"))
         if kind != "default":
             raise WeightsError(f"{where} uses rope scaling {kind!r}; explain computes the default rotary "
                                "embedding only (remove rope_scaling if the run stays within the original context)")
     theta = params.get("rope_theta", cfg.get("rope_theta", _DEFAULT_THETA.get(cfg.get("model_type"), 10000.0)))
-    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not theta > 1:
-        raise WeightsError(f"{where}: rope_theta must be a number above 1, got {theta!r}")
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 1 < theta < 1e12:
+        raise WeightsError(f"{where}: rope_theta must be a number above 1 and below 1e12, got {theta!r}")
     return float(theta)
 
 

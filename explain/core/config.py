@@ -167,7 +167,7 @@ def validate(cfg: Config) -> None:
                           f"{flag('n_kv_heads')} a divisor of {cfg.n_heads}")
     theta = cfg.rope_theta
     if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 1 < theta < 1e12:
-        raise ConfigError(f"rope_theta must be a number above 1 (10000 for Llama 2), got {theta!r}")
+        raise ConfigError(f"rope_theta must be a number above 1 and below 1e12 (10000 for Llama 2), got {theta!r}")
     if cfg.d_head is None and cfg.d_model % cfg.n_heads:
         raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
                           + _divisor_hint(cfg.d_model, cfg.n_heads))

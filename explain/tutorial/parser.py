@@ -148,16 +148,9 @@ class _Parser:
         for key, v in d.items():
             f = f"options.{key}"
             o = OPTION[key]
-            if o.type == "int":
-                out[key] = self.count(v, f, minimum=o.min)
-            elif o.type == "bool":
-                if not isinstance(v, bool):
-                    raise self.fail(f"must be true or false, got {v!r}", f"write {key} = {str(not o.default).lower()}",
-                                    field=f)
-                out[key] = v
-            elif o.type == "choice":
-                out[key] = self.text(d, key, required=True, field=f, example=o.choices[0] if o.choices else "…")
-            elif key in ("text", "target"):
+            # The keys with a shape of their own first; then every other option by its type, so an option added
+            # to the table is read (and checked by the config as its CLI flag is), never silently dropped.
+            if key in ("text", "target"):
                 if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
                     out[key] = list(v)
                 else:
@@ -169,16 +162,30 @@ class _Parser:
                 out[key] = list(v)
             elif key == "embeddings":
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)
-            elif key in ("backward", "trained", "random_weights"):  # switches: trained = true opens the shipped GPT
-                if not isinstance(v, bool):
-                    raise self.fail(f"must be true or false, got {v!r}", f"write {key} = true", field=f)
-                out[key] = v
+            elif key in ("output_target", "grad_output"):  # the objective of a model without a loss
+                out[key] = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src)
             elif key == "lr":
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                     raise self.fail(f"must be a positive number, got {v!r}", "write lr = 0.1", field=f)
                 out[key] = float(v)
-            elif key in ("output_target", "grad_output"):  # the objective of a model without a loss
-                out[key] = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src)
+            elif o.type == "int":
+                out[key] = self.count(v, f, minimum=o.min if o.min is not None else 0)
+            elif o.type in ("bool", "flag"):  # switches: trained = true opens the shipped GPT
+                if not isinstance(v, bool):
+                    raise self.fail(f"must be true or false, got {v!r}", f"write {key} = true", field=f)
+                out[key] = v
+            elif o.type == "choice":
+                out[key] = self.text(d, key, required=True, field=f, example=o.choices[0] if o.choices else "…")
+                if o.choices and out[key] not in o.choices:
+                    raise self.fail(f"must be one of {', '.join(o.choices)}, got {v!r}",
+                                    f'write {key} = "{o.choices[0]}"', field=f)
+            elif o.type == "float":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), -float("inf")):
+                    example = o.default if o.default is not None else 1.0
+                    raise self.fail(f"must be a finite number, got {v!r}", f"write {key} = {example}", field=f)
+                out[key] = float(v)
+            else:  # an option kind no branch reads: refused, never ignored
+                raise self.fail(f"cannot be set in a tutorial ({o.type} option)", f"remove {key}", field=f)
         return out, embeddings
 
     def weights(self, d: Any, path: Path | None) -> dict[str, Any]:

@@ -300,3 +300,46 @@ def test_the_core_imports_neither_click_nor_textual_nor_rich() -> None:
             "print(sorted(m for m in ('click', 'textual', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# A valid value of every [options] key, by type (a key whose type is not here must get a sample of its own)
+_SAMPLE = {"int": 3, "float": 2.5, "bool": True, "flag": True}
+
+
+def test_every_option_a_tutorial_may_set_reaches_the_run(tmp_path: Path) -> None:
+    """Issue 36: rope_theta was accepted and ignored (any value, nan included, ran with θ = 10000 and passed
+    tutorial check). Walk the options table: every key [options] accepts is read into the run's options, and a
+    value of the wrong kind is refused naming the key."""
+    from explain.core.options import OPTION
+    from explain.tutorial.schema import OPTION_KEYS
+
+    special = {"text": '"a b"', "target": '"a b"', "tokens": "[1, 2]", "embeddings": "[[1, 0], [1, 1]]",
+               "output_target": "[[1.0]]", "grad_output": "[[1.0]]", "lr": "0.5"}
+    for key in OPTION_KEYS:
+        o = OPTION[key]
+        value = special.get(key)
+        if value is None and o.type == "choice":
+            value = f'"{o.choices[-1]}"'
+        if value is None:
+            sample = _SAMPLE[o.type]  # a KeyError here: a new option type needs a sample (and a parser branch)
+            value = str(sample).lower() if isinstance(sample, bool) else str(sample)
+        text = HEADER + f'model = "simple"\n[options]\n{key} = {value}\n' + stop("attn.scores")
+        tut = load_tutorial(write(tmp_path, text))
+        assert key in tut.options or (key == "embeddings" and tut.embeddings is not None), key
+        if o.type in ("int", "float", "bool", "flag", "choice"):
+            bad = '"x"' if o.type in ("int", "float", "bool", "flag") else '"no-such-choice"'
+            with pytest.raises(TutorialError, match=rf"options\.{key}"):
+                load_tutorial(write(tmp_path, HEADER + f'model = "simple"\n[options]\n{key} = {bad}\n'
+                                    + stop("attn.scores")))
+
+
+@pytest.mark.parametrize("theta", ["nan", "inf", "1e308", "0.5"])
+def test_a_bad_rope_theta_is_refused_as_the_cli_refuses_it(tmp_path: Path, theta: str) -> None:
+    text = HEADER + f'model = "llama"\n[options]\ntext = "the cat"\nrope_theta = {theta}\n' + stop("blocks.0.attn.q")
+    msg = error_of(write(tmp_path, text))
+    assert "rope_theta" in msg, msg
+
+
+def test_a_tutorials_rope_theta_is_the_runs(tmp_path: Path) -> None:
+    text = HEADER + 'model = "llama"\n[options]\ntext = "the cat"\nrope_theta = 500.0\n' + stop("blocks.0.attn.q")
+    assert run_tutorial(load_tutorial(write(tmp_path, text))).config.rope_theta == 500.0
