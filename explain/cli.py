@@ -17,6 +17,7 @@ import sys
 import click
 
 from explain import __version__
+from explain.core import progress
 from explain.core.errors import ExplainError
 from explain.core.text import visible
 
@@ -34,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "patch": "explain.commands.interp:patch",
     "train": "explain.commands.train:train",
     "tokenize": "explain.commands.tokenize:tokenize",
+    "models": "explain.commands.models:models",
+    "fetch": "explain.commands.models:fetch",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -54,7 +57,10 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):  # noqa: D102 - documented on the class
         try:
-            return super().invoke(ctx)
+            from explain.commands.bars import reporter  # lazy: loaded with the command; rich loads when a bar shows
+
+            with progress.reporting(reporter()):
+                return super().invoke(ctx)
         except ExplainError as exc:
             _fail(str(exc), exc.exit_code)
 

@@ -17,3 +17,16 @@ DATA = ROOT / "tests" / "data"
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="session", autouse=True)
+def explain_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of catalogue models for the whole run (``EXPLAIN_CACHE``, for this process and every command the
+    tests start): the xdist workers share it (their temporary folders' common parent), and the fetch's lock file
+    lets one worker download while the others wait, so a network test downloads a model once per run. A cache
+    the user set (EXPLAIN_CACHE in the environment) is used as it is."""
+    if not os.environ.get("EXPLAIN_CACHE"):
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        os.environ["EXPLAIN_CACHE"] = str(shared / "explain-cache")
+    return Path(os.environ["EXPLAIN_CACHE"])

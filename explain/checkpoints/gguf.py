@@ -27,10 +27,11 @@ from explain.checkpoints.gpt2 import Checkpoint, DependencyError
 from explain.checkpoints.llama import to_engine
 from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
 from explain.checkpoints.token_labels import _byte_decoder, _visible
+from explain.core import progress
 from explain.core.errors import InputError, WeightsError
 from explain.core.text import RowLabels
 
-INSTALL = "pip install '.[gguf]' (in explain's source folder) or pip install gguf tokenizers"
+INSTALL = "pip install gguf tokenizers (explain's default install has them)"
 # HF splits of Llama 3 and Qwen2 (their tokenizer.json's Split regex), then byte-level without its own regex
 _LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
            r"|\s+(?!\S)|\s+")
@@ -181,8 +182,14 @@ class GGUFCheckpoint(Checkpoint):
 
     # -- weights ------------------------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        if self._params is None:
-            self._params = to_engine(self._hf_tensor, self.options)
+        if self._params is None:  # a bar on a terminal: SmolLM2's 272 tensors take about 4 s
+            with progress.task(f"dequantize {self.path.name}", len(self.tensors), unit="tensors") as advance:
+                def tensor(hf: str) -> Any:
+                    arr = self._hf_tensor(hf)
+                    advance(1)
+                    return arr
+
+                self._params = to_engine(tensor, self.options)
         return self._params
 
     def _hf_tensor(self, hf: str) -> Any:

