@@ -7,6 +7,7 @@ import math
 
 from explain.core import shape_rules as sr
 from explain.core.errors import ShapeError
+from explain.core.names import is_text_axis
 from explain.ops.base import CellExplanation, Op, Syms, idx, num, register, token
 from explain.ops.products import explain_pad_back, pad_back_source
 
@@ -40,8 +41,14 @@ class Input(Op):
     def explain(self, index, inputs, output, syms: Syms, vocab: list[str] | None = None, given_by: str | None = None,
                 **attrs) -> CellExplanation:
         value = output[index]
-        # integer inputs are token ids (the tokens, the targets): name each by its word
-        shown = token(int(value), vocab) if output.dtype.kind in "iu" else num(value)
+        # integer inputs are token ids (the tokens, the targets): name each by its word; a text's bytes or code
+        # points (the tokenizer's steps) by what they are
+        axes = attrs.get("axes") or ("",)
+        if output.dtype.kind in "iu" and is_text_axis(axes[-1]):
+            v = int(value)
+            shown = f"byte 0x{v:02x}" if axes[-1].startswith("bytes:") else f"U+{v:04X} {chr(v)!r}"
+        else:
+            shown = token(int(value), vocab) if output.dtype.kind in "iu" else num(value)
         # ``given_by``: what computed a value recorded whole (the loss after an update: a second forward pass)
         title = f"{syms.out}{idx(index)}: {given_by}" if given_by else f"{syms.out}{idx(index)} is given as input"
         return CellExplanation(index, float(value), title,

@@ -20,7 +20,7 @@ from textual.app import App
 from textual.screen import Screen
 
 from explain.core.errors import ExplainError
-from explain.core.names import gen_step, in_backward
+from explain.core.names import gen_step, in_backward, tokenizer_step
 from explain.core.registry import MODELS
 from explain.core.sampling import make_sampling
 from explain.engine import api
@@ -55,7 +55,7 @@ class Controller:
     """The long work of one step screen; its methods named in ACTIONS are the screen's actions of those names."""
 
     ACTIONS = frozenset({"generate", "gradient", "rerun", "export_step", "export_run", "picture", "lens",
-                         "attribution", "patching", "generated", "search", "goto", "heads"})
+                         "attribution", "patching", "generated", "search", "goto", "heads", "tokenizer"})
 
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -127,6 +127,30 @@ class Controller:
 
         self.host.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}…", timeout=3)
         self.start(lambda: api.run(trace.config.model, **opts), done)
+
+    def tokenizer(self) -> None:
+        """How the text became ids: to the tokenizer's first step; on a run without them, the run again with
+        --tokenizer-steps (its tokenizer's steps first), then there."""
+        host, trace = self.host, self.trace
+        first = tokenizer_step("text")
+        if first in trace:
+            host.leave_path("o (the tokenizer's steps)")
+            host.view = host.view.go(trace[first].index)
+            return
+        options = {k: v for k, v in host.run_options.items() if k != "model"}
+        if options.get("tokens") is not None or options.get("embeddings") is not None:
+            host.notify("this run was given token ids or embeddings, not text: there is no tokenizer to show",
+                        timeout=4)
+            return
+        options["tokenizer_steps"] = True
+
+        def done(new: Trace) -> None:
+            self.show(new, options)
+            if first in new:
+                host.view = host.view.go(new[first].index)
+
+        host.notify("running again with the tokenizer's steps first…", timeout=2)
+        self.start(lambda: api.run(trace.config.model, **options), done)
 
     def gradient(self) -> None:
         """From a value to its gradient and back; on a run without a backward pass, record it first (after the

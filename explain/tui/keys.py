@@ -102,6 +102,8 @@ KEYS: list[Key] = [
     Key("x", "export_step", "export", "Export this step as a numpy script (in this folder)", "Run"),
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
     Key("c", "picture", "svg", "Save the screen as an SVG picture, named after the step (in this folder)", "Run"),
+    Key("o", "tokenizer", "text→ids", "How the text became ids: the tokenizer's steps (normalisation, the pieces "
+        "and their bytes, each merge with its rank, the ids); the first time, the run again with them first", "Run"),
     Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt, llama)", "Run"),
     Key("H", "page(0, -1)", "pan", "Pan left a window", "Cell", group="pan"),
     Key("J,pagedown", "page(1, 0)", "pan", "Pan down a window", "Cell", "J", group="pan"),

@@ -59,3 +59,29 @@ def test_a_merge_and_its_reasons_are_on_screen(walk_trace, size) -> None:
     for needle in ("␣ + c → ␣c", "rank 13", "beats"):
         assert needle in seen["drill"], (needle, seen["drill"])
     assert "84 104 101" in seen["text"]  # the bytes of 'The', not the words of ids 84, 104, 101
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_o_runs_again_with_the_tokenizer_steps_first(size) -> None:
+    import explain
+
+    trace = explain.run("gpt", text="The cat is happy")
+    app = ExplainApp(trace, options={"text": "The cat is happy"})
+    seen: dict[str, object] = {}
+
+    async def script(pilot):
+        await pilot.press("o")
+        for _ in range(300):
+            await pilot.pause(0.05)
+            if pilot.app.screen.view.step.name == "tokenizer.text":
+                break
+        view = pilot.app.screen.view
+        seen["step"], seen["has_ids"] = view.step.name, "tokenizer.ids" in view.trace
+        await pilot.press("right")
+        await pilot.pause()
+        await pilot.press("o")  # the steps are there now: o goes back to the first
+        await pilot.pause()
+        seen["again"] = pilot.app.screen.view.step.name
+
+    drive(app, script, size=size)
+    assert seen == {"step": "tokenizer.text", "has_ids": True, "again": "tokenizer.text"}
