@@ -36,11 +36,13 @@ from explain.checkpoints.gpt2 import (
     _bf16,
     _read_json,
 )
+from explain.checkpoints.moe import MOE_TYPES, layout, moe_options, moe_shapes, moe_to_engine
 from explain.core.errors import InputError, WeightsError
 
-MODEL_TYPES = ("llama", "mistral", "qwen2")
+MODEL_TYPES = ("llama", "mistral", "qwen2", *MOE_TYPES)  # mixtral, qwen2_moe: a mixture of experts (checkpoints.moe)
 INDEX = "model.safetensors.index.json"
-_DEFAULT_THETA = {"llama": 10000.0, "mistral": 10000.0, "qwen2": 10000.0}  # the configs' own defaults
+_DEFAULT_THETA = {"llama": 10000.0, "mistral": 10000.0, "qwen2": 10000.0, "mixtral": 1000000.0,
+                  "qwen2_moe": 10000.0}  # the configs' own defaults
 
 
 def rope_theta(cfg: dict[str, Any], where: str) -> float:
@@ -92,21 +94,28 @@ def llama_options(cfg: dict[str, Any], where: str, names: set[str]) -> dict[str,
         raise WeightsError(f"{where} sets attention_bias (biases on q, k, v and o_proj); explain's llama takes "
                            "biases on q, k and v only (Qwen2's)")
     n_ctx = ints["max_position_embeddings"]
-    window = cfg.get("sliding_window") if (kind == "mistral" or cfg.get("use_sliding_window")) else None
+    window = cfg.get("sliding_window") if (kind in ("mistral", "mixtral") or cfg.get("use_sliding_window")) else None
     if isinstance(window, int) and not isinstance(window, bool) and window < n_ctx:
         n_ctx = window  # a longer run would need the window's mask: refused as longer than the context
     eps = cfg.get("rms_norm_eps", 1e-6)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
         raise WeightsError(f"{where}: rms_norm_eps must be a small positive number, got {eps!r}")
-    tied = bool(cfg.get("tie_word_embeddings", False)) or "lm_head.weight" not in names
+    # a folder without lm_head is tied; a config alone (explain shapes) says so itself
+    tied = bool(cfg.get("tie_word_embeddings", False)) or bool(names) and "lm_head.weight" not in names
+    qkv_bias = kind == "qwen2" or kind == "qwen2_moe" and bool(cfg.get("qkv_bias", True))
     return dict(d_model=ints["hidden_size"], n_heads=h, n_kv_heads=kv, d_head=ints["head_dim"],
                 n_layers=ints["num_hidden_layers"], d_ff=ints["intermediate_size"], d_vocab=ints["vocab_size"],
-                n_ctx=n_ctx, rope_theta=rope_theta(cfg, where), ln_eps=float(eps), qkv_bias=kind == "qwen2",
-                tie_embeddings=tied)
+                n_ctx=n_ctx, rope_theta=rope_theta(cfg, where), ln_eps=float(eps), qkv_bias=qkv_bias,
+                tie_embeddings=tied, **moe_options(cfg, where, ints["num_hidden_layers"]))
 
 
-def expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-    """Every Hugging Face tensor name and the shape the options imply for it."""
+def _moe_layer(o: dict[str, Any], i: int) -> bool:
+    return bool(o.get("n_experts")) and i >= o.get("first_k_dense_replace", 0)
+
+
+def expected_shapes(o: dict[str, Any], moe: tuple[str, tuple[str, str]] | None = None) -> dict[str, tuple[int, ...]]:
+    """Every Hugging Face tensor name and the shape the options imply for it; ``moe`` = (model_type, (layout,
+    module name)) for a mixture's layers (:mod:`explain.checkpoints.moe`)."""
     d, f, m, h, kv, V = o["d_model"], o["d_ff"], o["d_head"], o["n_heads"], o["n_kv_heads"], o["d_vocab"]
     out = {"model.embed_tokens.weight": (V, d), "model.norm.weight": (d,)}
     if not o["tie_embeddings"]:
@@ -118,13 +127,17 @@ def expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
         if o["qkv_bias"]:
             out.update({p + "self_attn.q_proj.bias": (h * m,), p + "self_attn.k_proj.bias": (kv * m,),
                         p + "self_attn.v_proj.bias": (kv * m,)})
-        out.update({p + "self_attn.o_proj.weight": (d, h * m), p + "post_attention_layernorm.weight": (d,),
-                    p + "mlp.gate_proj.weight": (f, d), p + "mlp.up_proj.weight": (f, d),
+        out.update({p + "self_attn.o_proj.weight": (d, h * m), p + "post_attention_layernorm.weight": (d,)})
+        if moe is not None and _moe_layer(o, i):
+            out.update(moe_shapes(o, moe[0], moe[1], p))
+            continue
+        out.update({p + "mlp.gate_proj.weight": (f, d), p + "mlp.up_proj.weight": (f, d),
                     p + "mlp.down_proj.weight": (d, f)})
     return out
 
 
-def to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
+def to_engine(get: Callable[[str], Any], o: dict[str, Any], moe: tuple[str, tuple[str, str]] | None = None
+              ) -> dict[str, Any]:
     """The engine's parameters from Hugging Face's tensors (``get(name)`` gives one as float64)."""
     import numpy as np  # lazy: numpy off the shape path (opening a folder reads its config only)
 
@@ -142,6 +155,9 @@ def to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
             if o["qkv_bias"]:
                 p[ours + f"attn.b_{s.upper()}"] = get(hf + f"self_attn.{s}_proj.bias").reshape(n, m)
         p[ours + "attn.W_O"] = np.ascontiguousarray(get(hf + "self_attn.o_proj.weight").T)
+        if moe is not None and _moe_layer(o, i):
+            p.update(moe_to_engine(get, o, moe[0], moe[1], hf, ours))
+            continue
         for ours_name, theirs in (("W_gate", "gate_proj"), ("W_in", "up_proj"), ("W_out", "down_proj")):
             p[ours + f"mlp.{ours_name}"] = np.ascontiguousarray(get(hf + f"mlp.{theirs}.weight").T)
     return p
@@ -168,14 +184,18 @@ class LlamaCheckpoint(Checkpoint):
                 raise WeightsError(f"'{index}' lists the shard '{missing[0]}', which is not in '{path}'")
             tables = {v: header_table(path / v) for v in sorted(set(wmap.values()))}
             check_index(index, wmap, tables)
-        else:
-            raise InputError(f"checkpoint folder '{path}' has neither {WEIGHTS} nor {INDEX}")
+        else:  # a config.json alone: explain shapes counts and plans it; a run is refused (params)
+            tables, wmap = {}, {}
         self.files = {k: path / v for k, v in wmap.items()}
         self.options = llama_options(config, f"'{path / CONFIG}'", set(self.files))
+        kind = config.get("model_type")
+        self.moe = (kind, layout(set(self.files))) if self.options.get("n_experts") else None
         check_caps(self.options)
         table = {k: t[k] for t in tables.values() for k in t}  # every tensor the folder holds: the files agree
-        check_tensors(table, expected_shapes(self.options), self._says(), short=lambda k: k, stored=lambda k: k,
-                      where=lambda k: f"'{self.files[k]}'", missing_where=f"checkpoint '{path}'")
+        if tables:
+            check_tensors(table, expected_shapes(self.options, self.moe), self._says(), short=lambda k: k,
+                          stored=lambda k: k, where=lambda k: f"'{self.files[k]}'",
+                          missing_where=f"checkpoint '{path}'")
         if self.options["n_ctx"] < (config.get("max_position_embeddings") or 0):  # a sliding window binds past it
             self.context_what = (f"the checkpoint's sliding window of {self.options['n_ctx']} tokens (explain does "
                                  "not compute windowed attention)")
@@ -191,7 +211,7 @@ class LlamaCheckpoint(Checkpoint):
         o = self.options
         return (f"num_hidden_layers {o['n_layers']}, hidden_size {o['d_model']}, num_attention_heads {o['n_heads']}, "
                 f"num_key_value_heads {o['n_kv_heads']}, head_dim {o['d_head']}, intermediate_size {o['d_ff']}, "
-                f"vocab_size {o['d_vocab']}")
+                f"vocab_size {o['d_vocab']}" + (f", {o['n_experts']} experts" if o.get("n_experts") else ""))
 
     def pad_id(self) -> int:
         for key in ("pad_token_id", "eos_token_id", "bos_token_id"):
@@ -202,6 +222,9 @@ class LlamaCheckpoint(Checkpoint):
         return 0
 
     def params(self) -> dict[str, Any]:
+        if not self.files:
+            raise InputError(f"checkpoint folder '{self.path}' has neither {WEIGHTS} nor {INDEX}: 'explain shapes' "
+                             "reads its config.json alone, a run needs the weights")
         if self._params is None:
             self._params = self._load()
         return self._params
@@ -214,7 +237,7 @@ class LlamaCheckpoint(Checkpoint):
             from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
         except ImportError:
             raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
-        want = expected_shapes(self.options)  # every name, shape and type was checked when the folder opened
+        want = expected_shapes(self.options, self.moe)  # every name, shape and type was checked on opening
         handles: dict[Path, Any] = {}
         try:
             for path in sorted(set(self.files[k] for k in want)):
@@ -229,7 +252,7 @@ class LlamaCheckpoint(Checkpoint):
                 arr = _bf16(self.files[k], k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)
                 return arr.astype(np.float64)
 
-            return to_engine(get, self.options)
+            return to_engine(get, self.options, self.moe)
         finally:
             for h in handles.values():
                 h.__exit__(None, None, None)

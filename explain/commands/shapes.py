@@ -38,7 +38,8 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
     elif kw.get("checkpoint") is not None:  # opened once here, for plan() too: run's refusal says "shorten the text"
         from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
 
-        kw["checkpoint"] = ck = open_checkpoint(kw["checkpoint"])
+        ck = kw["checkpoint"]
+        kw["checkpoint"] = ck = open_checkpoint(ck) if isinstance(ck, str) else ck
         if seq > ck.options["n_ctx"]:
             raise InputError(f"--seq {seq} is longer than the checkpoint's context of {ck.options['n_ctx']} "
                              f"positions; use --seq {ck.options['n_ctx']} or less")
@@ -49,6 +50,23 @@ def _seq_tokens(model: str, seq: int, kw: dict) -> list[int]:
             raise InputError(f"--seq {seq} is longer than the context of {kw['n_ctx']} positions; "
                              f"use --seq {kw['n_ctx']} or less, or --context {seq}")
     return [UNK] * seq
+
+
+UNTOKENIZED = 8  # the sequence planned for a checkpoint folder without tokenizer.json, when --seq is not given
+
+
+def _untokenized(kw: dict) -> int | None:
+    """For a checkpoint folder with no tokenizer.json (a config.json alone, as for counting a model's parameters),
+    the length to plan when no input is given, said on stderr; None when the folder has its tokenizer."""
+    from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
+
+    kw["checkpoint"] = ck = open_checkpoint(kw["checkpoint"])
+    if getattr(ck, "tokenizer_path", True) is not None:
+        return None
+    n = min(UNTOKENIZED, ck.options["n_ctx"])
+    click.echo(f"note: {ck.path} has no tokenizer.json: the steps are for {n} tokens (give --seq N for another "
+               "length)", err=True)
+    return n
 
 
 @click.command(epilog=MODEL_HELP)
@@ -80,6 +98,8 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
     """
     kw = run_kwargs(model, kwargs)
     use_trained(kw, kw.get("weights"), model)  # the sizes of the model 'explain run' opens: gpt's trained one
+    if seq is None and kw.get("checkpoint") is not None and not {"text", "tokens", "embeddings"} & set(kw):
+        seq = _untokenized(kw)  # a config.json alone (no tokenizer.json): shapes for a few tokens
     if seq is not None:
         kw["tokens"] = _seq_tokens(model, seq, kw)
     if kw.pop("weights", None) is not None:

@@ -19,9 +19,8 @@ from explain.core.options import OPTION, flag
 MOE_OPTIONS = ("experts_per_token", "n_shared_experts", "shared_d_ff", "shared_expert_gate", "moe_d_ff",
                "norm_topk_prob", "router", "n_group", "topk_group", "routed_scaling_factor", "first_k_dense_replace")
 
-ACTIVE_RULE = ("active: what one token uses, every parameter but the routed experts it does not go to (k of E "
-               "counted in each mixture layer; embeddings, attention, norms, routers and shared experts all "
-               "counted)")
+ACTIVE_RULE = ("what one token uses: every parameter but the routed experts it does not go to; k of E counted in "
+               "each mixture layer, and the embeddings, attention, norms, routers and shared experts all counted")
 
 
 def _given(cfg: Any, name: str) -> str:

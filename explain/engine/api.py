@@ -125,12 +125,22 @@ def estimate(cfg: Config, inp: Inputs, training: Any = None, sampling: Any = Non
     10⁸-layer or 10⁶-token request is refused in milliseconds. With ``training`` the trace counts the
     objective, every gradient step and the SGD update."""
 
-    def plan(layers: int, new: int | None) -> tuple[int, int]:
-        s = None if new is None else replace(sampling, max_new_tokens=new)
-        t = _record(replace(cfg, n_layers=layers), inp, None, shape_only=True, sampling=s, training=training)
-        return t.n_params, t.nbytes
+    def priced(c: Config, layers: int) -> tuple[int, int]:
+        def plan(n: int, new: int | None) -> tuple[int, int]:
+            s = None if new is None else replace(sampling, max_new_tokens=new)
+            t = _record(replace(c, n_layers=n), inp, None, shape_only=True, sampling=s, training=training)
+            return t.n_params, t.nbytes
 
-    return price(plan, cfg.n_layers, None if sampling is None else sampling.max_new_tokens)
+        return price(plan, layers, None if sampling is None else sampling.max_new_tokens)
+
+    dense = cfg.first_k_dense_replace if cfg.n_experts is not None else 0
+    if not dense or cfg.n_layers <= 2:
+        return priced(cfg, cfg.n_layers)
+    # a mixture after dense first layers: two kinds of block, each priced per layer from plans of one and two
+    moe, plain = replace(cfg, first_k_dense_replace=0), replace(cfg, n_experts=None, first_k_dense_replace=0)
+    m1, m2, d1, d2 = priced(moe, 1), priced(moe, 2), priced(plain, 1), priced(plain, 2)
+    return tuple(a + (cfg.n_layers - 1) * (b - a) + dense * ((d - c) - (b - a))  # type: ignore[return-value]
+                 for a, b, c, d in zip(m1, m2, d1, d2))
 
 
 def with_backward(trace: Trace, **training: Any) -> Trace:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explain.core.errors import UsageError
+from explain.core.moe import ACTIVE_RULE, active_params
 from explain.core.names import in_training
 from explain.core.shape_rules import fmt_shape
 from explain.trace import ParamSpec, Step, Trace
@@ -160,6 +161,10 @@ def header(trace: Trace, show_tokens: bool = True) -> list[str]:
         parts.append(f"d_ff {cfg.ff_dim}")
     if any(".blocks." in "." + s.name for s in trace):
         parts.append(f"{cfg.n_layers} layers")
+    if cfg.n_experts is not None:
+        shared = f" + {cfg.n_shared_experts} shared" if cfg.n_shared_experts else ""
+        width = f" of d_ff {cfg.expert_dim}" if cfg.expert_dim != cfg.ff_dim else ""
+        parts.append(f"{cfg.n_experts} experts{shared}{width}, {cfg.experts_per_token} per token")
     if any("vocab" in p.axes for p in trace.specs.values()):  # given embeddings replace the vocabulary
         parts.append(f"vocab {cfg.d_vocab}")
     if "W_pos" in trace.specs:
@@ -205,6 +210,9 @@ def shapes_text(sel: Selection, show_tokens: bool = True) -> str:
     lines.append(f"total: {total:,} parameters")
     if trace.specs:
         lines += _wrap_sum(breakdown(trace, sel.layer).split(" + "))
+    active = active_params(trace.config, total)
+    if active != total:  # a mixture of experts: the rule beside the figure
+        lines += [f"active: {active:,} parameters per token", f"  ({ACTIVE_RULE})"]
     return "\n".join(lines)
 
 
@@ -240,6 +248,8 @@ def shapes_doc(sel: Selection) -> dict[str, Any]:
         ],
         "layers": [{"name": name, "size": size} for name, size, _ in layer_totals(sel)],
         "n_params": trace.n_params,
+        **({"n_active": active_params(trace.config, trace.n_params), "active_rule": ACTIVE_RULE}
+           if trace.config.n_experts is not None else {}),
     }
 
 
