@@ -73,8 +73,9 @@ def static_int(ck: Checker, node: ast.expr, what: str) -> int:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Name) and node.id in ck.b.dims:
         return ck.b.dims[node.id]
-    if _self_attr(ck, node):  # self.n_head in a method: --dim n_head gives it
-        return ck.b.dims[node.attr]  # type: ignore[attr-defined]
+    key = _dim_key(ck, node)
+    if key is not None:  # self.n_head in a method, config.n_embd, cfg["emb_dim"]: --dim gives it
+        return ck.b.dims[key]
     if isinstance(node, ast.Name) and node.id in ck.unknown:
         raise ck.unknown_name(node)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
@@ -86,7 +87,13 @@ def static_int(ck: Checker, node: ast.expr, what: str) -> int:
         return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" \
             and len(node.args) == 1 and not node.keywords:
-        return static_int(ck, node.args[0], what)
+        inner = node.args[0]
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div):  # int(hidden_size / num_heads)
+            a, b = static_int(ck, inner.left, what), static_int(ck, inner.right, what)
+            if b == 0:
+                raise UsageError(f"{what}: {ck.text(node)!r} divides by zero")
+            return int(a / b)
+        return static_int(ck, inner, what)
     found = _axis_of(ck, node)
     if found is not None:
         return found[0]
@@ -99,8 +106,9 @@ def claim(ck: Checker, node: ast.expr) -> Ax:
     name of x's axis 1; None for a literal, -1 or arithmetic that names nothing."""
     if isinstance(node, ast.Name) and node.id in ck.b.dims:
         return ck.aliases.get(node.id, (node.id,))
-    if _self_attr(ck, node):
-        return ck.aliases.get(node.attr, (node.attr,))  # type: ignore[attr-defined]
+    key = _dim_key(ck, node)
+    if key is not None:
+        return ck.aliases.get(key, (key,))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         a, b = claim(ck, node.left), claim(ck, node.right)
         return a + b if a is not None and b is not None else None
@@ -113,15 +121,27 @@ def claim(ck: Checker, node: ast.expr) -> Ax:
         name = f"{a[0]}/{b[0]}"
         ck.sizes[name] = num // den
         return (name,)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
+        inner = node.args[0]
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div):
+            return claim(ck, ast.BinOp(left=inner.left, op=ast.FloorDiv(), right=inner.right))
+        return claim(ck, inner)
     if isinstance(node, (ast.Subscript, ast.Call)):
         found = _axis_of(ck, node)
         return found[1] if found else None
     return None
 
 
-def _self_attr(ck: Checker, node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
-        and node.attr in ck.b.dims
+def _dim_key(ck: Checker, node: ast.expr) -> str | None:
+    """The --dim name of ``self.n_head``, ``config.n_embd`` or ``cfg["emb_dim"]`` (a config object an
+    ``__init__`` was given), if it has one."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in ck.b.dims and (
+            node.value.id == "self" or node.value.id in ck.configs):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ck.configs and \
+            isinstance(node.slice, ast.Constant) and node.slice.value in ck.b.dims:
+        return node.slice.value  # type: ignore[no-any-return]
+    return None
 
 
 def static_ints(ck: Checker, node: ast.expr, what: str) -> tuple[int, ...]:
@@ -134,6 +154,13 @@ def static_ints(ck: Checker, node: ast.expr, what: str) -> tuple[int, ...]:
 def size_args(ck: Checker, args: list[ast.expr], what: str) -> tuple[tuple[int, ...], tuple[Ax, ...], list[str]]:
     """Sizes written as ``f(2, T, -1)``, ``f((2, T, -1))`` or ``f(x.shape)``: the sizes, the names they claim,
     and each size's source text (to write a fix with)."""
+    if any(isinstance(a, ast.Starred) for a in args) or (len(args) == 1 and (isinstance(
+            args[0], (ast.BinOp, ast.Subscript)) or (isinstance(args[0], ast.Name) and args[0].id in ck.shapes))):
+        from explain.check.values import expand_shape_args  # lazy: only a shape held by a name or built
+
+        found = expand_shape_args(ck, args)
+        if found is not None:
+            return found
     if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
         args = list(args[0].elts)
     elif len(args) == 1 and isinstance(args[0], ast.Attribute) and args[0].attr == "shape":

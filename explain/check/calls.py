@@ -91,7 +91,8 @@ def unknown_function(name: str) -> UsageError:
 
 def visit_call(ck: Checker, call: ast.Call) -> Node:
     """Check one call: find its library, bind its arguments, apply its shape rule."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords):
+    if any(isinstance(a, ast.Starred) and not (isinstance(a.value, ast.Name) and a.value.id in ck.shapes)
+           for a in call.args) or any(kw.arg is None for kw in call.keywords):
         raise UsageError(f"not supported: *args or **kwargs in {ck.text(call)!r}; write the arguments out")
     func = call.func
     start, end = ck.span(func)
@@ -147,6 +148,10 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
         root = prefix.split(".")[0]
         if root in (*NP_NAMES, *TORCH_NAMES, "F", "nn", "math", *EINOPS_NAMES) and root not in ck.env:
             raise unknown_function(path or func.attr)
+    if isinstance(func.value, ast.Name) and func.value.id == "self" and ck.cls is not None:
+        from explain.check.modulecalls import call_self  # lazy: only a method of a class calls its modules
+
+        return call_self(ck, call, func.attr, span)
     if func.attr not in METHODS:
         raise UsageError(f"not supported: the method .{func.attr}(); supported methods: .{', .'.join(METHODS)}")
     from explain.check.methods import visit_method  # lazy: only lines with methods load it (bench_check_startup)

@@ -199,9 +199,9 @@ def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
         names.append(tuple(x for a in known_atoms for x in a) if len(known_atoms) == len(g) and g else None)
     node = ck.make(call, fname, tuple(shape), [x], repr(pattern), names=tuple(names))
     if any(c is not None for _, c in lengths.values()) or any(len(g) > 1 for g in left + right):
-        from explain.check import semantic  # lazy: only named lengths and groups load the rules
+        from explain.check import headsplit  # lazy: only named lengths and groups load the rules
 
-        semantic.einops_lengths(ck, call, left, right, lengths, size, span, x)
+        headsplit.einops_lengths(ck, call, left, right, lengths, size, span, x)
     return node
 
 

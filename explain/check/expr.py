@@ -64,7 +64,11 @@ class Checker:
         self.env: dict[str, Node] = {}  # names assigned earlier in a checked function
         self.unknown: dict[str, str] = {}  # names a skipped statement assigned -> why it was skipped
         self.advice: list[Any] = []  # warnings: shapes that fit, named axes that say the code is wrong
-        self.pending: list[Node] = []  # reductions that may be a normalisation over the wrong axis (reviewed later)
+        self.pending: list[Node] = []
+        self.shapes: dict[str, list[Any]] = {}  # shapes held by a name (new_shape = x.size()[:-1] + (H, Dh))
+        self.configs: set[str] = set()  # names of config objects in a class's __init__ (config.n_embd: --dim n_embd)
+        self.line = 0  # in a function, the line of the statement being checked
+        self.cls: Any = None  # the class a method is checked in (explain.check.classes.ClassContext)  # reductions that may be a normalisation over the wrong axis (reviewed later)
 
     def uses_torch(self, what: str, fix: str) -> None:
         """The line spells something PyTorch's way (``dim=``, ``.view``): PyTorch's rules from here on; under
@@ -277,11 +281,17 @@ class Checker:
             inner = self.visit(node.value)
             if inner.info.get("pair"):
                 return self.make(node, inner.op, inner.shape, [inner], node.attr, names=inner.names)
-        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.b.dims:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and self.cls is not None \
+                and node.attr in self.cls.arrays:  # a buffer or parameter made in __init__
+            made = self.cls.arrays[node.attr]
+            return self.make(node, "name", made.shape, names=made.names, was=made)
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", *self.configs) and node.attr in self.b.dims:
             return self.make(node, "scalar", (), detail=f"{node.attr}={self.b.dims[node.attr]}",
                              claim=self.aliases.get(node.attr, (node.attr,)))
         if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy"):
             raise unsupported(f"{self.text(node)} without a call")
+        if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in self.unknown:
+            raise UsageError(self.unknown[f"{node.value.id}.{node.attr}"])
         raise unsupported(f"the attribute .{node.attr} (only .T, .mT, .shape[i])")
 
 
@@ -317,5 +327,4 @@ def review(ck: Checker, node: Node) -> None:
         from explain.check import semantic  # lazy: only a suspicious reduction loads the rules
 
         semantic.normalisations(ck, node)
-        ck.pending.clear()
     node.info["advice"] = list(ck.advice)

@@ -12,135 +12,20 @@ mismatch stops the check with the file, the line, a caret and the fix.
 from __future__ import annotations
 
 import ast
-import warnings
 from pathlib import Path
 
 from explain.check.args import claim, static_int
 from explain.check.errors import Advice, CheckShapeError
 from explain.check.expr import Checker, review
-from explain.check.names import Ax
 from explain.check.node import Node
 from explain.check.parse import MAX_DEPTH, Bindings, nesting
 from explain.check.shaping import split
+from explain.check.source import Row, bind_arguments, find_function, parse_file, read_source, split_target, tag
 from explain.core.errors import ExplainError, UsageError
 
-MAX_FILE_BYTES = 1_000_000  # a source file past this is refused before it is read: no model file is this long
-JAXTYPING_DTYPES = ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Integer", "Complex", "Inexact", "UInt",
-                    "Float32", "Float16", "BFloat16", "Float64", "Int64", "Int32", "Key")
 FLOW = {ast.For: "a for loop", ast.While: "a while loop", ast.If: "an if", ast.With: "a with block",
         ast.Try: "a try block", ast.AsyncFor: "a for loop", ast.FunctionDef: "a nested function",
         ast.ClassDef: "a class", ast.Match: "a match"}
-
-
-class Row:
-    """One line of the report: where, what, and the node (or a note when the statement was skipped)."""
-
-    __slots__ = ("line", "text", "node", "note")
-
-    def __init__(self, line: int, text: str, node: Node | None = None, note: str = "") -> None:
-        self.line, self.text, self.node, self.note = line, text, node, note
-
-
-def split_target(target: str) -> tuple[Path, str]:
-    path, sep, name = target.rpartition("::")
-    if not sep or not path or not name:
-        raise UsageError(f"{target!r} is not FILE.py::function: write it like model.py::attention")
-    if not all(part.isidentifier() for part in name.split(".")) or name.count(".") > 1:
-        raise UsageError(f"{name!r} is not a function name: write FILE.py::function or FILE.py::Class.method")
-    return Path(path), name
-
-
-def read_source(path: Path) -> str:
-    if not path.exists():
-        raise UsageError(f"no such file: {path}")
-    if not path.is_file():
-        raise UsageError(f"{path} is not a file: give a Python source file, like model.py::attention")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise UsageError(f"{path} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}: check the function from a "
-                         "smaller file")
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text: give a Python source file") from None
-    except OSError as err:
-        raise UsageError(f"cannot read {path}: {err.strerror}") from None
-
-
-def find_function(tree: ast.Module, name: str, path: Path) -> ast.FunctionDef:
-    scope: list[ast.stmt] = tree.body
-    parts = name.split(".")
-    if len(parts) == 2:
-        cls = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
-        if cls is None:
-            raise UsageError(f"{path} has no class {parts[0]} at its top level")
-        scope = cls.body
-    found = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == parts[-1]),
-                 None)
-    if found is None:
-        defs = [n.name for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        near = f"; it has {', '.join(defs[:8])}" if defs else ""
-        raise UsageError(f"{path} has no function {name}{near}")
-    return found  # type: ignore[return-value]
-
-
-def annotation_dims(ann: ast.expr | None, arg: str) -> list[str] | None:
-    """The dims string of ``Float[Tensor, "b t d"]`` split into tokens; None without an annotation."""
-    if ann is None:
-        return None
-    if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) and len(ann.slice.elts) == 2:
-        head = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", "")
-        dims = ann.slice.elts[1]
-        if head in JAXTYPING_DTYPES and isinstance(dims, ast.Constant) and isinstance(dims.value, str):
-            tokens = dims.value.split()
-            for tok in tokens:
-                bare = tok[1:] if tok.startswith("*") else tok
-                if not (bare.isidentifier() or bare.isdigit() or tok == "..."):
-                    raise UsageError(f"argument {arg}: the jaxtyping dim {tok!r} is not supported (names, *name, "
-                                     "..., and sizes are); give its shape with --shape")
-            return tokens
-    return None  # not a shape annotation (int, a config object): the argument is not an array
-
-
-def bind_arguments(fn: ast.FunctionDef, b: Bindings) -> dict[str, tuple[tuple[int, ...], tuple[Ax, ...]]]:
-    """Each array argument's shape and names: --shape first, then its annotation checked against it."""
-    out: dict[str, tuple[tuple[int, ...], tuple[Ax, ...]]] = {}
-    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
-    known = {a.arg for a in args}
-    for name in b.arrays:
-        if name not in known:
-            raise UsageError(f"--shape {name}: {fn.name}() has no argument {name}; its arguments are "
-                             f"{', '.join(a.arg for a in args)}")
-    for a in args:
-        tokens = annotation_dims(a.annotation, a.arg)
-        if a.arg in b.arrays:
-            written = b.written.get(a.arg, b.arrays[a.arg])
-            names = tuple((d,) if isinstance(d, str) else None for d in written)
-            out[a.arg] = (b.arrays[a.arg], names)
-            continue
-        if tokens is None:
-            continue
-        if any(t.startswith("*") or t == "..." for t in tokens):
-            raise UsageError(f"argument {a.arg} is annotated {' '.join(tokens)!r}, whose number of axes is open: "
-                             f"give its shape with --shape {a.arg}=DIMS")
-        missing = [t for t in tokens if not t.isdigit() and t not in b.dims]
-        if missing:
-            raise UsageError(f"argument {a.arg} ({' '.join(tokens)}) needs sizes: add "
-                             + " ".join(f"--dim {m}=N" for m in dict.fromkeys(missing)))
-        out[a.arg] = (tuple(int(t) if t.isdigit() else b.dims[t] for t in tokens),
-                      tuple(None if t.isdigit() else (t,) for t in tokens))
-    return out
-
-
-def tag(node: Node, line: int, src: str) -> None:
-    """Mark the nodes a statement made with its line and source (a later line's fix may point back at them)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if "line" in n.info:
-            continue
-        n.info["line"], n.info["src"] = line, src
-        stack.extend(n.children)
 
 
 def _targets(stmt: ast.stmt) -> list[str]:
@@ -157,9 +42,14 @@ def utf8_lines(source: str) -> list[bytes]:
 class FunctionCheck:
     """The walk over one function's body; ``rows`` is the report, ``result`` the returned node (if reached)."""
 
-    def __init__(self, source: str, path: Path, fn: ast.FunctionDef, bindings: Bindings, torch: bool | None) -> None:
+    def __init__(self, source: str, path: Path, fn: ast.FunctionDef, bindings: Bindings, torch: bool | None,
+                 given: dict[str, Node] | None = None) -> None:
         self.path, self.fn, self.lines = path, fn, source.splitlines()
         self._utf8 = utf8_lines(source)
+        self.line = fn.lineno  # the statement being checked (errors name it)
+        self.depth = 0  # how deep in calls of modules and methods (explain.check.classes)
+        self.label = fn.name  # Class.method for a method
+        self.tuples: dict[str, list[Node]] = {}  # names holding several arrays (qkv = x.chunk(3, dim=-1))
         self.ck = Checker("", bindings, True if torch is None and "torch" in source else torch)
         self.rows: list[Row] = []
         self.result: Node | None = None
@@ -170,9 +60,11 @@ class FunctionCheck:
             from explain.check.expect import expect_comments  # lazy: only a file with '# expect:' comments
 
             self.expects = expect_comments(source)
-        for name, (shape, names) in bind_arguments(fn, bindings).items():
-            self.ck.env[name] = Node(name, "input", shape, names=names)
-            self.rows.append(Row(fn.lineno, name, self.ck.env[name], "argument"))
+        args = {n: Node(n, "input", shape, names=names) for n, (shape, names) in bind_arguments(fn, bindings).items()} \
+            if given is None else given
+        for name, node in args.items():
+            self.ck.env[name] = node
+            self.rows.append(Row(fn.lineno, name, node, "argument"))
         for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
             if a.arg not in self.ck.env and a.arg not in bindings.dims and a.arg != "self":
                 self.ck.unknown[a.arg] = (f"argument {a.arg} has no shape: give it a jaxtyping annotation or "
@@ -207,6 +99,11 @@ class FunctionCheck:
         return self.ck.visit(shifted)
 
     def statement(self, stmt: ast.stmt) -> None:
+        self.line = self.ck.line = stmt.lineno
+        if isinstance(stmt, (ast.If, ast.With, ast.Try)):
+            from explain.check.flow import follow  # lazy: only a function with an if or a with block
+
+            return follow(self, stmt)
         if type(stmt) in FLOW or isinstance(stmt, ast.AsyncFunctionDef):
             return self.skip(stmt, f"{FLOW.get(type(stmt), 'a nested function')} is not followed")
         if isinstance(stmt, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom)) or (
@@ -216,8 +113,23 @@ class FunctionCheck:
         if value is None or not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)):
             return self.skip(stmt, f"{type(stmt).__name__.lower()} statements are not followed")
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(stmt, ast.Assign) and (
+                isinstance(value, (ast.Tuple, ast.BinOp, ast.Subscript)) or isinstance(value, ast.Call) and isinstance(
+                value.func, ast.Attribute) and value.func.attr in ("chunk", "split", "size")):
+            from explain.check import values  # lazy: only shapes and tuples held by a name
+
+            if values.assign(self, stmt, targets[0].id, value):
+                return None
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and self.size(stmt, targets[0].id, value):
             return None
+        if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and (isinstance(value, ast.Name) and value.id in
+                                                                         self.tuples or isinstance(value, ast.Call) and
+                                                                         isinstance(value.func, ast.Name) and
+                                                                         value.func.id == "map"):
+            from explain.check import values  # lazy: only tuples of arrays
+
+            if values.unpack(self, stmt, targets[0], value):
+                return None
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and self.unpack(stmt, targets[0], value):
             return None
         try:
@@ -249,6 +161,9 @@ class FunctionCheck:
         tag(node, stmt.lineno, self.ck.src)
         review(self.ck, node)
         for a in self.ck.advice[len(self.advice):]:
+            if a.where:  # from a module or method this line called: already placed
+                self.advice.append(a)
+                continue
             line = a.line or stmt.lineno
             a.where = f"{self.path}:{line}"
             if a.fix is not None:  # a fix in this statement: as an edit of its line of the file
@@ -358,28 +273,36 @@ def check_function(target: str, bindings: Bindings, torch: bool | None = None) -
     (its display names the file and line)."""
     path, name = split_target(target)
     source = read_source(path)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=str(path))
-    except SyntaxError as err:
-        raise UsageError(f"{path}:{err.lineno}: cannot parse: {err.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as err:
-        raise UsageError(f"cannot parse {path}: {err}") from None
+    tree = parse_file(path, source)
     fn = find_function(tree, name, path)
     if nesting(fn) > MAX_DEPTH + 20:
         raise UsageError(f"{fn.name}() nests deeper than {MAX_DEPTH + 20} levels: check it in pieces")
     run = FunctionCheck(source, path, fn, bindings, torch)
-    stmt_line = fn.lineno
+    if "." in name:  # a method: its class's __init__ says what self.X is
+        from explain.check.classes import ClassContext, read_init  # lazy: only methods read a class
+
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name.split(".")[0])
+        run.ck.cls = ClassContext(cls, tree, source, path)
+        run.label = name
+        read_init(run.ck, run.ck.cls)
+    run_body(run)
+    return run
+
+
+def run_body(run: FunctionCheck, body: list[ast.stmt] | None = None) -> None:
+    """Check the statements of ``body`` (the function's) in order, until one returns; a mismatch is raised with
+    the file and line it is on."""
     try:
-        for stmt in fn.body:
-            stmt_line = stmt.lineno
+        for stmt in run.fn.body if body is None else body:
             if run.result is not None:
                 break
             run.statement(stmt)
     except CheckShapeError as err:
-        err.display = [f"  {path}:{stmt_line}:"] + err.display
-        err.args = (f"{path}:{stmt_line}: {err}",)
-        err.report = run.rows  # type: ignore[attr-defined]
+        if not getattr(err, "located", False):
+            err.display = [f"  {run.path}:{run.line}:"] + err.display
+            err.args = (f"{run.path}:{run.line}: {err}",)
+            err.report = run.rows  # type: ignore[attr-defined]
+            err.located = True  # type: ignore[attr-defined]
+            if err.fix is not None and not err.edits:  # the fix as an edit of this line of the file
+                err.edits = [(run.line, run.ck.src[err.fix[0]:err.fix[1]], err.fix[2])]
         raise
-    return run

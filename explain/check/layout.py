@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 Strides = tuple[int, ...]
 _FRESH = ("input", "matmul", "bmm", "contiguous", "linear", "embedding", "ones", "zeros", "arange", "cat", "stack",
           "concatenate", "softmax", "log_softmax", "layer_norm", "einsum", "rearrange", "repeat", "reduce", "sum",
-          "mean", "max", "min", "var", "std", "amax", "logsumexp")
+          "mean", "max", "min", "var", "std", "amax", "logsumexp", "scaled_dot_product_attention")
 _KEEP = (*ELEMENTWISE, "float", "half", "double", "to", "detach", "clone", "type_as", "neg", "pos", "pow",
          "dropout", "masked_fill")
 

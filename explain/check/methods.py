@@ -104,9 +104,9 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
         if isinstance(dim, tuple):
             raise UsageError("repeat_interleave() takes one dim")
         return shaping.repeat_interleave(ck, call, this, static_int(ck, args["repeats"], "repeats"), dim, span)
-    if name == "masked_fill":
-        ck.uses_torch(".masked_fill()", "numpy writes np.where(mask, value, x)")
-        args = bind(".masked_fill", call, (("mask", "value"), 2, ()), list(a))
+    if name in ("masked_fill", "masked_fill_"):
+        ck.uses_torch(f".{name}()", "numpy writes np.where(mask, value, x)")
+        args = bind(f".{name}", call, (("mask", "value"), 2, ()), list(a))
         return masked_fill(ck, call, this, ck.visit(args["mask"]), span)
     if name in ("softmax", "log_softmax"):
         args = bind(f".{name}", call, (("dim",), 1, ("dtype",)), list(a), {"axis": "dim"})
@@ -126,6 +126,10 @@ def visit_method(ck: Checker, call: ast.Call, name: str, this: Node, span: Span)
     if name == "gather":
         args = bind(".gather", call, (("dim", "index"), 2, ()), list(a))
         return gather(ck, call, this, ck.visit(args["index"]), static_int(ck, args["dim"], "dim"), span)
+    if name in ("tril", "triu"):
+        if len(this.shape) < 2:
+            raise ck.fail(ShapeError(f"{name} needs at least 2 axes, got {this.shape}"), *span, [this])
+        return ck.make(call, name, this.shape, [this], names=this.names)
     if name in ELEMENTWISE or name == "pow":
         return ck.make(call, name, this.shape, [this], names=this.names)
     if name in REDUCTIONS:

@@ -101,7 +101,7 @@ def render_function(run: FunctionCheck) -> list[str]:
                          row.note))
     w_line = max(len(r[0]) for r in rows)
     w_text = max(len(r[1]) for r in rows)
-    lines = [f"  {run.path}::{run.fn.name}"]
+    lines = [f"  {run.path}::{run.label}"]
     for where, text, shape, note in rows:
         if shape.startswith("skipped"):
             lines.append(f"  {where:<{w_line}}  {text}\n  {'':<{w_line}}    {shape}")
@@ -116,7 +116,7 @@ def function_document(run: FunctionCheck) -> dict[str, Any]:
     """The ``--json`` document for a function check."""
     return {
         "form": "function",
-        "function": f"{run.path}::{run.fn.name}",
+        "function": f"{run.path}::{run.label}",
         "shape": list(run.result.shape) if run.result else None,
         "statements": [{"line": r.line, "text": r.text, "note": r.note,
                         "shape": list(r.node.shape) if r.node else None,

@@ -105,6 +105,11 @@ def _explain(ck: Checker, base: Node, other: Node, i: int, j: int, wanted: Names
                 return f"{said}; line {line}'s pattern puts them the other way: {new}", None, [(line, made.text, new)]
         new = f"{_paren(made)}{move}"
         return f"{said}; line {line} is missing {move}: {new}", None, [(line, made.text, new)]
+    swap = base.info.get("swap")
+    if base.op in ("swapaxes", "transpose") and swap is not None and base.children and \
+            {s % len(base.shape) for s in swap} == {i, j}:
+        new = base.children[0].text
+        return f"{said} by {base.text}, one transpose too many: {new}", (base.start, base.end, new), []
     new = f"{_paren(base)}{move}"
     return f"{said}: {new}", (base.start, base.end, new), []
 
@@ -135,6 +140,28 @@ def repaired(ck: Checker, err: ShapeError, span: tuple[int, int], left: Node, ri
     out = ck.fail(err, span[0], span[1], [left, right], hint, ("left", "right"), fix)
     out.edits = edits
     return out
+
+
+def moved_last(ck: Checker, x: Node, k: int, what: str, span: tuple[int, int]) -> CheckShapeError:
+    """``x`` has the size a module wants last on axis ``k``: undo the transpose that put it there, or add one."""
+    n = len(x.shape)
+    made = x.info.get("was", x)
+    swap = made.info.get("swap")
+    label = fmt_ax(x.names[k]) if x.names[k] is not None else f"axis {k}"
+    msg = f"{what}, but {x.text} is {fmt_names(x.names) or x.shape} with it on axis {k} ({label})"
+    if made.op in ("swapaxes", "transpose") and swap is not None and {s % n for s in swap} == {k, n - 1} \
+            and made.children:
+        new = made.children[0].text
+        msg += f": one transpose too many, {made.text} should be {new}"
+    else:
+        made = x
+        new = f"{_paren(x)}.{'transpose' if ck.torch else 'swapaxes'}({k}, -1)"
+        msg += f": move it last, {new}"
+    here = made is x or made.info.get("src") in (None, ck.src)
+    err = ck.fail(ShapeError(msg), span[0], span[1], [x], fix=(made.start, made.end, new) if here else None)
+    if not here:
+        err.edits = [(made.info["line"], made.text, new)]
+    return err
 
 
 def kept_axis(ck: Checker, left: Node, right: Node) -> Repair | None:

@@ -14,12 +14,12 @@ batch      B, b, batch, bs, bsz, batch_size, n_batch
 heads      H, h, n_head, n_heads, num_heads, heads, nh, nhead, head_index, num_attention_heads, KV,
            n_kv_heads, num_kv_heads, num_key_value_heads, kv_heads, g, groups
 seq        T, t, seq, seq_len, sequence, L, num_tokens, n_tokens, tokens, pos, posn, position, n_ctx,
-           context_length, block_size, i, n, query_pos, q_len, seq_q, query  (queries, or any position)
+           context_length, block_size, i, n, N, query_pos, q_len, seq_q, query  (queries, or any position)
 key        S, s, j, key_pos, kv_len, seq_k, k_len, key, src_len  (key positions: what attention sums over)
-feature    C, D, d, d_model, n_embd, hidden, hidden_size, emb, embed, embed_dim, dim, d_in, d_out,
-           channels, width, d_ff, d_mlp, ff, intermediate, intermediate_size, mlp (the model's width, or
-           the MLP's; a merged (H Dh) is one too)
-head_dim   Dh, dh, d_head, head_dim, hs, head_size, hd, d_k, dk, d_v, dv, d_q, attention_head_size, and
+feature    C, D, d, d_model, n_embd, hidden, hidden_size, emb, embed, embed_dim, emb_dim, dim, d_in, d_out,
+           channels, width, d_ff, d_mlp, ff, intermediate, intermediate_size, mlp, all_head_size, inner_dim
+           (the model's width, or the MLP's; a merged (H Dh) is one too)
+head_dim   Dh, dh, d_head, head_dim, hs, head_size, hd, d_k, dk, d_v, dv, d_q, attention_head_size, dim_head, and
            d inside an einops group with h, ``(h d)``; ``C // n_head`` written in code
 vocab      V, v, vocab, d_vocab, vocab_size, n_vocab, classes
 experts    E, e, experts, n_experts, num_experts, n_routed_experts, num_local_experts
@@ -35,11 +35,11 @@ _TABLE = {
     "heads": "H h n_head n_heads num_heads heads nh nhead head_index num_attention_heads KV n_kv_heads num_kv_heads "
              "num_key_value_heads kv_heads g groups",
     "seq": "T t seq seq_len sequence L num_tokens n_tokens tokens pos posn position n_ctx context_length block_size "
-           "i n query_pos q_len seq_q query",
+           "i n N query_pos q_len seq_q query",
     "key": "S s j key_pos kv_len seq_k k_len key src_len",
-    "feature": "C D d d_model n_embd hidden hidden_size emb embed embed_dim dim d_in d_out channels width d_ff d_mlp "
-               "ff intermediate intermediate_size mlp",
-    "head_dim": "Dh dh d_head head_dim hs head_size hd d_k dk d_v dv d_q attention_head_size",
+    "feature": "C D d d_model n_embd hidden hidden_size emb embed embed_dim emb_dim dim d_in d_out channels width d_ff "
+               "d_mlp ff intermediate intermediate_size mlp all_head_size inner_dim",
+    "head_dim": "Dh dh d_head head_dim hs head_size hd d_k dk d_v dv d_q attention_head_size dim_head",
     "vocab": "V v vocab d_vocab vocab_size n_vocab classes",
     "experts": "E e experts n_experts num_experts n_routed_experts num_local_experts",
 }

@@ -113,9 +113,9 @@ def reshape(ck: Checker, call: ast.AST, this: Node, new: tuple[int, ...], claims
         check_view(ck, node, this, span)
     if any(len(src) > 1 for src in view.sources) or len({tuple(s) for s in view.sources if s}) < sum(
             1 for s in view.sources if s):
-        from explain.check import semantic  # lazy: only a split or merge loads the rules (bench_check_startup)
+        from explain.check import headsplit  # lazy: only a split or merge loads the rules (bench_check_startup)
 
-        semantic.reshape_order(ck, node, this, view.sources, claims, texts, method, span)
+        headsplit.reshape_order(ck, node, this, view.sources, claims, texts, method, span)
     return node
 
 
@@ -252,7 +252,7 @@ def _size(shape: Shape) -> int:
 
 
 
-def split(ck: Checker, tree: ast.Call, want: int) -> list[Node]:
+def split(ck: Checker, tree: ast.Call, want: int | None) -> list[Node]:
     """PyTorch's ``t.split(size_or_sizes, dim)`` and ``t.chunk(n, dim)``, unpacked into ``want`` pieces; a
     piece split off with a size name (``split(C, dim=2)``) is named by it."""
     assert isinstance(tree.func, ast.Attribute)
@@ -279,7 +279,7 @@ def split(ck: Checker, tree: ast.Call, want: int) -> list[Node]:
             raise UsageError(f"{kind}() needs a positive size, got {step}")
         sizes = [min(step, n - i) for i in range(0, n, step)]
         names = [claim(ck, first) if kind == "split" else None] * len(sizes)
-    if sum(sizes) != n or len(sizes) != want:
+    if sum(sizes) != n or len(sizes) != (want or len(sizes)):
         raise ck.fail(ShapeError(f"{kind} of axis {k} (size {n}) gives {len(sizes)} pieces of sizes {sizes}, but "
                                  f"{want} names receive them"), span[0], span[1], [this])
     return [Node(ck.text(tree), kind, this.shape[:k] + (size,) + this.shape[k + 1:], [this],

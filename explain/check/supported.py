@@ -18,8 +18,8 @@ FUNCTIONS = ("softmax", *ELEMENTWISE, *SHAPING, "concatenate", "stack", *REDUCTI
 IDENTITY_METHODS = ("contiguous", "float", "half", "double", "long", "int", "bool", "to", "detach", "clone", "type_as")
 # numpy methods, then PyTorch's; .T and .mT are attributes.
 METHODS = (*SHAPING, *REDUCTIONS, "view", "permute", "unsqueeze", "squeeze", "expand", "expand_as", "flatten",
-           "repeat_interleave", "masked_fill", "softmax", "log_softmax", "matmul", "bmm", "size", "gather",
-           *IDENTITY_METHODS, "pow", *ELEMENTWISE)
+           "repeat_interleave", "masked_fill", "masked_fill_", "softmax", "log_softmax", "matmul", "bmm", "size", "gather",
+           *IDENTITY_METHODS, "pow", *ELEMENTWISE, "tril", "triu")
 NP_NAMES = ("np", "numpy")
 TORCH_NAMES = ("torch",)
 F_NAMES = ("F", "torch.nn.functional", "nn.functional")
@@ -27,9 +27,9 @@ EINOPS_NAMES = ("einops",)
 TORCH_FUNCTIONS = ("matmul", "bmm", "cat", "concat", "stack", "softmax", "log_softmax", *ELEMENTWISE, "transpose",
                    "swapaxes", "permute", "reshape", "unsqueeze", "squeeze", "einsum", "tril", "triu", "ones",
                    "zeros", "arange", "gather", "where", "sum", "mean", "max", "repeat_interleave", "masked_fill",
-                   "maximum", "logsumexp")
+                   "maximum", "logsumexp", "tensor", "pow")
 F_FUNCTIONS = ("softmax", "log_softmax", "linear", "relu", "gelu", "silu", "dropout", "embedding", "cross_entropy",
-               "layer_norm", "sigmoid", "tanh")
+               "layer_norm", "sigmoid", "tanh", "scaled_dot_product_attention")
 EINOPS_FUNCTIONS = ("rearrange", "repeat", "reduce", "einsum")
 OPERATORS = "@ + - * / ** == < > & |"
 

@@ -13,17 +13,17 @@ import ast
 from typing import TYPE_CHECKING
 
 from explain.check import hints, shaping
-from explain.check.args import bind, int_axis, size_args, static_axis, static_bool
+from explain.check.args import bind, int_axis, is_none, size_args, static_axis, static_bool
 from explain.check.einops_ops import letters_einsum
 from explain.check.names import broadcast_names, fmt_names, merge_pair
-from explain.check.node import origin
+from explain.check.node import Node, origin
 from explain.check.supported import ELEMENTWISE, F_FUNCTIONS, TORCH_FUNCTIONS
 from explain.core import shape_rules as rules
 from explain.core.errors import ShapeError, UsageError
 from explain.core.shape_rules import fmt_shape
 
 if TYPE_CHECKING:
-    from explain.check.expr import Checker, Node
+    from explain.check.expr import Checker
 
 Span = tuple[int, int]
 
@@ -62,6 +62,25 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
         args = bind("F.linear", call, (("input", "weight", "bias"), 2, ()), list(call.args))
         return linear(ck, call, ck.visit(args["input"]), ck.visit(args["weight"]),
                       ck.visit(args["bias"]) if "bias" in args else None, span)
+    if fname == "tensor":
+        if len(call.args) != 1 or isinstance(call.args[0], (ast.List, ast.Tuple)):
+            raise UsageError("torch.tensor() of a list is not followed; give a number, like torch.tensor(2.0)")
+        x = ck.visit(call.args[0])
+        if x.shape:
+            raise UsageError("torch.tensor() of an array: write the array itself")
+        return ck.make(call, "number", (), [x])
+    if fname == "scaled_dot_product_attention":
+        args = bind("F.scaled_dot_product_attention", call, (("query", "key", "value", "attn_mask", "dropout_p",
+                                                               "is_causal", "scale"), 3, ("enable_gqa",)), list(call.args))
+        q, k, v = (ck.visit(args[p]) for p in ("query", "key", "value"))
+        if len(k.shape) < 2:
+            raise _err(ck, f"F.scaled_dot_product_attention needs keys of at least 2 axes, got {fmt_shape(k.shape)}",
+                       span, [k])
+        kt = Node(f"{shaping.paren(k)}.mT", "transpose", k.shape[:-2] + (k.shape[-1], k.shape[-2]), [k], ".mT",
+                  k.start, k.end, True, names=k.names[:-2] + (k.names[-1], k.names[-2]))
+        scores = ck.combine(call, "matmul", q, kt, span)
+        out = ck.combine(call, "matmul", scores, v, span)
+        return ck.make(call, "scaled_dot_product_attention", out.shape, [q, k, v], names=out.names)
     if fname == "embedding":
         args = bind("F.embedding", call, (("input", "weight"), 2, ("padding_idx",)), list(call.args))
         idx, w = ck.visit(args["input"]), ck.visit(args["weight"])
@@ -84,7 +103,7 @@ def torch_function(ck: Checker, call: ast.Call, fname: str, functional: bool, sp
                        f"be {fmt_shape(sizes)}; to normalize over the features pass {new}", span, [x],
                        (*ck.span(node), new))
         for p in ("weight", "bias"):
-            if p in args:
+            if p in args and not is_none(args[p]):
                 w = ck.visit(args[p])
                 if w.shape != sizes:
                     raise _err(ck, f"F.layer_norm {p} must have shape {fmt_shape(sizes)}, got {fmt_shape(w.shape)}",

@@ -70,7 +70,8 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
 
     EXPR is an einsum over named dimensions (names separated by spaces, operands by commas, then -> and the
     output), an expression in numpy, PyTorch or einops over arrays given with --shape, or FILE.py::function
-    (argument shapes from jaxtyping annotations or --shape; the file is parsed, never imported). Axes given
+    or FILE.py::Class.method (argument shapes from jaxtyping annotations or --shape; a method's self.X from its
+    class's __init__, config fields from --dim; the file is parsed, never imported). Axes given
     as names keep them through every step. Prints the output shape and how it was reached; a mismatch exits
     1 with a caret under the failing operator or name and the fix.
 

@@ -239,3 +239,108 @@ BUGS = {
                       "y.unsqueeze(-1)"),
     "ce_ein_onehot": ("ce_ein_onehot", "einops", 'einops.einsum(logp3, onehot, "b t v, b v t -> b t")', "b t v"),
 }
+
+
+# --- whole implementations, as people write them (issue 45) -------------------------------------------------
+# Each file in tests/data/check/corpus/ is real code in one style, checked class method by class method; the
+# correct files give no warning. Each planted bug is a one-place change of a file (old text -> new text, each
+# found exactly once), with the report it must give: an error or a warning, words of its message, and its fix
+# (the edits it carries, applied to the planted file, check clean again with the correct file's shape).
+
+NANO = ["--shape", "x=B,T,n_embd", "--dim", "B=2", "--dim", "T=10", "--dim", "n_embd=768", "--dim", "n_head=12",
+        "--dim", "block_size=1024"]
+BOOK = ["--shape", "x=B,T,emb_dim", "--dim", "B=2", "--dim", "T=10", "--dim", "emb_dim=768", "--dim", "n_heads=12",
+        "--dim", "context_length=1024"]
+BOOK_MHA = ["--shape", "x=B,T,d_in", "--dim", "B=2", "--dim", "T=10", "--dim", "d_in=768", "--dim", "d_out=768",
+            "--dim", "num_heads=12", "--dim", "context_length=1024"]
+VIT = ["--shape", "x=B,N,dim", "--dim", "B=2", "--dim", "N=10", "--dim", "dim=768", "--dim", "heads=12",
+       "--dim", "dim_head=64", "--dim", "mlp_dim=3072"]
+BERT = ["--shape", "hidden_states=B,T,hidden_size", "--dim", "B=2", "--dim", "T=10", "--dim", "hidden_size=768",
+        "--dim", "num_attention_heads=12", "--dim", "intermediate_size=3072"]
+
+# id: (file, Class.method, options, result shape)
+FILES = {
+    "nanogpt_attention": ("nanogpt.py", "CausalSelfAttention.forward", NANO, (2, 10, 768)),
+    "nanogpt_mlp": ("nanogpt.py", "MLP.forward", NANO, (2, 10, 768)),
+    "nanogpt_block": ("nanogpt.py", "Block.forward", NANO, (2, 10, 768)),
+    "book_attention": ("from_scratch.py", "MultiHeadAttention.forward", BOOK_MHA, (2, 10, 768)),
+    "book_feedforward": ("from_scratch.py", "FeedForward.forward", BOOK, (2, 10, 768)),
+    "book_block": ("from_scratch.py", "TransformerBlock.forward", BOOK, (2, 10, 768)),
+    "vit_attention": ("einops_style.py", "Attention.forward", VIT, (2, 10, 768)),
+    "vit_feedforward": ("einops_style.py", "FeedForward.forward", VIT + ["--dim", "hidden_dim=3072"], (2, 10, 768)),
+    "vit_block": ("einops_style.py", "Block.forward", VIT, (2, 10, 768)),
+    "bert_attention": ("hf_style.py", "BertSelfAttention.forward", BERT, (2, 10, 768)),
+    "bert_layer": ("hf_style.py", "BertLayer.forward", BERT, (2, 10, 768)),
+}
+
+# id: (file id, [(old, new), …], "error" or "warning", words of the message) — with where the mistake is seen.
+FILE_BUGS = {
+    # the issue's own: one line forgets .transpose(1, 2) on k (nanoGPT's k, q, v lines are copies of each other)
+    "nanogpt_k_transpose": ("nanogpt_attention", [(
+        "k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) # (B, nh, T, hs)",
+        "k = k.view(B, T, self.n_head, C // self.n_head) # (B, nh, T, hs)")], "error",
+        ["its axes 1 and 2 (T, n_head) are swapped", "line 55 is missing .transpose(1, 2)"]),
+    # softmax over the heads: dim=1 for dim=-1 (the issue's first command, inside the model)
+    "nanogpt_softmax_dim": ("nanogpt_attention", [("att = F.softmax(att, dim=-1)", "att = F.softmax(att, dim=1)")],
+                            "warning", ["softmax over n_head (axis 1, the heads)", "dim=-1"]),
+    # the causal mask applied to the weights, after the softmax
+    "nanogpt_mask_after": ("nanogpt_attention", [
+        ("att = att.masked_fill(self.bias[:,:,:T,:T] == 0, float('-inf'))\n            att = F.softmax(att, dim=-1)",
+         "att = F.softmax(att, dim=-1)\n            att = att.masked_fill(self.bias[:,:,:T,:T] == 0, float('-inf'))")],
+        "warning", ["the mask is applied after the softmax", "swap line 66 and this line"]),
+    # scaled by √C, the model's width, instead of √hs
+    "nanogpt_scale": ("nanogpt_attention", [("math.sqrt(k.size(-1))", "math.sqrt(C)")], "warning",
+                      ["dot products over n_embd/n_head (64)", "√n_embd (the features)"]),
+    # the heads merged without moving them back: jsbaan/transformer-from-scratch#6
+    "nanogpt_merge": ("nanogpt_attention", [("y = y.transpose(1, 2).contiguous().view(B, T, C)",
+                                             "y = y.view(B, T, C)")], "error", ["fits by size", ".transpose(1, 2)"]),
+    # .contiguous() forgotten: PyTorch's 'view size is not compatible with input tensor's size and stride'
+    "nanogpt_contiguous": ("nanogpt_attention", [("y = y.transpose(1, 2).contiguous().view(B, T, C)",
+                                                  "y = y.transpose(1, 2).view(B, T, C)")], "error",
+                           ["laid out in memory as [B, n_head, T, n_embd/n_head]", ".contiguous()"]),
+    # the MLP's down projection declared with the wrong in_features
+    "nanogpt_mlp_in": ("nanogpt_mlp", [("self.c_proj  = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)",
+                                        "self.c_proj  = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)")],
+                       "error", ["maps a last axis of 768", "in_features must be 3072"]),
+    # the block hands attention a transposed input
+    "nanogpt_block_transpose": ("nanogpt_block", [("x = x + self.attn(self.ln_1(x))",
+                                                   "x = x + self.attn(self.ln_1(x).transpose(1, 2))")], "error",
+                                ["one transpose too many"]),
+    # the book: one of the three transposes forgotten (the line deleted)
+    "book_keys_transpose": ("book_attention", [("        keys = keys.transpose(1, 2)\n", "")], "error",
+                            ["its axes 1 and 2 (T, num_heads) are swapped", "line 38 is missing .transpose(1, 2)"]),
+    # scaled by the square root of the wrong axis of keys: shape[1] (the heads) for shape[-1]
+    "book_scale": ("book_attention", [("keys.shape[-1]**0.5", "keys.shape[1]**0.5")], "warning",
+                   ["√num_heads (the heads)"]),
+    # the book's LayerNorm over the tokens instead of the embedding
+    "book_layernorm": ("book_block", [("mean = x.mean(dim=-1, keepdim=True)", "mean = x.mean(dim=1, keepdim=True)"),
+                                      ("var = x.var(dim=-1, keepdim=True, unbiased=False)",
+                                       "var = x.var(dim=1, keepdim=True, unbiased=False)")], "warning",
+                       ["takes the mean of x [B, T, emb_dim] over T (the sequence)", "x.mean(dim=-1, keepdim=True)"]),
+    # the feed-forward's second Linear declared (emb_dim, emb_dim)
+    "book_feedforward_in": ("book_feedforward", [('nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"])',
+                                                  'nn.Linear(cfg["emb_dim"], cfg["emb_dim"])')], "error",
+                            ["in_features must be 3072"]),
+    # einops: the head width and the heads swapped in the split pattern
+    "vit_split_group": ("vit_attention", [("'b n (h d) -> b h n d'", "'b n (d h) -> b h n d'")], "warning",
+                        ["puts the head width before the heads", "(h d)"]),
+    # einops: the heads merged in the wrong order
+    "vit_merge_group": ("vit_attention", [("'b h n d -> b n (h d)'", "'b h n d -> b n (d h)'")], "warning",
+                        ["the einops group (d h)"]),
+    # nn.Softmax over the heads
+    "vit_softmax_dim": ("vit_attention", [("self.attend = nn.Softmax(dim = -1)", "self.attend = nn.Softmax(dim = 1)")],
+                        "warning", ["softmax over heads (axis 1, the heads)", "nn.Softmax(dim=-1)"]),
+    # the feed-forward's last Linear from dim, not hidden_dim
+    "vit_feedforward_in": ("vit_feedforward", [("nn.Linear(hidden_dim, dim),", "nn.Linear(dim, dim),")], "error",
+                           ["in_features must be 3072"]),
+    # BERT scaled by √all_head_size (the width) instead of √attention_head_size
+    "bert_scale": ("bert_attention", [("math.sqrt(self.attention_head_size)", "math.sqrt(self.all_head_size)")],
+                   "warning", ["√all_head_size (the features)"]),
+    # BERT's softmax over the queries
+    "bert_softmax_queries": ("bert_attention", [("softmax(attention_scores, dim=-1)",
+                                                 "softmax(attention_scores, dim=-2)")], "warning", ["the queries"]),
+    # BertOutput's dense declared (hidden, hidden)
+    "bert_output_in": ("bert_layer", [("self.dense = nn.Linear(config.intermediate_size, config.hidden_size)",
+                                       "self.dense = nn.Linear(config.hidden_size, config.hidden_size)")], "error",
+                       ["in_features must be 3072"]),
+}

@@ -179,7 +179,8 @@ def test_sizes_assigned_in_the_body_and_self_attributes(tmp_path: Path) -> None:
 def check_function_rows(path: Path):
     import ast
 
-    from explain.check.function import FunctionCheck, find_function
+    from explain.check.function import FunctionCheck
+    from explain.check.source import find_function
 
     source = path.read_text()
     fn = find_function(ast.parse(source), "Attention.forward", path)

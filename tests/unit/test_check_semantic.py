@@ -61,7 +61,7 @@ CLEAN = {
     "router over experts": ("F.softmax(x @ W, dim=-1)", {"x": "B,T,C", "W": "C,E"}),
     # unknown roles are never warned about: N and M mean nothing to the table
     "unknown roles": ("F.softmax(a, dim=1)", {"a": "N,M,T"}),
-    "unknown normalised": ("a - a.mean(axis=0)", {"a": "N,C"}),
+    "unknown normalised": ("a - a.mean(axis=0)", {"a": "M,C"}),
 }
 
 

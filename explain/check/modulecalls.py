@@ -1,0 +1,165 @@
+"""Calls of ``self.X(…)`` in a checked method: a module of ``__init__`` applied with its shape rule (torch.nn's
+Linear, Embedding, LayerNorm, RMSNorm, Dropout, the activations, Softmax, Sequential), or a class of the same file
+or another method of the class checked by checking its body with the arguments it is given. What ``self.X`` is
+comes from :mod:`explain.check.classes`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from explain.check.classes import MAX_NESTING, ClassContext, Module, _size, read_init
+from explain.check.names import fmt_names
+from explain.check.node import Node
+from explain.core.errors import ExplainError, ShapeError, UsageError
+from explain.core.shape_rules import fmt_shape
+
+if TYPE_CHECKING:
+    from explain.check.expr import Checker
+
+Span = tuple[int, int]
+
+
+def call_self(ck: Checker, call: ast.Call, attr: str, span: Span) -> Node:
+    """``self.X(…)``: a module of ``__init__`` applied, or another method of the class checked with these
+    arguments."""
+    ctx = ck.cls
+    if attr in ctx.modules:
+        if not call.args:
+            raise UsageError(f"self.{attr}() needs its input")
+        return apply(ck, call, ctx.modules[attr], ck.visit(call.args[0]), span, f"self.{attr}")
+    if attr in ctx.methods and attr != "__init__":
+        given = _arguments(ck, ctx.methods[attr], call, skip_self=True)
+        return _checked(ck, call, ctx, ctx.methods[attr], given, ck.b.dims, f"{ctx.cls.name}.{attr}")
+    if f"self.{attr}" in ck.unknown:
+        raise UsageError(ck.unknown[f"self.{attr}"])
+    raise UsageError(f"self.{attr} is not a module made in {ctx.cls.name}.__init__ nor a method of it")
+
+
+def apply(ck: Checker, call: ast.Call, m: Module, x: Node, span: Span, label: str) -> Node:
+    if m.kind == "identity":
+        return ck.make(call, "dropout" if "Dropout" in m.text else "module", x.shape, [x], m.text, names=x.names)
+    if m.kind == "linear":
+        (n_in, in_name), (n_out, out_name) = m.sizes
+        if x.shape and x.shape[-1] != n_in and n_in in x.shape:  # the features are elsewhere: a transpose
+            from explain.check.repair import moved_last  # lazy: only a mismatch
+
+            raise moved_last(ck, x, x.shape.index(n_in), f"{label} is {m.text}, which maps a last axis of {n_in}",
+                             span)
+        if not x.shape or x.shape[-1] != n_in:
+            last = x.names[-1][0] if x.shape and x.names[-1] and len(x.names[-1]) == 1 else None
+            new = last if last in ck.b.dims and ck.b.dims[last] == x.shape[-1] else str(x.shape[-1] if x.shape else 1)
+            err = ck.fail(ShapeError(f"{label} is {m.text} (line {m.line}): it maps a last axis of {n_in} to {n_out}, "
+                                     f"but its input {x.text} is {fmt_shape(x.shape)} {fmt_names(x.names)}; its "
+                                     f"in_features must be {x.shape[-1] if x.shape else 1}: "
+                                     f"nn.Linear({new}, …)"), span[0], span[1], [x])
+            if m.arg_texts:
+                err.edits = [(m.line, m.arg_texts[0], new)]
+            raise err
+        return ck.make(call, "linear", x.shape[:-1] + (n_out,), [x], m.text, names=x.names[:-1] + (out_name,))
+    if m.kind == "embedding":
+        (_, _), (d, d_name) = m.sizes
+        return ck.make(call, "embedding", x.shape + (d,), [x], m.text, names=x.names + (d_name,))
+    if m.kind == "norm":
+        sizes = tuple(s for s, _ in m.sizes)
+        if x.shape[len(x.shape) - len(sizes):] != sizes:
+            raise ck.fail(ShapeError(f"{label} is {m.text}: it normalises trailing axes of {fmt_shape(sizes)}, but "
+                                     f"its input {x.text} is {fmt_shape(x.shape)} {fmt_names(x.names)}".rstrip()),
+                          span[0], span[1], [x])
+        return ck.make(call, "layer_norm", x.shape, [x], m.text, names=x.names)
+    if m.kind == "softmax":
+        from explain.check.shaping import softmax_over
+
+        dim = m.sizes[0][0] if m.sizes else -1
+        node = ck.make(call, "softmax", x.shape, [x], f"dim={dim}", names=x.names)
+        before = len(ck.advice)
+        softmax_over(ck, node, dim, None, span)
+        if len(ck.advice) > before and m.arg_texts:  # the fix is in __init__: nn.Softmax(dim=-1)
+            ck.advice[-1].message += f"; in line {m.line}: nn.Softmax(dim=-1)"
+            ck.advice[-1].edits.append((m.line, m.text, "nn.Softmax(dim=-1)"))
+        return node
+    if m.kind == "sequential":
+        for part in m.parts:
+            x = apply(ck, call, part, x, span, label)
+        return x
+    ctx = ck.cls
+    if ctx.depth >= MAX_NESTING:
+        raise UsageError(f"{label}: modules nest deeper than {MAX_NESTING} levels")
+    sub = ClassContext(m.cls, ctx.tree, ctx.source, ctx.path, ctx.depth + 1)  # type: ignore[arg-type]
+    forward = sub.methods.get("forward")
+    if forward is None:
+        raise UsageError(f"{label}: class {m.cls.name} has no forward")  # type: ignore[union-attr]
+    init_args = _init_arguments(ck, sub, m.call)  # type: ignore[arg-type]
+    given = _arguments(ck, forward, call, skip_self=True, first=x)
+    return _checked(ck, call, sub, forward, given, ck.b.dims, f"{m.cls.name}.forward", init_args)  # type: ignore[union-attr]
+
+
+def _init_arguments(ck: Checker, sub: ClassContext, call: ast.Call) -> dict[str, Any]:
+    """The sizes (or configs) a ``Class(…)`` call in ``__init__`` gives the class's own ``__init__``."""
+    init = sub.methods.get("__init__")
+    if init is None:
+        return {}
+    params = [a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs][1:]
+    pairs = list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+    out: dict[str, Any] = {}
+    for p, value in pairs:
+        if isinstance(value, ast.Name) and value.id in ck.configs:
+            out[p] = "config"
+            continue
+        try:
+            out[p] = _size(ck, value)
+        except ExplainError:
+            pass
+    return out
+
+
+def _arguments(ck: Checker, fn: ast.FunctionDef, call: ast.Call, skip_self: bool,
+               first: Node | None = None) -> dict[str, Node]:
+    """The array arguments of a call, checked here, by the callee's parameter names."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs][1 if skip_self else 0:]
+    values = list(call.args)
+    out: dict[str, Node] = {}
+    if first is not None:
+        out[params[0]], values = first, values[1:]
+        params = params[1:]
+    for p, v in list(zip(params, values)) + [(k.arg, k.value) for k in call.keywords if k.arg in params]:
+        try:
+            node = ck.visit(v)
+        except ExplainError:
+            continue  # a flag or an optional argument the checker cannot follow: left unknown in the callee
+        if node.shape or node.op not in ("number", "scalar", "size"):
+            out[p] = node  # type: ignore[index]
+    return out
+
+
+def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef, given: dict[str, Node],
+             dims: dict[str, int], label: str, init_args: dict[str, Any] | None = None) -> Node:
+    """Check ``fn``'s body with ``given`` arguments; its result as the call's node."""
+    from explain.check.function import FunctionCheck, run_body  # lazy: function imports the checker
+
+    if ctx.depth > MAX_NESTING:
+        raise UsageError(f"{label}: calls nest deeper than {MAX_NESTING} levels")
+    from explain.check.source import tag
+
+    for node in given.values():  # a fix for an argument goes on the caller's line
+        tag(node, ck.line, ck.src)
+    here = ck.src
+    run = FunctionCheck(ctx.source, ctx.path, fn, ck.b.__class__(dims=dict(dims)), ck.torch, given=given)
+    run.ck.aliases.update(ck.aliases)
+    run.ck.configs = set(ck.configs)
+    run.ck.cls = ctx if ctx is not ck.cls else ck.cls
+    if ctx is not ck.cls:
+        read_init(run.ck, ctx, init_args or {})
+    run.depth = ctx.depth
+    try:
+        run_body(run)
+    finally:
+        ck.set_source(here)
+    seen = {(a.message, tuple(a.edits)) for a in ck.advice}
+    ck.advice.extend(a for a in run.advice if (a.message, tuple(a.edits)) not in seen)  # a module used twice
+    if run.result is None:
+        why = next((r.note for r in reversed(run.rows) if r.note.startswith("skipped")), "it returns nothing")
+        raise UsageError(f"{label} gives no checked value ({why})")
+    return ck.make(call, "module", run.result.shape, list(given.values()), label, names=run.result.names,
+                   was=run.result)
