@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from explain.core.errors import ConfigError, UsageError
+from explain.core.latent import Latent, check_latent
 from explain.core.moe import check_moe
 from explain.core.options import OPTION, check_cap, default, flag
 from explain.core.registry import DEFAULT_MODEL, MODELS, quoted, users
@@ -29,6 +30,12 @@ class Config:
     d_ff: int | None = default("d_ff")
     n_kv_heads: int | None = default("n_kv_heads")  # llama: key/value heads (grouped-query attention); None: n_heads
     rope_theta: float = default("rope_theta")  # llama: the rotary embedding's base
+    attention: str = default("attention")  # llama: "mha", or "mla" (latent attention, explain.models.mla)
+    q_lora_rank: int | None = default("q_lora_rank")  # mla: the widths, named as Hugging Face's config keys
+    kv_lora_rank: int | None = default("kv_lora_rank")
+    qk_nope_head_dim: int | None = default("qk_nope_head_dim")
+    qk_rope_head_dim: int | None = default("qk_rope_head_dim")
+    v_head_dim: int | None = default("v_head_dim")
     n_layers: int = default("n_layers")
     d_vocab: int | None = default("d_vocab")
     n_ctx: int = default("n_ctx")
@@ -57,8 +64,26 @@ class Config:
 
     @property
     def head_dim(self) -> int:
-        """d_head, derived from d_model / n_heads when not given."""
+        """d_head, derived from d_model / n_heads when not given (latent attention: a query/key head, its no-rope
+        part + its rotary part)."""
+        if self.d_head is None and self.attention == "mla":
+            lat = self.latent
+            return lat.qk_nope_head_dim + lat.qk_rope_head_dim
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
+
+    @property
+    def latent(self) -> Latent:
+        """Latent attention's widths, the derived ones filled in (:class:`Latent`): the rotary part 2·⌊d_head / 6⌋
+        (at least 2) and the rest of the head without rotation, the value as wide as the head, both ranks
+        d_model / 2."""
+        base = self.d_head if self.d_head is not None else self.d_model // self.n_heads
+        nope, rope = self.qk_nope_head_dim, self.qk_rope_head_dim
+        if rope is None:  # the rest of a given head, else a third of it
+            rope = base - nope if self.d_head is not None and nope is not None else max(2, 2 * (base // 6))
+        if nope is None:
+            nope = base - rope
+        half = max(1, self.d_model // 2)
+        return Latent(self.q_lora_rank or half, self.kv_lora_rank or half, nope, rope, self.v_head_dim or base)
 
     @property
     def kv_heads(self) -> int:
@@ -117,6 +142,8 @@ def make_config(model: str, **options: Any) -> Config:
     model = check_model_name(model)
     values: dict[str, Any] = dict(MODELS[model].defaults)
     values.update({k: v for k, v in options.items() if v is not None})
+    if values.get("attention") == "mla" and options.get("n_kv_heads") is None:
+        values.pop("n_kv_heads", None)  # the model's default grouping: latent attention has no key/value heads
     known = set(Config.__dataclass_fields__) - {"model"}
     unknown = set(values) - known
     if unknown:
@@ -172,6 +199,7 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"d_model {cfg.d_model} is not divisible by {cfg.n_heads} heads; "
                           + _divisor_hint(cfg.d_model, cfg.n_heads))
     check_moe(cfg)
+    check_latent(cfg)
     seed = OPTION["seed"]
     if not (cfg.seed >= seed.min and cfg.seed <= seed.max):
         raise ConfigError(f"seed must be between 0 and 2**63-1, got {cfg.seed}")

@@ -63,6 +63,7 @@ CAPABILITIES: dict[str, str] = {
     "sdpa": "scaled dot-product attention, softmax(Q·Kᵀ/√d_k)·V, which the tiled kernel can compute "
             "(--attention-kernel, --tile)",
     "moe": "a mixture of experts may replace the MLP of any block (--experts, the router's options)",
+    "mla": "an attention kind of its own choosing: multi-head, or DeepSeek's latent attention (--attention mla)",
     "trains": "explain train trains it (its own untraced kernels) and saves a GPT-2 folder; a trained one ships "
               "with explain (--trained)",
 }
@@ -148,7 +149,8 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains sdpa", loss=NEXT_TOKEN, masking=_ALWAYS),
     Model("llama", "a Llama decoder: RMSNorm, rotary positions, grouped-query attention, SwiGLU, no biases",
           dict(_DEEP, n_kv_heads=1, d_ff=16, qkv_bias=False), "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope sdpa moe", loss=NEXT_TOKEN,
+          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope sdpa moe mla",
+          loss=NEXT_TOKEN,
           masking=_ALWAYS, forward="explain.models.llama:llama"),
 )}
 

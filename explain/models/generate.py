@@ -23,6 +23,7 @@ from explain.core.registry import MODELS
 from explain.core.sampling import Sampling
 from explain.models.layers import layer_norm
 from explain.models.llama import llama_step
+from explain.models.mla import CACHE as MLA_CACHE
 from explain.models.zoo import gpt_block
 from explain.trace import Generation
 from explain.trace.recorder import Recorder, Ref
@@ -77,11 +78,16 @@ def ended(rec: Recorder, tokens: list[Ref], eos: int | None) -> bool:
     return all(any(int(t.value[b, 0]) == eos for t in tokens) for b in range(tokens[0].shape[0]))
 
 
-def decoder(cfg: Config) -> tuple[Callable[..., Ref], str]:
-    """The model's one-position forward on the cache, and the step (under ``blocks.N.attn``) whose keys the cache
-    starts from: GPT caches its keys as projected, Llama after their rotation (as transformers does)."""
+def decoder(cfg: Config) -> tuple[Callable[..., Ref], dict[str, tuple[str, str]]]:
+    """The model's one-position forward on the cache, and what its cache holds: for each entry the attention
+    reads (``cache["K"]``), the step under ``blocks.N.attn`` it starts from in the prompt's forward, and the step
+    that appends to it in a new token's. GPT caches its keys as projected, Llama after their rotation (as
+    transformers does); latent attention caches its latent and its rotary key (:data:`explain.models.mla.CACHE`)."""
     forward = MODELS[cfg.model].function.rsplit(":", 1)[-1]  # the forward function's name
-    return {"gpt": (gpt_step, "k"), "llama": (llama_step, "rot_k")}[forward]
+    if forward == "llama" and cfg.attention == "mla":
+        return llama_step, MLA_CACHE
+    return {"gpt": (gpt_step, {"K": ("k", "k_cache"), "V": ("v", "v_cache")}),
+            "llama": (llama_step, {"K": ("rot_k", "k_cache"), "V": ("v", "v_cache")})}[forward]
 
 
 def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
@@ -100,11 +106,10 @@ def extend(rec: Recorder, cfg: Config, T: int, prompt: tuple[tuple[int, ...], ..
     sampling changes them from a token on: :mod:`explain.engine.resample`)."""
     L = cfg.n_layers
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
-    step, keys = decoder(cfg)
+    step, held = decoder(cfg)
 
     def caches(prefix: str, first: bool) -> list[dict]:
-        k, v = (keys, "v") if first else ("k_cache", "v_cache")
-        return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
+        return [{**{key: rec.ref(f"{prefix}blocks.{i}.attn.{names[0 if first else 1]}") for key, names in held.items()},
                  "capacity": capacity, "first": first} for i in range(L)]
 
     last = len(tokens) - 1  # the newest token drawn: the cache is the one its forward left (the prompt's for 0)

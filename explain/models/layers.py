@@ -97,6 +97,12 @@ def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref
     if rec.config.attention_kernel == "tiled":
         return tiled_sdpa(rec, q, k, v, d_k, causal, pad)
     s = rec.op("matmul", "scores", q, k, transpose_b=True)  # (T, T)
+    return attend(rec, s, v, d_k, causal, pad)
+
+
+def attend(rec: Recorder, s: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
+    """The rest of :func:`sdpa` from its scores ``s``: scale by 1/√d_k, the masks, softmax, the weighted sum of
+    ``v`` (latent attention makes its scores in two parts, :mod:`explain.models.mla`)."""
     s = rec.op("scale", "scaled", s, root="d_k", n=d_k)
     if causal:
         s = rec.op("mask", "masked", s)  # the future: above the diagonal

@@ -12,6 +12,7 @@ from __future__ import annotations
 from explain.core.config import Config
 from explain.core.inputs import Inputs
 from explain.core.padding import ignore_padding
+from explain.models import mla
 from explain.models.layers import key_padding, next_token_loss, sdpa
 from explain.models.moe import moe_mlp
 from explain.trace.recorder import Recorder, Ref
@@ -39,8 +40,11 @@ def heads(rec: Recorder, cfg: Config, x: Ref, name: str, n: int) -> Ref:
 
 def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None = None,
               pad: Ref | None = None) -> Ref:
-    """Grouped-query attention with rotary positions. ``pos`` is the position of x's first row; with a ``cache``
-    (generation) x is one new position whose rotated K and V are appended to the cached ones."""
+    """Grouped-query attention with rotary positions (or latent attention: :mod:`explain.models.mla`). ``pos`` is
+    the position of x's first row; with a ``cache`` (generation) x is one new position whose rotated K and V are
+    appended to the cached ones."""
+    if cfg.attention == "mla":  # DeepSeek's latent attention, its own module
+        return mla.attention(rec, cfg, x, pos, cache, pad)
     h, kv, m = cfg.n_heads, cfg.kv_heads, cfg.head_dim
     rope = dict(theta=float(cfg.rope_theta), start=pos)
     with rec.scope("attn"):

@@ -16,6 +16,8 @@ from typing import Any
 
 from explain.core.config import Config
 from explain.core.names import as_first_token, is_generated, param_name
+from explain.models.mla import NOTATION as MLA_NOTATION
+from explain.models.mla import notation_context as mla_context
 from explain.trace.recorder import Notation
 
 Row = tuple[str, str, str, str | None]
@@ -47,7 +49,7 @@ SHARED: list[Row] = [
                                 "takes from each position."),
     ("*attn.z", "*", "Z", "Each output is the sum of the value vectors weighted by the attention weights."),
     ("*attn.concat", "*", "Z_cat",
-     "Concatenate the {n_heads} heads' outputs side by side: {n_heads} × {d_head} = {d_concat} columns."),
+     "Concatenate the {n_heads} heads' outputs side by side: {n_heads} × {d_value} = {d_concat} columns."),
     ("*attn_out", "*", "O", "Project the concatenated heads to {d_out_text} with W_O."),
     # feed-forward
     ("*mlp.pre", "*", "H", "Feed-forward, first layer: widen each position from {d_model} to {d_ff} features."),
@@ -130,15 +132,17 @@ OWN: dict[str, list[Row]] = {
 }
 
 OWN["llama"] = [
+    *MLA_NOTATION,  # latent attention's steps (--attention mla): their own names, before gpt's generation rows
     *[row for row in OWN["gpt"] if row[0].startswith("gen.")],  # a generation's new tokens read as gpt's
     ("embed", "*", "x", "Each token id picks its row of W_E. There is no position embedding: positions enter "
                         "through the rotation of Q and K in every block."),
     ("blocks.*.ln1", "*", "x̂", "Pre-norm: RMSNorm before attention."),
     ("blocks.*.ln2", "*", "x̂", "Pre-norm: RMSNorm before the MLP."),
     ("ln_final", "*", "x̂", "A last RMSNorm before the output layer."),
-    ("*attn.rot_q", "*", "Qᵣ", "Rotate every query: pair (i, i + {half}) of the row at position p turns by "
-                               "p·θ^(−2i/{d_head}), θ = {rope_theta:g}."),
-    ("*attn.rot_k", "*", "Kᵣ", "Rotate every key the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
+    ("*attn.q", "linear_heads", "Q", "{q_note}"),
+    ("*attn.rot_q", "*", "Qᵣ", "Rotate {rotated_q}: pair {rope_pair} of the row at position p turns by "
+                               "p·θ^(−2i/{d_rope}), θ = {rope_theta:g}."),
+    ("*attn.rot_k", "*", "Kᵣ", "Rotate {rotated_k} the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
                                "positions, not on where they are."),
     ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
                                "query head h reads key head h // {group}."),
@@ -238,8 +242,15 @@ def notation(cfg: Config) -> Notation:
                            "linear share one matrix)" if cfg.tie_embeddings else "",
                    unembed_llama="W_Eᵀ (tied to the embedding)" if cfg.tie_embeddings else "its own W_U",
                    n_kv_heads=cfg.kv_heads, group=cfg.n_heads // max(cfg.kv_heads, 1), half=cfg.head_dim // 2,
-                   rope_theta=cfg.rope_theta, **_moe_context(cfg),
+                   rope_theta=cfg.rope_theta, **_moe_context(cfg), d_value=cfg.head_dim, d_rope=cfg.head_dim,
+                   q_note="Q for every head: X·W_Q" + (" + b_Q" if cfg.qkv_bias else " (no bias)")
+                   + ", a different projection per head.",
+                   rope_pair=f"(i, i + {cfg.head_dim // 2})", rotated_q="every query", rotated_k="every key",
                    **{f"b_{n}": f" + b_{n}" if cfg.qkv_bias else " (no bias)" for n in "QKV"})
+    if cfg.attention == "mla":  # latent attention: the values' width, the rotary parts (interleaved pairs)
+        context.update(mla_context(cfg), rope_pair="(2i, 2i + 1)", rotated_q="the rotary part of every query",
+                       rotated_k="the shared rotary key")
+        context.update(d_concat=cfg.n_heads * context["d_value"])
 
     def lookup(name: str, kind: str, attrs: dict[str, Any]) -> tuple[str, str | None]:
         sym, note = _match(model, as_first_token(name), kind)  # every new token's steps share one cache entry

@@ -100,18 +100,19 @@ def rms_norm(x, w, eps=1e-6):
     return x * r * w
 
 
-def rope(x, theta, start=0, sign=1.0):
-    """Rotary position embedding as Hugging Face applies it ("rotate-half"):
-    dimension i pairs with i + d/2, and the pair at position p turns by the
-    angle p·theta^(-2i/d). x is (..., T, d), position p = start + row.
-    sign=-1 turns the other way (the inverse rotation, used by the backward)."""
+def rope(x, theta, start=0, sign=1.0, interleaved=False):
+    """Rotary position embedding: pair i at position p turns by p·theta^(-2i/d).
+    Pairs (i, i + d/2) as Hugging Face ("rotate-half"), or (2i, 2i + 1) with
+    interleaved=True (Meta's Llama, GPT-J, DeepSeek). x is (..., T, d), p =
+    start + row; sign=-1 turns back (the inverse, used by the backward)."""
     half = x.shape[-1] // 2
     inv_freq = 1.0 / theta ** (np.arange(0, 2 * half, 2) / (2 * half))
     pos = np.arange(start, start + x.shape[-2])
     angle = sign * pos[:, None] * inv_freq[None, :]  # (T, d/2)
     cos, sin = np.cos(angle), np.sin(angle)
-    a, b = x[..., :half], x[..., half:]
-    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+    a, b = (x[..., 0::2], x[..., 1::2]) if interleaved else np.split(x, 2, -1)
+    y = [a * cos - b * sin, b * cos + a * sin]  # the pairs: first, second members
+    return np.stack(y, -1).reshape(x.shape) if interleaved else np.concatenate(y, -1)
 
 
 def swiglu(gate, up):

@@ -222,46 +222,75 @@ class MergeHeads(Op):
 
 @register
 class Slice(Op):
-    """The first ``stop`` entries along ``axis`` (a parameter sized for the context, cut to the sequence)."""
+    """The entries ``start`` … ``stop − 1`` along ``axis`` (by default the first ``stop``: a parameter sized for the
+    context, cut to the sequence; with a ``start``, a part of the last axis, as latent attention's rotary split)."""
 
     kind = "slice"
     default_note = "Only the first T entries are used: the parameter is sized for the whole context."
 
-    def shape(self, a, axis: int = -1, stop: int = 1, **attrs):
+    def shape(self, a, axis: int = -1, stop: int = 1, start: int = 0, **attrs):
         ax = sr.normalize_axis(axis, len(a))
-        if stop > a[ax]:
-            raise ShapeError(f"cannot take {stop} entries of axis {axis} of {sr.fmt_shape(a)}")
-        return tuple(a[:ax]) + (stop,) + tuple(a[ax + 1:])
+        if stop > a[ax] or not 0 <= start < stop or (start and ax != len(a) - 1):
+            raise ShapeError(f"cannot take entries {start}–{stop - 1} of axis {axis} of {sr.fmt_shape(a)}")
+        return tuple(a[:ax]) + (stop - start,) + tuple(a[ax + 1:])
 
     def axes(self, a, axis: int = -1, **attrs):
         return a
 
-    def formula(self, syms: Syms, axis: int = -1, stop: int = 1, **attrs) -> str:
-        return f"{syms.out} = {syms.ins[0]}[…, :{stop}{', :' * (-axis - 1) if axis < 0 else ''}]"
+    def _cut(self, axis: int, stop: int, start: int) -> str:
+        return f"{start or ''}:{stop}"
 
-    def source(self, out, ins, axis: int = -1, stop: int = 1, **attrs) -> str:
+    def formula(self, syms: Syms, axis: int = -1, stop: int = 1, start: int = 0, **attrs) -> str:
+        cut = self._cut(axis, stop, start)
+        return f"{syms.out} = {syms.ins[0]}[…, {cut}{', :' * (-axis - 1) if axis < 0 else ''}]"
+
+    def source(self, out, ins, axis: int = -1, stop: int = 1, start: int = 0, **attrs) -> str:
+        cut = self._cut(axis, stop, start)
         if axis >= 0:
-            return f"{ins[0]}[{':, ' * axis}:{stop}]"
-        return f"{ins[0]}[..., :{stop}{', :' * (-axis - 1)}]"
+            return f"{ins[0]}[{':, ' * axis}{cut}]"
+        return f"{ins[0]}[..., {cut}{', :' * (-axis - 1)}]"
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index)}",
+    def _source_index(self, index, ndim: int, axis: int, start: int) -> tuple[int, ...]:
+        ax = sr.normalize_axis(axis, ndim)
+        return tuple(i + start if n == ax else i for n, i in enumerate(index))
+
+    def feeds(self, index, inputs, axis: int = -1, start: int = 0, **attrs):
+        return [self._source_index(index, inputs[0].ndim, axis, start)]
+
+    def explain(self, index, inputs, output, syms: Syms, axis: int = -1, start: int = 0, **attrs) -> CellExplanation:
+        src = self._source_index(index, inputs[0].ndim, axis, start)
+        return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(src)}",
                                lines=[f"copied: {num(output[index])}"])
 
     # -- backward: the used entries get the gradient; the entries never used get 0 --------------------------
     vjp_helpers = ("pad_back",)
 
-    def vjp_formula(self, wrt, syms: Syms, stop: int = 1, **attrs) -> str:
+    def vjp_formula(self, wrt, syms: Syms, stop: int = 1, start: int = 0, **attrs) -> str:
+        if start:
+            return f"{syms.out} = {syms.ins[0]} in entries {start}–{stop - 1}, 0 elsewhere"
         return f"{syms.out} = {syms.ins[0]} in the first {stop} entries, 0 after"
 
-    def vjp_source(self, wrt, g, ins, out, **attrs) -> str:
+    def vjp_source(self, wrt, g, ins, out, stop: int = 1, start: int = 0, **attrs) -> str:
+        if start:  # a part of the last axis: zeros before it and after it
+            zeros = f"np.zeros({g}.shape[:-1] + ({{}},))"
+            return (f"np.concatenate([{zeros.format(int(start))}, {g}, "
+                    f"{zeros.format(f'{ins[0]}.shape[-1] - {int(stop)}')}], axis=-1)")
         return pad_back_source(g, ins[0])
 
-    def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
-        return [index if all(i < n for i, n in zip(index, g.shape)) else None, None, None]
+    def vjp_feeds(self, wrt, index, g, inputs, output, axis: int = -1, stop: int = 1, start: int = 0, **attrs):
+        ax = sr.normalize_axis(axis, len(index))
+        used = start <= index[ax] < stop and all(i < n for k, (i, n) in enumerate(zip(index, g.shape)) if k != ax)
+        src = tuple(i - start if k == ax else i for k, i in enumerate(index))
+        return [src if used else None, None, None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, axis: int = -1, stop: int = 1,
-                    **attrs) -> CellExplanation:
+                    start: int = 0, **attrs) -> CellExplanation:
+        if start:
+            used = start <= index[axis] < stop
+            line = ("this entry was taken: its gradient passes through unchanged" if used else
+                    f"this entry is outside {start}–{stop - 1}: the slice did not take it, gradient 0 from here")
+            return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}",
+                                   lines=[line, f"= {num(grad[index])}"])
         return explain_pad_back(index, grad, syms, index[axis] < stop)
 
 

@@ -1,5 +1,6 @@
-"""The attention pieces of the Llama block: rotary position embeddings (``rope``, Su et al. 2021, "RoFormer", as
-Hugging Face applies them: dimension i pairs with i + d/2) and the key/value heads shared by groups of query
+"""The attention pieces of the Llama block: rotary position embeddings (``rope``, Su et al. 2021, "RoFormer"; in
+Hugging Face's layout dimension i pairs with i + d/2, in the interleaved one of Meta's original code, GPT-J and
+DeepSeek dimension 2i pairs with 2i + 1: the ``layout`` attribute) and the key/value heads shared by groups of query
 heads (``repeat_kv``, Ainslie et al. 2023, "GQA"; ``repeat_kv`` in transformers' modeling_llama.py)."""
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 
 
 class _Cell(NamedTuple):
-    """Where one cell of a rotated row sits: its pair k, partner dimension j (i ± d/2), whether it is the first
-    of the pair, its position p, the row it is in, the pair's frequency θ^(−2k/d), the angle and its cos, sin."""
+    """Where one cell of a rotated row sits: its pair k, partner dimension j (i ± d/2, or i ± 1 interleaved),
+    whether it is the first of the pair, its position p, the row it is in, the pair's frequency θ^(−2k/d), the
+    angle and its cos, sin."""
 
     i: int
     k: int
@@ -28,11 +30,18 @@ class _Cell(NamedTuple):
     s: float
 
 
-def _cell(index: tuple[int, ...], d: int, theta: float, start: int) -> _Cell:
+INTERLEAVED, HALF = "interleaved", "half"  # the two layouts: pairs (2i, 2i + 1), or (i, i + d/2)
+LAYOUTS = (HALF, INTERLEAVED)
+
+
+def _cell(index: tuple[int, ...], d: int, theta: float, start: int, layout: str = HALF) -> _Cell:
     """The pair, position and angle of cell ``index`` of rows of width ``d`` (the first row at ``start``)."""
     *lead, t, i = index
     half = d // 2
-    k, j, first = (i, i + half, True) if i < half else (i - half, i - half, False)
+    if layout == INTERLEAVED:
+        k, j, first = i // 2, i + 1 if i % 2 == 0 else i - 1, i % 2 == 0
+    else:
+        k, j, first = (i, i + half, True) if i < half else (i - half, i - half, False)
     p = start + t
     inv = 1.0 / theta ** (2 * k / d)
     ang = p * inv
@@ -42,7 +51,8 @@ def _cell(index: tuple[int, ...], d: int, theta: float, start: int) -> _Cell:
 @register
 class Rope(Op):
     """Rotary position embedding: each pair (x[i], x[i + d/2]) of a query or key row at position p turns by the
-    angle p·θ^(−2i/d), so q·k of two rotated rows depends on their positions only through the distance."""
+    angle p·θ^(−2i/d), so q·k of two rotated rows depends on their positions only through the distance. With
+    ``layout="interleaved"`` the pairs are (x[2i], x[2i + 1]), turned in place."""
 
     kind = "rope"
     helpers = ("rope",)
@@ -52,26 +62,30 @@ class Rope(Op):
                     "how far apart they are, not where they are.")
     vjp_note = "A rotation's backward is the rotation back: the gradient turns by the same angle the other way."
 
-    def shape(self, x, theta: float = 10000.0, start: int = 0, **attrs):
+    def shape(self, x, theta: float = 10000.0, start: int = 0, layout: str = HALF, **attrs):
         if x[-1] % 2:
             raise ShapeError(f"rotary embeddings turn pairs of dimensions: the head width {x[-1]} must be even")
+        if layout not in LAYOUTS:
+            raise ShapeError(f"rotary layout {layout!r} is not one of {', '.join(LAYOUTS)}")
         return tuple(x)
 
-    def formula(self, syms: Syms, **attrs) -> str:
+    def formula(self, syms: Syms, layout: str = HALF, **attrs) -> str:
         x = syms.ins[0]
-        return f"{syms.out} = RoPE({x}):  ({x}[i], {x}[i+d/2]) at position p turned by p·θ^(−2i/d)"
+        pair = f"({x}[2i], {x}[2i+1])" if layout == INTERLEAVED else f"({x}[i], {x}[i+d/2])"
+        return f"{syms.out} = RoPE({x}):  {pair} at position p turned by p·θ^(−2i/d)"
 
-    def source(self, out, ins, theta: float = 10000.0, start: int = 0, **attrs) -> str:
-        return f"rope({ins[0]}, {float(theta)!r}, start={int(start)})"
+    def source(self, out, ins, theta: float = 10000.0, start: int = 0, layout: str = HALF, **attrs) -> str:
+        tail = ", interleaved=True" if layout == INTERLEAVED else ""
+        return f"rope({ins[0]}, {float(theta)!r}, start={int(start)}{tail})"
 
     def feeds(self, index, inputs, **attrs):
         return [tuple(index[:-1]) + (slice(None),)]  # the row: the cell and its partner
 
     def explain(self, index, inputs, output, syms: Syms, theta: float = 10000.0, start: int = 0,
-                **attrs) -> CellExplanation:
+                layout: str = HALF, **attrs) -> CellExplanation:
         x = inputs[0]
         d = x.shape[-1]
-        i, k, j, first, p, row, inv, ang, c, s = _cell(index, d, theta, start)
+        i, k, j, first, p, row, inv, ang, c, s = _cell(index, d, theta, start, layout)
         xi, xj = float(x[row + (i,)]), float(x[row + (j,)])
         xs = syms.ins[0]
         if first:  # x′[i] = x[i]·cos − x[i+d/2]·sin
@@ -84,7 +98,8 @@ class Rope(Op):
         return CellExplanation(
             index, float(output[index]), f"{syms.out}{idx(index)}: pair {k} = dimensions ({lo}, {hi}) at position {p}",
             ("term", "x", "factor", "product"), rows,
-            [f"rotate-half: dimension i pairs with i + d/2 = i + {d // 2}",
+            [f"interleaved: dimension 2k pairs with 2k + 1 ({lo} with {hi})" if layout == INTERLEAVED
+             else f"rotate-half: dimension i pairs with i + d/2 = i + {d // 2}",
              f"frequency θ^(−2·{k}/{d}) = {theta:g}^(−{num(2 * k / d)}) = {num(inv)}",
              f"angle = position × frequency = {p} × {num(inv)} = {num(ang)} rad",
              f"cos = {num(c)}, sin = {num(s)}",
@@ -94,16 +109,18 @@ class Rope(Op):
     def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
         return f"{syms.out} = RoPE⁻¹({syms.ins[0]}):  each pair turned back by −p·θ^(−2i/d)"
 
-    def vjp_source(self, wrt, g, ins, out, theta: float = 10000.0, start: int = 0, **attrs) -> str:
-        return f"rope({g}, {float(theta)!r}, start={int(start)}, sign=-1.0)"
+    def vjp_source(self, wrt, g, ins, out, theta: float = 10000.0, start: int = 0, layout: str = HALF,
+                   **attrs) -> str:
+        tail = ", interleaved=True" if layout == INTERLEAVED else ""
+        return f"rope({g}, {float(theta)!r}, start={int(start)}, sign=-1.0{tail})"
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
         return [tuple(index[:-1]) + (slice(None),), None, None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, theta: float = 10000.0, start: int = 0,
-                    **attrs) -> CellExplanation:
+                    layout: str = HALF, **attrs) -> CellExplanation:
         d = g.shape[-1]
-        i, k, j, first, p, row, _, ang, c, s = _cell(index, d, theta, start)
+        i, k, j, first, p, row, _, ang, c, s = _cell(index, d, theta, start, layout)
         gi, gj = float(g[row + (i,)]), float(g[row + (j,)])
         sign = "+" if first else "−"
         return CellExplanation(

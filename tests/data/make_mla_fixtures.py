@@ -55,11 +55,11 @@ CONFIGS = {
                         n_group=4, topk_group=2, routed_scaling_factor=2.5, first_k_dense_replace=1,
                         moe_intermediate_size=6)),
     # latent attention on dense blocks only (first_k_dense_replace = every layer), tied, another θ
-    "dense": dict(d_model=16, n_heads=2, n_layers=2, d_ff=20, d_vocab=44, tie_embeddings=True, rope_theta=50000.0,
+    "dense": dict(d_model=16, n_heads=2, n_layers=2, d_ff=20, d_vocab=46, tie_embeddings=True, rope_theta=50000.0,
                   ln_eps=1e-6, attention="mla", q_lora_rank=10, kv_lora_rank=6, qk_nope_head_dim=4,
                   qk_rope_head_dim=6, v_head_dim=7),
     # the same with the rotate-half layout (rope_interleave false): explain's --rope-layout half
-    "half": dict(d_model=12, n_heads=3, n_layers=1, d_ff=16, d_vocab=44, tie_embeddings=False, rope_theta=10000.0,
+    "half": dict(d_model=12, n_heads=3, n_layers=1, d_ff=16, d_vocab=47, tie_embeddings=False, rope_theta=10000.0,
                  ln_eps=1e-6, attention="mla", q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4,
                  qk_rope_head_dim=4, v_head_dim=3, rope_layout="half"),
 }
@@ -173,7 +173,7 @@ def to_explain(model: torch.nn.Module, o: dict, grads: bool = False) -> dict[str
     """Every parameter (or its gradient) under explain's name and in explain's layout; the mixture-of-experts
     layers' tensors (issue 43's names are theirs) also as ``hf:<Hugging Face name>``."""
     sd = {n: (p.grad if grads else p).detach().numpy() for n, p in model.named_parameters()}
-    h, d = o["n_heads"], o["d_model"]
+    h = o["n_heads"]
     dn, dr, dv = o["qk_nope_head_dim"], o["qk_rope_head_dim"], o["v_head_dim"]
     r, rq = o["kv_lora_rank"], o["q_lora_rank"]
     out = {"W_E": sd["model.embed_tokens.weight"], "ln_final.w": sd["model.norm.weight"]}

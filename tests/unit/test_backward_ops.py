@@ -50,6 +50,7 @@ CASES: dict[str, Case] = {
                                       r.standard_normal((2, 3))], {}),
     "merge_heads": lambda r, n, m: ([r.standard_normal((2, 3, n, m))], {}),
     "slice": lambda r, n, m: ([r.standard_normal((m, n + 2))], {"axis": -1, "stop": n}),
+    "slice_start": lambda r, n, m: ([r.standard_normal((2, m, n + 2))], {"axis": -1, "start": 1, "stop": n + 1}),
     "add": lambda r, n, m: ([r.standard_normal((2, n, m)), r.standard_normal((n, m))], {}),
     "scale": lambda r, n, m: ([r.standard_normal((n, m))], {"root": "d_k", "n": 4}),
     "scale_multiply": lambda r, n, m: ([r.standard_normal((n, m))], {"root": "d_model", "n": 3, "multiply": True}),
@@ -77,6 +78,8 @@ CASES: dict[str, Case] = {
     # the Llama block's op kinds
     "rms_norm": lambda r, n, m: ([r.standard_normal((2, n, m + 1)), r.standard_normal(m + 1)], {"eps": 1e-5}),
     "rope": lambda r, n, m: ([r.standard_normal((2, 2, n, 2 * m))], {"theta": 100.0, "start": n}),
+    "rope_interleaved": lambda r, n, m: ([r.standard_normal((2, 1, n, 2 * m))],
+                                         {"theta": 100.0, "start": n, "layout": "interleaved"}),
     "repeat_kv": lambda r, n, m: ([r.standard_normal((2, 2, n, m))], {"n": 3}),
     "swiglu": lambda r, n, m: ([2 * r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
     # the mixture of experts' (the choice itself, route, has no gradient)
@@ -109,6 +112,7 @@ def _choice(r, lead, experts, k):
 def kind_of(case: str) -> str:
     return {"matmul_broadcast": "matmul", "linear_tied": "linear", "scale_multiply": "scale",
             "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean", "keep_plain": "keep",
+            "rope_interleaved": "rope", "slice_start": "slice",
             "expert_linear_each": "expert_linear"}.get(case, case)
 
 
