@@ -55,7 +55,7 @@ class Controller:
     """The long work of one step screen; its methods named in ACTIONS are the screen's actions of those names."""
 
     ACTIONS = frozenset({"generate", "gradient", "rerun", "export_step", "export_run", "picture", "lens",
-                         "attribution", "patching", "generated", "search", "goto", "heads", "tokenizer"})
+                         "attribution", "patching", "generated", "search", "goto", "heads", "tokenizer", "experts"})
 
     def __init__(self, host: Host) -> None:
         self.host = host
@@ -292,6 +292,9 @@ class Controller:
 
     def generated(self) -> None:
         interp.generated(self)
+
+    def experts(self) -> None:
+        interp.experts(self)
 
     # -- export (explain.tui.export asks for the file name; the writing is a job here) ---------------------------
     def export_step(self) -> None:

@@ -117,3 +117,24 @@ def generated(ctl: Controller) -> None:
         ctl.host.notify("this run generated nothing: press G to write five new tokens first", timeout=5)
         return
     ctl.open_interp(GeneratedScreen(lambda: ctl.trace))
+
+
+def experts(ctl: Controller) -> None:
+    """The router's choices in the mixture layer of the step shown (or the pass's first), as a tokens × experts
+    grid; Enter there shows the choice step at that cell."""
+    from explain.core.names import gen_number
+    from explain.tui.screens.experts import ExpertsScreen  # lazy: a screen loaded on first use
+
+    view = ctl.host.view
+    here = view.step
+    kept = [s for s in ctl.trace if s.op == "keep" and gen_number(s.name) == gen_number(here.name)]
+    if not kept:
+        ctl.host.notify("this run has no mixture of experts (run llama with --experts N)", timeout=4)
+        return
+
+    def shared(s):  # how much of its place in the step tree a mixture layer shares with the step shown
+        return next((i for i, (a, b) in enumerate(zip(s.group, here.group)) if a != b), min(len(s.group), len(here.group)))
+
+    at = max(range(len(kept)), key=lambda i: (shared(kept[i]), -i))
+    item = view.lead[0] if view.lead and "batch" in here.axes[:1] else 0
+    ctl.open_interp(ExpertsScreen(ctl.trace, kept, at, item))

@@ -68,6 +68,8 @@ KEYS: list[Key] = [
         "opened by 'explain patch --sweep'; after --step, that patch's)", "Why", group="why"),
     Key("W", "generated", "attention to new", "Each generated token's attention over the text so far (grows with G)",
         "Why", group="why"),
+    Key("E", "experts", "experts", "A mixture layer's router: tokens × experts, each token's kept weight, the load "
+        "(--experts; Enter: why this expert)", "Why", group="why"),
     Key("s", "turn(-1, 1)", "slice", "Next slice along the last leading axis (the head)", "Slice", group="slice"),
     Key("S", "turn(-1, -1)", "slice", "Previous slice along the last leading axis", "Slice", group="slice"),
     Key("b", "turn(0, 1)", "slice", "Next slice along the first leading axis (the batch)", "Slice", group="slice"),
