@@ -171,6 +171,9 @@ def validate(cfg: Config) -> None:
     kernel = OPTION["attention_kernel"]
     if cfg.attention_kernel not in kernel.choices:
         raise ConfigError(f"attention_kernel must be one of {', '.join(kernel.choices)}, got {cfg.attention_kernel!r}")
+    if cfg.attention_kernel == "tiled" and cfg.attention == "mla":
+        raise ConfigError("--attention-kernel tiled takes one Q and one K per head; latent attention (--attention mla) "
+                          "makes its scores in two parts (no rotation + the shared rotary key): drop one of them")
     if cfg.attention_tile != OPTION["attention_tile"].default and cfg.attention_kernel != "tiled":
         raise ConfigError(f"--tile {cfg.attention_tile} sets the tiled kernel's tile; add --attention-kernel tiled "
                           "or drop --tile")

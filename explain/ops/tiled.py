@@ -287,11 +287,16 @@ class TileAcc(_Tile):
 
 @register
 class TileNormalize(Op):
-    """Z = O / ℓ: the accumulator divided by the running sum, once, after the last tile."""
+    """Z = O / ℓ: the accumulator divided by the running sum, once, after the last tile. It also reads Q, K and V
+    (and the padding): its drill-down puts the plain kernel's value of the same cell beside the tiled one."""
 
     kind = "tile_normalize"
     default_note = ("After the last tile: divide each row of the accumulator by its running sum. This is "
-                    "softmax(Q·Kᵀ/√d_k)·V, computed without ever holding the score matrix.")
+                    "softmax(Q·Kᵀ/√d_k)·V, computed without ever holding the score matrix; the drill-down puts the "
+                    "plain kernel's value beside it.")
+
+    def shown_shapes(self, shapes, **attrs):
+        return list(shapes[:2])
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]} / {syms.ins[1]}"
@@ -300,11 +305,39 @@ class TileNormalize(Op):
         return f"{ins[0]} / np.where({ins[1]} > 0, {ins[1]}, 1.0)"  # a row with no visible key: 0
 
     def feeds(self, index, inputs, **attrs):
-        return [broadcast_index(index, inputs[0].shape), _row_stat(index, inputs[1])]
+        out = [broadcast_index(index, inputs[0].shape), _row_stat(index, inputs[1])]
+        if len(inputs) > 2:  # Q's row, every key, the value column: what the plain kernel reads for this cell
+            q, k, v = inputs[2:5]
+            out += [_lead(index, q.shape) + (index[-2], slice(None)), _lead(index, k.shape) + (slice(None),) * 2,
+                    _lead(index, v.shape) + (slice(None), index[-1])]
+            out += [(index[0], slice(None))] if len(inputs) > 5 else []
+        return out
 
-    def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
-        o, s = (float(a[f]) for a, f in zip(inputs, self.feeds(index, inputs)))
+    def plain(self, index, inputs, n: int = 1, causal: bool = False) -> float:
+        """The plain kernel's value of cell ``index``: the whole row of scores, softmax, times the value column."""
+        import numpy as np  # lazy: numpy off the shape path
+
+        fs = self.feeds(index, inputs)
+        q, k, v = (inputs[j][fs[j]] for j in (2, 3, 4))
+        s = k @ q / np.sqrt(n)
+        if causal:
+            s = np.where(np.arange(s.shape[0]) > index[-2], -np.inf, s)
+        if len(inputs) > 5:
+            s = np.where(inputs[5][fs[5]].astype(bool), -np.inf, s)
+        if np.isneginf(s.max()):
+            return 0.0
+        e = np.exp(s - s.max())
+        return float(e @ v / e.sum())
+
+    def explain(self, index, inputs, output, syms: Syms, n: int = 1, causal: bool = False,
+                **attrs) -> CellExplanation:
+        o, s = (float(a[f]) for a, f in zip(inputs, self.feeds(index, inputs)[:2]))
         *_, i, c = index
-        line = f"{num(o)} / {num(s)} = {num(output[index])}" if s > 0 else "no key was visible to this row: 0"
+        lines = [f"{num(o)} / {num(s)} = {num(output[index])}" if s > 0 else "no key was visible to this row: 0"]
+        if len(inputs) > 2:
+            plain = self.plain(index, inputs, n, causal)
+            lines += [f"tiled: {output[index]:.17g}",
+                      f"plain: {plain:.17g}  (softmax of the whole row of scores, times value column {c})",
+                      f"difference {abs(float(output[index]) - plain):.2g}"]
         return CellExplanation(index, float(output[index]), f"{syms.out}[{i}, {c}] = {syms.ins[0]}[{i}, {c}] / "
-                               f"{syms.ins[1]}[{i}]", lines=[line])
+                               f"{syms.ins[1]}[{i}]", lines=lines)

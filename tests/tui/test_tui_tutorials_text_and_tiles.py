@@ -41,3 +41,5 @@ def test_every_stop_reads(tutorials, name, size) -> None:
         assert stop.step in screen  # the step's header is on screen
     if name == "23":
         assert "1.2699" in seen[-1][2]  # Z[0, 0], the stop's cell, in its drill-down
+        if size != (80, 24):  # 80x24 shows it after d (the drill-down scrolls)
+            assert "plain: 1.269872937345666" in seen[-1][2]  # beside it, the plain kernel's value of the cell

@@ -84,6 +84,8 @@ def test_backward_and_a_stray_tile_are_refused() -> None:
         run("gpt", attention_tile=3)
     with pytest.raises(ConfigError, match="applies to the"):
         run("simple", attention_kernel="tiled")
+    with pytest.raises(ConfigError, match="latent attention"):
+        run("llama", attention="mla", attention_kernel="tiled")
 
 
 def _online_softmax(Q, K, V, tile):
@@ -118,3 +120,14 @@ def test_the_published_worked_example() -> None:
     t = run("attention", embeddings=np.eye(4), weights=weights, d_model=4, attention_kernel="tiled",
             attention_tile=2)
     np.testing.assert_allclose(t["attn.z"].output[:, :2], out, rtol=1e-14)
+
+
+def test_the_drill_down_sets_the_plain_value_beside_the_tiled_one() -> None:
+    """attn.z of a tiled run reads Q, K and V too: its drill-down computes the plain kernel's value of the cell."""
+    text = ["the cat sat on the mat", "a dog"]
+    tiled = run("gpt", text=text, attention_kernel="tiled", attention_tile=4)
+    plain = run("gpt", text=text)
+    for cell in [(0, 0, 5, 3), (1, 1, 1, 0), (1, 0, 4, 2)]:  # item 1 past its length: padded keys hidden
+        ex = tiled.explain("blocks.1.attn.z", cell)
+        shown = float(next(line for line in ex.lines if line.startswith("plain: ")).split()[1])
+        assert abs(shown - float(plain["blocks.1.attn.z"].output[cell])) <= 1e-13
