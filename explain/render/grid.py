@@ -273,10 +273,13 @@ def head_tail_window(mat: Any, max_rows: int, width: int, *, row_labels: list[st
         cells = max((len(cell_text(float(mat[r, c]), nf, values, "  ")) for r in shown), default=1)
         return max(len(str(c)), len(_label(col_labels, c)), cells) + 1
 
-    count = n_cols
+    # A column takes two characters at the least (a digit and the gap): no more than width // 2 can fit, so
+    # the first try measures at most that many, never all of a 50,257- or 10⁷-column slice.
+    count = min(n_cols, max(2, width // 2))
+    measured: dict[int, int] = {}
     while True:
         cols = head_tail(n_cols, count)
-        widths = [COL_GAP if c is None else col_width(c) for c in cols]
+        widths = [COL_GAP if c is None else measured.get(c) or measured.setdefault(c, col_width(c)) for c in cols]
         if count <= 2 or label_width + sum(widths) <= width:
             return Window(rows, cols, widths, label_width, header)
         count = min(count - 1, max(2, (count * width) // max(1, label_width + sum(widths))))

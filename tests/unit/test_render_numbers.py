@@ -106,3 +106,19 @@ def test_a_subnormal_grid_is_scaled_not_divided_by_zero():
         for v in values:
             exact = Decimal(v).scaleb(-nf.exponent)
             assert abs(Decimal(fmt(v, nf)) - exact) <= Decimal("0.00005") + abs(exact) * Decimal("1e-12"), (v, nf)
+
+
+def test_a_window_measures_only_the_columns_that_can_fit(monkeypatch) -> None:
+    """Issue 36: a 10⁷-word vocabulary's logits took minutes to print, since the window measured every column
+    before cutting them to the width. A column takes two characters at the least, so at most width // 2 are
+    measured, whatever the slice's width."""
+    import numpy as np
+
+    from explain.render import grid
+
+    calls = []
+    real = grid.cell_text
+    monkeypatch.setattr(grid, "cell_text", lambda *a, **k: calls.append(1) or real(*a, **k))
+    win = grid.head_tail_window(np.zeros((2, 10**7)), max_rows=8, width=80)
+    assert win.cols[-1] == 10**7 - 1 and None in win.cols  # the last column shown, an elision before it
+    assert len(calls) <= 2 * 40, len(calls)  # 2 rows × at most 80 // 2 columns
