@@ -77,6 +77,16 @@ def _f32(v: float) -> float:
     return float(str(np.float32(v)))
 
 
+def _number(where: str, key: str, v: Any, default: float, low: float, high: float) -> float:
+    """A float metadata value (``default`` when absent) inside (low, high), or a one-line error naming the key."""
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not low < float(v) < high:
+        shown = repr(v) if not isinstance(v, str) else repr(v[:40])
+        raise WeightsError(f"{where}: {key} must be a number above {low:g} and below {high:g}, got {shown}")
+    return _f32(v)
+
+
 def _field(reader: Any, key: str, default: Any = None) -> Any:
     f = reader.fields.get(key)
     return default if f is None else f.contents()
@@ -119,8 +129,10 @@ class GGUFCheckpoint(Checkpoint):
                                "every dimension of a head")
         self.options = dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=d // h, n_layers=ints["block_count"],
                             d_ff=ints["feed_forward_length"], d_vocab=int(emb.shape[1]),
-                            n_ctx=ints["context_length"], rope_theta=_f32(get("rope.freq_base") or 10000.0),
-                            ln_eps=_f32(get("attention.layer_norm_rms_epsilon") or 1e-5),
+                            n_ctx=ints["context_length"],
+                            rope_theta=_number(where, "llama.rope.freq_base", get("rope.freq_base"), 10000.0, 1, 1e12),
+                            ln_eps=_number(where, "llama.attention.layer_norm_rms_epsilon",
+                                           get("attention.layer_norm_rms_epsilon"), 1e-5, 0, 1),
                             qkv_bias="blk.0.attn_q.bias" in self.tensors,
                             tie_embeddings="output.weight" not in self.tensors)
         self.config = {"eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id")}

@@ -21,6 +21,7 @@ from explain.core.registry import DEFAULT_MODEL, MODELS, forward_of
 from explain.core.sampling import make_sampling
 from explain.core.text import RowLabels
 from explain.engine.backward import backward, objective, record_loss_after, sgd
+from explain.engine.finite import check_finite
 from explain.engine.memory import (  # noqa: F401 - part of this module's interface
     MEMORY_SHARE,
     check_memory,
@@ -226,6 +227,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training, on_tensor=on_tensor,
                         walk=walk)
+    check_finite(trace, params, getattr(cfg, "ln_eps", None))
     trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"),
                                   options.get("embeddings") is not None)
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])

@@ -33,8 +33,9 @@ def hf_tensors(folder: Path = HF) -> dict[str, np.ndarray]:
 
 
 def write_gguf(path: Path, qtype: str = "F32", pre: str = "smollm", permute_qk: bool = True,
-               folder: Path = HF, arch: str = "llama") -> Path:
-    """Write ``folder``'s model as a GGUF: matrices in ``qtype`` (F32, Q8_0, Q4_1, …), norms in F32."""
+               folder: Path = HF, arch: str = "llama", eps: object = None) -> Path:
+    """Write ``folder``'s model as a GGUF: matrices in ``qtype`` (F32, Q8_0, Q4_1, …), norms in F32. ``eps``
+    replaces the RMS epsilon (a float, or a string: a hostile file)."""
     import gguf
 
     cfg = json.loads((folder / "config.json").read_text())
@@ -48,7 +49,10 @@ def write_gguf(path: Path, qtype: str = "F32", pre: str = "smollm", permute_qk: 
     w.add_head_count(h)
     w.add_head_count_kv(kv)
     w.add_rope_freq_base(cfg["rope_parameters"]["rope_theta"])
-    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    if isinstance(eps, str):
+        w.add_string(f"{arch}.attention.layer_norm_rms_epsilon", eps)
+    else:
+        w.add_layer_norm_rms_eps(cfg["rms_norm_eps"] if eps is None else eps)
     w.add_rope_dimension_count(cfg["hidden_size"] // h)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre(pre)

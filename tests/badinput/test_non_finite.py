@@ -1,0 +1,52 @@
+"""Finite inputs that end in NaN or +inf are named in one line, with the first step that went non-finite
+(issue 36 item 3), and a GGUF's RMS epsilon or rotary base that is NaN, infinite, negative or a string is refused
+in one line naming the key (item 4)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import explain
+from explain.engine.finite import NonFiniteError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clitools import invoke, one_line_error  # noqa: E402
+from gguf_files import write_gguf  # noqa: E402
+
+
+def _huge_weights() -> dict[str, np.ndarray]:
+    shapes = {k: v.shape for k, v in explain.run("llama", text="the cat sat").params.items()}
+    rng = np.random.default_rng(0)
+    return {k: rng.standard_normal(s) * 1e300 for k, s in shapes.items()}
+
+
+def test_a_run_that_overflows_names_the_first_non_finite_step() -> None:
+    w = _huge_weights()
+    with pytest.raises(NonFiniteError) as err:
+        explain.run("llama", text="the cat sat", weights=w, backward=True)
+    msg = str(err.value)
+    assert "\n" not in msg and "went NaN at step 'blocks.1.resid_post.grad'" in msg and "e+300" in msg, msg
+    # the step named is the first: every step before it is finite
+    trace = explain.run("llama", text="the cat sat", weights=w)  # the forward alone stays finite (RMSNorm)
+    assert all(np.isfinite(s.output).all() for s in trace.steps
+               if isinstance(s.output, np.ndarray) and s.output.dtype.kind == "f" and "masked" not in s.name)
+
+
+def test_the_cli_says_it_in_one_line_with_exit_1(tmp_path: Path) -> None:
+    np.savez(tmp_path / "w.npz", **_huge_weights())
+    r = invoke("run", "llama", "--text", "the cat sat", "--weights", str(tmp_path / "w.npz"), "--backward", "--plain")
+    one_line_error(r, 1, "went NaN at step", "check the weights")
+
+
+@pytest.mark.parametrize("eps, said", [("tiny", "'tiny'"), (float("nan"), "nan"), (float("inf"), "inf"),
+                                       (-1.0, "-1.0")])
+def test_a_hostile_gguf_epsilon_is_one_line_naming_the_key(tmp_path: Path, eps: object, said: str) -> None:
+    pytest.importorskip("gguf")
+    path = write_gguf(tmp_path / "m.gguf", "F32", eps=eps)
+    r = invoke("run", "llama", "--checkpoint", str(path), "--text", "hello", "--plain")
+    one_line_error(r, 1, "llama.attention.layer_norm_rms_epsilon must be a number above 0", said)
