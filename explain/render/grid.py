@@ -273,9 +273,7 @@ def head_tail_window(mat: Any, max_rows: int, width: int, *, row_labels: list[st
         cells = max((len(cell_text(float(mat[r, c]), nf, values, "  ")) for r in shown), default=1)
         return max(len(str(c)), len(_label(col_labels, c)), cells) + 1
 
-    # A column takes two characters at the least (a digit and the gap): no more than width // 2 can fit, so
-    # the first try measures at most that many, never all of a 50,257- or 10⁷-column slice.
-    count = min(n_cols, max(2, width // 2))
+    count = min(n_cols, max(2, width // 2))  # a column takes 2 characters at least: never measure all 10⁷
     measured: dict[int, int] = {}
     while True:
         cols = head_tail(n_cols, count)
