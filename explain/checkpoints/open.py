@@ -30,11 +30,23 @@ def hub_cache() -> Path:
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 
+def _named(path: str | Path) -> Path:
+    """``path`` as a Path, refused in one line past the file system's limits (os.stat raises ENAMETOOLONG)."""
+    p = Path(path)
+    longest = max((len(part.encode(errors="surrogateescape")) for part in p.parts), default=0)
+    if longest > 255 or len(str(path)) > 4096:
+        why = (f"one of its names is {longest:,} bytes (at most 255)" if longest > 255 else
+               f"it is {len(str(path)):,} characters (at most 4,096)")
+        raise InputError(f"--checkpoint '{str(path)[:40]}…' is too long: {why}; give a folder, a .gguf file or "
+                         "a hub id such as gpt2")
+    return p
+
+
 def resolve(path: str | Path) -> Path:
     """A folder or file as given, or a hub id (``gpt2``, ``HuggingFaceTB/SmolLM2-135M``) found in the local cache
     (``models--ORG--NAME/snapshots/<the hash in refs/main>/``), with no network; else a one-line error that
     gives the command that downloads it."""
-    p = Path(path)
+    p = _named(path)
     if p.exists() or not _HUB_ID.fullmatch(str(path)) or str(path).endswith((".gguf", ".json")):
         return p
     if str(path) in CATALOGUE:  # a model of `explain models`: checked, fetched on first use
@@ -43,10 +55,15 @@ def resolve(path: str | Path) -> Path:
         return ensure(CATALOGUE[str(path)])
     cache = hub_cache()
     repo = cache / ("models--" + str(path).replace("/", "--"))
-    try:
-        ref = (repo / "refs" / "main").read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        ref = ""
+    ref_file = repo / "refs" / "main"
+    ref = ""
+    if os.path.lexists(ref_file):  # a commit hash of 40 characters: a FIFO would hang a read, 3 GiB fill memory
+        regular_file(ref_file, "the Hugging Face cache's ref", "remove it and download the model again with: hf "
+                     f"download {path}", InputError, limit=2**20)
+        try:
+            ref = ref_file.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            ref = ""
     snap = repo / "snapshots" / ref
     if ref and re.fullmatch(r"[0-9a-f]{40}", ref) and snap.is_dir():
         return snap
@@ -66,7 +83,7 @@ def is_gguf(p: Path) -> bool:
 def open_checkpoint(path: str | Path) -> Checkpoint:
     """A checkpoint from a GGUF file, a Hugging Face folder (GPT-2 or the Llama family) or a hub id in the local
     cache (:func:`resolve`): its config is read now, its weights on first use."""
-    given = Path(path)
+    given = _named(path)
     for name in [n for n in (CONFIG, WEIGHTS, TOKENIZER) if given.is_dir() and os.path.lexists(given / n)]:
         regular_file(given / name, "checkpoint file", f"{name} must be a readable file", InputError)  # not "has no"
     p = resolve(path)

@@ -1,0 +1,41 @@
+"""The local Hugging Face cache read with no trust (issue 36 item 4): a FIFO as ``refs/main`` once hung, a 3 GiB
+one ended in a misleading out-of-memory line, and an id of 5,000 characters was a traceback. Each is one line
+naming the file or the limit, and the fix."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clitools import invoke, one_line_error  # noqa: E402
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    refs = tmp_path / "hub" / "models--org--name" / "refs"
+    refs.mkdir(parents=True)
+    return refs / "main"
+
+
+def test_a_fifo_as_the_ref_is_refused_not_read(hub: Path) -> None:
+    os.mkfifo(hub)
+    one_line_error(invoke("run", "--checkpoint", "org/name", "--text", "hi", "--plain"), 1, "is a FIFO",
+                   "hf download org/name")
+
+
+def test_a_huge_ref_is_refused_before_it_is_read(hub: Path) -> None:
+    with open(hub, "wb") as f:
+        f.truncate(3 * 2**30)  # sparse: no disk used
+    one_line_error(invoke("run", "--checkpoint", "org/name", "--text", "hi", "--plain"), 1, "3,072 MiB",
+                   "hf download org/name")
+
+
+@pytest.mark.parametrize("name, said", [("a" * 5000, "one of its names is 5,000 bytes"),
+                                        ("a/" * 3000, "it is 6,000 characters")])
+def test_an_id_past_the_file_systems_limits_is_one_line(hub: Path, name: str, said: str) -> None:
+    one_line_error(invoke("run", "--checkpoint", name, "--text", "hi", "--plain"), 1, said, "too long")
