@@ -27,7 +27,7 @@ from explain.tokenize.pretokenize import (
     split_isolated,
     to_byte_level,
 )
-from explain.tokenize.walk import Merge, Piece, Walkthrough, shown
+from explain.tokenize.walk import Merge, Piece, Walkthrough, shown, split_added
 
 MAX_TEXT = 20_000  # characters a walkthrough takes: every merge records every pair beside it
 _NORMAL_FORMS = {"NFC", "NFKC", "NFD", "NFKD"}
@@ -121,23 +121,6 @@ class BPE:
                 pre.append("ByteLevel: each UTF-8 byte becomes one character (space Ġ, newline Ċ)")
         return norms, tuple(pre)
 
-    def _split_added(self, text: str) -> list[tuple[int, int, int | None]]:
-        """(start, end, added token id or None) covering the text: added tokens found leftmost, longest first."""
-        out, at, i = [], 0, 0
-        names = sorted(self.added, key=len, reverse=True)
-        while i < len(text) and names:
-            hit = next((n for n in names if text.startswith(n, i)), None)
-            if hit is None:
-                i += 1
-                continue
-            if i > at:
-                out.append((at, i, None))
-            out.append((i, i + len(hit), self.added[hit]))
-            i = at = i + len(hit)
-        if at < len(text):
-            out.append((at, len(text), None))
-        return out
-
     def _pre_tokenize(self, text: str, base: int) -> list[tuple[int, int]]:
         spans = [(0, len(text))]
         for p in self.pre:
@@ -180,7 +163,7 @@ class BPE:
         w = Walkthrough("bpe", text, "", norms, pre)
         normalized_parts = []
         at = 0
-        for a, b, special in self._split_added(text):
+        for a, b, special in split_added(text, self.added):
             if special is not None:
                 w.pieces.append(Piece(at, at + b - a, text[a:b], (text[a:b],), special))
                 normalized_parts.append(text[a:b])

@@ -25,6 +25,26 @@ def shown(text: str) -> str:
     return visible("".join(_VISIBLE.get(c, c) for c in text))
 
 
+def split_added(text: str, added: dict[str, int]) -> list[tuple[int, int, int | None]]:
+    """(start, end, added token id or None) covering ``text``: the added tokens (``<|endoftext|>``, ``[SEP]``) found
+    leftmost, the longest first, as ``tokenizers`` finds them before anything else; the stretches between them."""
+    out: list[tuple[int, int, int | None]] = []
+    at, i = 0, 0
+    names = sorted(added, key=len, reverse=True)
+    while i < len(text) and names:
+        hit = next((n for n in names if text.startswith(n, i)), None)
+        if hit is None:
+            i += 1
+            continue
+        if i > at:
+            out.append((at, i, None))
+        out.append((i, i + len(hit), added[hit]))
+        i = at = i + len(hit)
+    if at < len(text):
+        out.append((at, len(text), None))
+    return out
+
+
 @dataclass(frozen=True)
 class Piece:
     """One piece of the pre-tokenized text: where it stands, its text, its UTF-8 bytes and the symbols the model

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explain.core.errors import InputError
-from explain.tokenize.walk import Match, Piece, Walkthrough
+from explain.tokenize.walk import Match, Piece, Walkthrough, split_added
 
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
@@ -96,12 +96,22 @@ class WordPiece:
 
     def walk(self, text: str) -> Walkthrough:
         norms, pre = self.describe()
-        normalized = self.normalize(text)
-        w = Walkthrough("wordpiece", text, normalized, norms, pre)
+        w = Walkthrough("wordpiece", text, "", norms, pre)
         unk_id = self.vocab.get(self.unk, -1)
-        for n, (a, b) in enumerate(self.pieces(normalized)):
+        spans, parts, at = [], [], 0
+        for a, b, special in split_added(text, self.added):  # [CLS], [SEP] … in the text: matched whole, first
+            seg = text[a:b] if special is not None else self.normalize(text[a:b])
+            spans += [(at, at + len(seg), special)] if special is not None else \
+                [(at + x, at + y, None) for x, y in self.pieces(seg)]
+            parts.append(seg)
+            at += len(seg)
+        w.normalized = normalized = "".join(parts)
+        for n, (a, b, special) in enumerate(spans):
             word = normalized[a:b]
-            w.pieces.append(Piece(a, b, word, tuple(word)))
+            w.pieces.append(Piece(a, b, word, tuple(word) if special is None else (word,), special))
+            if special is not None:
+                w.tokens.append((word, special))
+                continue
             if len(word) > self.max_chars:
                 w.steps.append(Match(n, 0, None, unk_id, ("longer than max_input_chars_per_word",)))
                 w.tokens.append((self.unk, unk_id))

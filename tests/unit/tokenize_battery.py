@@ -16,6 +16,7 @@ HAND = [
     "bell\x07", "nul\x00here", "!!!", "...", "?!", "(parens)", "[brackets]", "{braces}", "<html>", "a->b", "$100",
     "50%", "#tag", "@user", "e-mail", "under_score", "CamelCase", "ALLCAPS", "MiXeD", "ﬁ ligature", "Ⅻ roman",
     "½ half", "²³ powers", "İstanbul", "K Kelvin", "ǅ title", " Paris", "Paris", " capital", "capital",
+    "[CLS] a [SEP]", "x[MASK]y", "<|endoftext|>", "a<|endoftext|>b", "[UNK]",
 ]
 PARTS = ["the", " cat", "Paris", " capital", "France", " ", "  ", "\n", "\t", "1", "23", "456", "7890", ".", ",", "!",
          "'s", "'t", " don't", "é", "ü", "ß", "日", "本", "語", "🙂", "🎉", "ñ", "Ω", "—", "…", "\u00a0", "x", "Y",
