@@ -8,6 +8,7 @@
 | arrays in, array out | :meth:`Op.compute`: by default the source itself, evaluated, so what runs is what exports |
 | formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
 | whether the output is a probability distribution (rows sum to 1) | :attr:`Op.probability` |
+| floating-point operations of its contraction (2 per multiply-add) | :meth:`Op.flops` |
 | how one output cell was computed | :meth:`Op.explain` |
 | which input cells feed one output cell (the TUI's linkage marks) | :meth:`Op.feeds`, read by ``explain`` too |
 | backward: the vector-Jacobian product, its formula, numpy source, one gradient cell explained | :meth:`Op.vjp`, :meth:`Op.vjp_formula`, :meth:`Op.vjp_source`, :meth:`Op.vjp_explain` |
@@ -184,6 +185,12 @@ class Op:
         """``(4, 64) · (64, 4) → (4, 4)``."""
         ins = self.join.join(fmt_shape(s) for s in self.shown_shapes(shapes, **attrs))
         return f"{ins} → {fmt_shape(out)}" if ins else f"→ {fmt_shape(out)}"
+
+    def flops(self, shapes: list[Shape], out: Shape, **attrs: Any) -> int:
+        """Floating-point operations of the step's contraction, a multiply-add counted as 2 (``explain shapes
+        --cost``); 0 for an op that contracts nothing (elementwise, a lookup, a reshape), which the count leaves
+        out."""
+        return 0
 
     def stored_values(self, out: Shape, shapes: list[Shape], **attrs: Any) -> int:
         """How many values the step's output holds of its own (for memory estimates): all of them by default."""

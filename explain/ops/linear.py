@@ -3,6 +3,8 @@ X·W_s + b_s of multi-head attention, each with its backward (dx = dy·Wᵀ, dW 
 
 from __future__ import annotations
 
+import math
+
 from explain.core import shape_rules as sr
 from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
@@ -34,6 +36,9 @@ class Linear(Op):
 
     def axes(self, x, w, *rest, transpose_w: bool = False, **attrs):
         return x[:-1] + (w[0] if transpose_w else w[-1],)
+
+    def flops(self, shapes, out, **attrs) -> int:
+        return 2 * math.prod(out) * shapes[0][-1]  # every output: a dot product over x's last axis
 
     def formula(self, syms: Syms, transpose_w: bool = False, **attrs) -> str:
         x, w, *b = syms.ins
@@ -154,6 +159,9 @@ class LinearHeads(Op):
 
     def axes(self, x, w, *rest, **attrs):
         return x[:-2] + ("head", x[-2], w[-1])
+
+    def flops(self, shapes, out, **attrs) -> int:
+        return 2 * math.prod(out) * shapes[0][-1]
 
     def formula(self, syms: Syms, **attrs) -> str:
         x, w, *b = syms.ins

@@ -3,6 +3,7 @@ and slicing that go with them (linear layers are in :mod:`explain.ops.linear`)."
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from explain.core import shape_rules as sr
@@ -42,6 +43,9 @@ class MatMul(Op):
     def axes(self, a, b, transpose_b: bool = False, **attrs):
         lead = a[:-2] if len(a) >= len(b) else b[:-2]
         return lead + (a[-2], b[-2] if transpose_b else b[-1])
+
+    def flops(self, shapes, out, **attrs) -> int:
+        return 2 * math.prod(out) * shapes[0][-1]  # a's last axis is the one summed over
 
     def formula(self, syms: Syms, transpose_b: bool = False, **attrs) -> str:
         a, b = syms.ins
