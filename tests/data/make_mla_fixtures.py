@@ -8,9 +8,9 @@ the fixture venv::
 
 For each config (``CONFIGS``) it writes ``mla/<name>_config.json`` (explain's options), ``mla/<name>_weights.npz``
 (random weights under explain's parameter names, converted by a mapping written here independently of explain's
-checkpoint reader; the mixture-of-experts tensors also under their Hugging Face names, ``hf:<name>``) and
+checkpoint reader; the mixture of experts in issue 43's layout, the choosing bias as ``mlp.b_choice``) and
 ``mla/<name>_expected.npz``: the steps (named as explain names them), ``grad:<param>`` (every parameter's
-gradient of the loss, by autograd), the router's values of each MoE layer (``moe:<layer>.<what>``), and
+gradient of the loss, by autograd; the choosing bias has none), the router's group scores (``moe:…``), and
 ``generated`` (``generate(do_sample=False)``'s new tokens, with the cache) with ``generated_logits``.
 
 Latent attention (DeepSeek-V2 §2.1): queries through a rank-``q_lora_rank`` bottleneck with an RMSNorm; keys and
@@ -51,9 +51,8 @@ CONFIGS = {
     "v3": dict(d_model=16, n_heads=4, n_layers=2, d_ff=24, d_vocab=48, tie_embeddings=False, rope_theta=10000.0,
                ln_eps=1e-5, attention="mla", q_lora_rank=12, kv_lora_rank=8, qk_nope_head_dim=6,
                qk_rope_head_dim=4, v_head_dim=5,
-               moe=dict(experts=8, experts_per_token=2, shared_experts=1, norm_topk_prob=True, router="sigmoid",
-                        n_group=4, topk_group=2, routed_scaling_factor=2.5, first_k_dense_replace=1,
-                        moe_intermediate_size=6)),
+               n_experts=8, experts_per_token=2, n_shared_experts=1, norm_topk_prob=True, router="sigmoid",
+               n_group=4, topk_group=2, routed_scaling_factor=2.5, first_k_dense_replace=1, moe_d_ff=6),
     # latent attention on dense blocks only (first_k_dense_replace = every layer), tied, another θ
     "dense": dict(d_model=16, n_heads=2, n_layers=2, d_ff=20, d_vocab=46, tie_embeddings=True, rope_theta=50000.0,
                   ln_eps=1e-6, attention="mla", q_lora_rank=10, kv_lora_rank=6, qk_nope_head_dim=4,
@@ -125,7 +124,7 @@ md.eager_attention_forward = eager
 
 
 def hf_config(o: dict) -> DeepseekV3Config:
-    moe = o.get("moe")
+    moe = o if o.get("n_experts") else None
     n = o["n_layers"]
     return DeepseekV3Config(
         vocab_size=o["d_vocab"], hidden_size=o["d_model"], intermediate_size=o["d_ff"], num_hidden_layers=n,
@@ -136,11 +135,11 @@ def hf_config(o: dict) -> DeepseekV3Config:
         q_lora_rank=o["q_lora_rank"], kv_lora_rank=o["kv_lora_rank"], qk_nope_head_dim=o["qk_nope_head_dim"],
         qk_rope_head_dim=o["qk_rope_head_dim"], v_head_dim=o["v_head_dim"],
         first_k_dense_replace=moe["first_k_dense_replace"] if moe else n,
-        n_routed_experts=moe["experts"] if moe else 4, num_experts_per_tok=moe["experts_per_token"] if moe else 2,
-        n_shared_experts=moe["shared_experts"] if moe else 1, n_group=moe["n_group"] if moe else 1,
+        n_routed_experts=moe["n_experts"] if moe else 4, num_experts_per_tok=moe["experts_per_token"] if moe else 2,
+        n_shared_experts=moe["n_shared_experts"] if moe else 1, n_group=moe["n_group"] if moe else 1,
         topk_group=moe["topk_group"] if moe else 1, norm_topk_prob=moe["norm_topk_prob"] if moe else True,
         routed_scaling_factor=moe["routed_scaling_factor"] if moe else 1.0,
-        moe_intermediate_size=moe["moe_intermediate_size"] if moe else 4,
+        moe_intermediate_size=moe["moe_d_ff"] if moe else 4,
         num_mtp_layers=0, attn_implementation="eager", experts_implementation="eager",
         bos_token_id=None, eos_token_id=None, pad_token_id=None)
 
@@ -170,8 +169,7 @@ def deinterleaved_back(x: torch.Tensor) -> torch.Tensor:
 
 
 def to_explain(model: torch.nn.Module, o: dict, grads: bool = False) -> dict[str, np.ndarray]:
-    """Every parameter (or its gradient) under explain's name and in explain's layout; the mixture-of-experts
-    layers' tensors (issue 43's names are theirs) also as ``hf:<Hugging Face name>``."""
+    """Every parameter (or its gradient) under explain's name and in explain's layout."""
     sd = {n: (p.grad if grads else p).detach().numpy() for n, p in model.named_parameters()}
     h = o["n_heads"]
     dn, dr, dv = o["qk_nope_head_dim"], o["qk_rope_head_dim"], o["v_head_dim"]
@@ -197,8 +195,15 @@ def to_explain(model: torch.nn.Module, o: dict, grads: bool = False) -> dict[str
             out[ex + "mlp.W_gate"] = sd[hf + "mlp.gate_proj.weight"].T
             out[ex + "mlp.W_in"] = sd[hf + "mlp.up_proj.weight"].T
             out[ex + "mlp.W_out"] = sd[hf + "mlp.down_proj.weight"].T
-        else:
-            out.update({"hf:" + k: v for k, v in sd.items() if k.startswith(hf + "mlp.")})
+        else:  # issue 43's layout: the router (d, E), every expert's (E, d, f) / (E, f, d), the shared expert
+            m, f = hf + "mlp.", o["moe_d_ff"]
+            out[ex + "mlp.W_router"] = sd[m + "gate.weight"].T
+            gate_up, down = sd[m + "experts.gate_up_proj"], sd[m + "experts.down_proj"]  # [E, 2f, d], [E, d, f]
+            out[ex + "mlp.experts.W_gate"] = gate_up[:, :f].transpose(0, 2, 1)
+            out[ex + "mlp.experts.W_in"] = gate_up[:, f:].transpose(0, 2, 1)
+            out[ex + "mlp.experts.W_out"] = down.transpose(0, 2, 1)
+            for ours, theirs in (("W_gate", "gate_proj"), ("W_in", "up_proj"), ("W_out", "down_proj")):
+                out[ex + f"mlp.shared.{ours}"] = sd[m + f"shared_experts.{theirs}.weight"].T
     return {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in out.items()}
 
 
@@ -227,8 +232,10 @@ def steps(model: torch.nn.Module, o: dict) -> tuple[dict[str, np.ndarray], torch
                 (layer.post_attention_layernorm, b + "ln2", "out")]
         if isinstance(mlp, md.DeepseekV3MoE):
             moe_layers.append(i)
-            mods += [(mlp, b + "mlp_out", "out"), (mlp.shared_experts, f"moe:{b}shared_out", "out"),
-                     (mlp.experts, f"moe:{b}routed_out", "out")]
+            sh = mlp.shared_experts
+            mods += [(mlp, b + "mlp_out", "out"), (sh.gate_proj, b + "mlp.shared.pre", "out"),
+                     (sh.up_proj, b + "mlp.shared.pre_linear", "out"), (sh.down_proj, b + "mlp.shared.post", "in"),
+                     (sh.down_proj, b + "mlp.shared.out", "out"), (mlp.experts, b + "mlp.routed", "out")]
         else:
             mods += [(mlp.gate_proj, b + "mlp.pre", "out"), (mlp.up_proj, b + "mlp.pre_linear", "out"),
                      (mlp.down_proj, b + "mlp.post", "in"), (mlp.down_proj, b + "mlp_out", "out")]
@@ -264,9 +271,16 @@ def steps(model: torch.nn.Module, o: dict) -> tuple[dict[str, np.ndarray], torch
             b + "attn.scores": cap["scores"], b + "attn.scaled": cap["scaled"], b + "attn.pattern": cap["pattern"],
             b + "attn.z": cap["z"]})
         got[b + "resid_post"] = got[f"blocks.{i + 1}.resid_pre"] if i + 1 < o["n_layers"] else got["final_in"]
-        out.update({k: v for k, v in got.items() if k.startswith((b, "moe:" + b)) and not k.endswith("resid_pre")})
-    for i, rt in zip(moe_layers, ROUTER):
-        out.update({f"moe:blocks.{i}.{k}": v for k, v in rt.items()})
+        out.update({k: v for k, v in got.items() if k.startswith(b) and not k.endswith("resid_pre")})
+    for i, rt in zip(moe_layers, ROUTER):  # the router's values: (B·T, E) rows, as explain's (B, T, E)
+        b = f"blocks.{i}.mlp."
+        E = o["n_experts"]
+        chosen = torch.zeros(T, E, dtype=torch.float64).scatter(1, rt["topk_indices"], 1.0)
+        kept = torch.zeros(T, E, dtype=torch.float64).scatter(1, rt["topk_indices"], rt["topk_weights"])
+        out.update({b + "router_logits": rt["router_logits"].view(1, T, E),
+                    b + "router_scores": rt["scores"].view(1, T, E), b + "choice": chosen.view(1, T, E),
+                    b + "kept_weights": kept.view(1, T, E)})
+        out[f"moe:{b}group_scores"] = rt["group_scores"]  # no step of explain's: for a tutorial's numbers
     out.update(ln_final=got["ln_final"], logits=got["logits"], loss=loss)
     return {k: v.detach().numpy().astype(np.int64 if v.dtype == torch.int64 else np.float64)
             for k, v in out.items()}, loss
@@ -279,10 +293,6 @@ def main() -> None:
         expected, loss = steps(model, o)
         loss.backward()
         expected.update({f"grad:{k}": v for k, v in to_explain(model, o, grads=True).items()})
-        for i, layer in enumerate(model.model.layers):  # the choosing bias: a buffer, no gradient
-            if isinstance(layer.mlp, md.DeepseekV3MoE):
-                bias = layer.mlp.gate.e_score_correction_bias.detach().numpy().astype(np.float64)
-                expected[f"moe:blocks.{i}.e_score_correction_bias"] = bias
         with torch.no_grad():
             gen = model.generate(torch.tensor([TOKENS]), do_sample=False, max_new_tokens=NEW, min_new_tokens=NEW,
                                  return_dict_in_generate=True, output_logits=True,
@@ -291,10 +301,9 @@ def main() -> None:
         expected["generated_logits"] = torch.stack(gen.logits, 1)[0].numpy().astype(np.float64)
         expected["tokens"] = np.array(TOKENS, dtype=np.int64)
         weights = to_explain(model, o)
-        for i, layer in enumerate(model.model.layers):
+        for i, layer in enumerate(model.model.layers):  # the choosing bias: a parameter of explain's (no gradient)
             if isinstance(layer.mlp, md.DeepseekV3MoE):
-                key = f"hf:model.layers.{i}.mlp.gate.e_score_correction_bias"
-                weights[key] = layer.mlp.gate.e_score_correction_bias.detach().numpy().astype(np.float64)
+                weights[f"blocks.{i}.mlp.b_choice"] = layer.mlp.gate.e_score_correction_bias.detach().numpy()
         np.savez(OUT / f"{name}_weights.npz", **weights)
         np.savez(OUT / f"{name}_expected.npz", **expected)
         (OUT / f"{name}_config.json").write_text(json.dumps(o, indent=1) + "\n")

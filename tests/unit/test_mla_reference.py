@@ -1,5 +1,7 @@
 """``llama --attention mla`` against transformers' DeepseekV3ForCausalLM in float64: every step of the forward,
-every parameter's gradient (autograd) and greedy generation on the latent cache (``generate(do_sample=False)``).
+every parameter's gradient (autograd) and greedy generation on the latent cache (``generate(do_sample=False)``),
+for DeepSeek-V3's block in small ("v3": a dense first layer, then the grouped sigmoid router with its choosing bias
+off zero, its scaling and a shared expert, issue 43's mixture of experts) and for dense blocks.
 The references are in tests/data/mla/, written once by tests/data/make_mla_fixtures.py (no torch here).
 Tolerance: 1e-10, relative and absolute; the naive and absorbed scores of a generation agree to 1e-12."""
 
@@ -14,7 +16,7 @@ import pytest
 import explain
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mla"
-CASES = ("dense",)  # "v3" (mixture of experts) and "half" (--rope-layout half) join as those options land
+CASES = ("v3", "dense")  # "half" (rotate-half, rope_interleave false) joins when --rope-layout lands
 TOL = dict(rtol=1e-10, atol=1e-10)
 
 
@@ -45,7 +47,8 @@ def test_every_parameter_gradient_matches_autograd(case: str) -> None:
     cfg, weights, expected = load(case)
     trace = explain.run("llama", weights=weights, backward=True, **options(cfg, expected))
     grads = {k[5:]: v for k, v in expected.items() if k.startswith("grad:")}
-    assert set(grads) == set(trace.params)  # every parameter, nothing missing
+    choosing = {n for n in trace.params if n.endswith("b_choice")}  # the router's choosing bias has no gradient
+    assert set(grads) == set(trace.params) - choosing  # every parameter, nothing missing
     for name, want in grads.items():
         np.testing.assert_allclose(trace[f"{name}.grad"].output, want, err_msg=f"{case}: {name}.grad", **TOL)
 
@@ -71,3 +74,24 @@ def test_greedy_generation_on_the_latent_cache_matches_generate(case: str) -> No
             at = f"gen.{n}.blocks.{i}.attn."
             np.testing.assert_allclose(trace[at + "scores_absorbed"].output, trace[at + "scores"].output,
                                        rtol=1e-12, atol=1e-12)
+
+
+def test_the_choosing_bias_changes_a_choice() -> None:
+    # the "v3" case would not test the bias if every choice were the same without it: the grouped top-k by hand
+    cfg, weights, expected = load("v3")
+    scores = expected["blocks.1.mlp.router_scores"][0]  # (T, E)
+    bias = weights["blocks.1.mlp.b_choice"]
+    G, kg, k = cfg["n_group"], cfg["topk_group"], cfg["experts_per_token"]
+
+    def choose(s: np.ndarray) -> set[int]:
+        groups = np.sort(s.reshape(G, -1), axis=1)[:, -2:].sum(axis=1)  # a group: the sum of its top 2
+        kept = np.argsort(-groups, kind="stable")[:kg]
+        masked = np.full_like(s, -np.inf)
+        for g in kept:
+            n = len(s) // G
+            masked[g * n:(g + 1) * n] = s[g * n:(g + 1) * n]
+        return set(np.argsort(-masked, kind="stable")[:k].tolist())
+
+    with_bias = [choose(row + bias) for row in scores]
+    assert with_bias == [set(np.flatnonzero(row).tolist()) for row in expected["blocks.1.mlp.choice"][0]]
+    assert with_bias != [choose(row) for row in scores]
