@@ -36,17 +36,20 @@ from explain.checkpoints.gpt2 import (
     _bf16,
     _read_json,
 )
+from explain.checkpoints.latent import LATENT_TYPES, latent_options, latent_shapes, latent_to_engine
 from explain.checkpoints.moe import MOE_TYPES, layout, moe_options, moe_shapes, moe_to_engine
 from explain.core.errors import InputError, WeightsError
 
-MODEL_TYPES = ("llama", "mistral", "qwen2", *MOE_TYPES)  # mixtral, qwen2_moe: a mixture of experts (checkpoints.moe)
+# mixtral, qwen2_moe: a mixture of experts (checkpoints.moe); deepseek_v3: latent attention too (checkpoints.latent)
+MODEL_TYPES = ("llama", "mistral", "qwen2", *MOE_TYPES, *LATENT_TYPES)
 INDEX = "model.safetensors.index.json"
 _DEFAULT_THETA = {"llama": 10000.0, "mistral": 10000.0, "qwen2": 10000.0, "mixtral": 1000000.0,
-                  "qwen2_moe": 10000.0}  # the configs' own defaults
+                  "qwen2_moe": 10000.0, "deepseek_v3": 10000.0}  # the configs' own defaults
 
 
-def rope_theta(cfg: dict[str, Any], where: str) -> float:
-    """θ from transformers 4's top-level ``rope_theta`` or 5's ``rope_parameters``; a scaling type refused."""
+def rope_theta(cfg: dict[str, Any], where: str, scaling_ok: bool = False) -> float:
+    """θ from transformers 4's top-level ``rope_theta`` or 5's ``rope_parameters``; a scaling type refused (unless
+    ``scaling_ok``: a config.json alone, whose shapes it does not change, as DeepSeek-V3's YaRN)."""
     params = cfg.get("rope_parameters") or {}
     scaling = cfg.get("rope_scaling") or {}
     for key, block in (("rope_parameters", params), ("rope_scaling", scaling)):
@@ -54,7 +57,7 @@ def rope_theta(cfg: dict[str, Any], where: str) -> float:
             raise WeightsError(f"{where}: {key} must be a table such as {{\"rope_type\": \"default\"}}, got "
                                f"{str(block)[:40]!r}")
         kind = block.get("rope_type", block.get("type", "default"))
-        if kind != "default":
+        if kind != "default" and not scaling_ok:
             raise WeightsError(f"{where} uses rope scaling {kind!r}; explain computes the default rotary "
                                "embedding only (remove rope_scaling if the run stays within the original context)")
     theta = params.get("rope_theta", cfg.get("rope_theta", _DEFAULT_THETA.get(cfg.get("model_type"), 10000.0)))
@@ -103,31 +106,43 @@ def llama_options(cfg: dict[str, Any], where: str, names: set[str]) -> dict[str,
     # a folder without lm_head is tied; a config alone (explain shapes) says so itself
     tied = bool(cfg.get("tie_word_embeddings", False)) or bool(names) and "lm_head.weight" not in names
     qkv_bias = kind == "qwen2" or kind == "qwen2_moe" and bool(cfg.get("qkv_bias", True))
-    return dict(d_model=ints["hidden_size"], n_heads=h, n_kv_heads=kv, d_head=ints["head_dim"],
-                n_layers=ints["num_hidden_layers"], d_ff=ints["intermediate_size"], d_vocab=ints["vocab_size"],
-                n_ctx=n_ctx, rope_theta=rope_theta(cfg, where), ln_eps=float(eps), qkv_bias=qkv_bias,
-                tie_embeddings=tied, **moe_options(cfg, where, ints["num_hidden_layers"]))
+    o = dict(d_model=ints["hidden_size"], n_heads=h, n_kv_heads=kv, d_head=ints["head_dim"],
+             n_layers=ints["num_hidden_layers"], d_ff=ints["intermediate_size"], d_vocab=ints["vocab_size"],
+             n_ctx=n_ctx, rope_theta=rope_theta(cfg, where, scaling_ok=not names), ln_eps=float(eps),
+             qkv_bias=qkv_bias, tie_embeddings=tied, **moe_options(cfg, where, ints["num_hidden_layers"]))
+    latent = latent_options(cfg, where)
+    if latent:  # latent attention: no key/value heads, a head of no-rope + rotary parts
+        del o["n_kv_heads"], o["d_head"]
+    return {**o, **latent}
 
 
 def _moe_layer(o: dict[str, Any], i: int) -> bool:
     return bool(o.get("n_experts")) and i >= o.get("first_k_dense_replace", 0)
 
 
+def _attention_shapes(o: dict[str, Any], p: str) -> dict[str, tuple[int, ...]]:
+    """Layer ``p``'s attention tensors: q, k, v (Qwen2's biases), o; or latent attention's (checkpoints.latent)."""
+    if o.get("attention") == "mla":
+        return latent_shapes(o, p)
+    d, m, h, kv = o["d_model"], o["d_head"], o["n_heads"], o["n_kv_heads"]
+    a = p + "self_attn."
+    out = {a + "q_proj.weight": (h * m, d), a + "k_proj.weight": (kv * m, d), a + "v_proj.weight": (kv * m, d)}
+    if o["qkv_bias"]:
+        out.update({a + "q_proj.bias": (h * m,), a + "k_proj.bias": (kv * m,), a + "v_proj.bias": (kv * m,)})
+    return {**out, a + "o_proj.weight": (d, h * m)}
+
+
 def expected_shapes(o: dict[str, Any], moe: tuple[str, tuple[str, str]] | None = None) -> dict[str, tuple[int, ...]]:
     """Every Hugging Face tensor name and the shape the options imply for it; ``moe`` = (model_type, (layout,
     module name)) for a mixture's layers (:mod:`explain.checkpoints.moe`)."""
-    d, f, m, h, kv, V = o["d_model"], o["d_ff"], o["d_head"], o["n_heads"], o["n_kv_heads"], o["d_vocab"]
+    d, f, V = o["d_model"], o["d_ff"], o["d_vocab"]
     out = {"model.embed_tokens.weight": (V, d), "model.norm.weight": (d,)}
     if not o["tie_embeddings"]:
         out["lm_head.weight"] = (V, d)
     for i in range(o["n_layers"]):
         p = f"model.layers.{i}."
-        out.update({p + "input_layernorm.weight": (d,), p + "self_attn.q_proj.weight": (h * m, d),
-                    p + "self_attn.k_proj.weight": (kv * m, d), p + "self_attn.v_proj.weight": (kv * m, d)})
-        if o["qkv_bias"]:
-            out.update({p + "self_attn.q_proj.bias": (h * m,), p + "self_attn.k_proj.bias": (kv * m,),
-                        p + "self_attn.v_proj.bias": (kv * m,)})
-        out.update({p + "self_attn.o_proj.weight": (d, h * m), p + "post_attention_layernorm.weight": (d,)})
+        out.update({p + "input_layernorm.weight": (d,), **_attention_shapes(o, p),
+                    p + "post_attention_layernorm.weight": (d,)})
         if moe is not None and _moe_layer(o, i):
             out.update(moe_shapes(o, moe[0], moe[1], p))
             continue
@@ -141,7 +156,7 @@ def to_engine(get: Callable[[str], Any], o: dict[str, Any], moe: tuple[str, tupl
     """The engine's parameters from Hugging Face's tensors (``get(name)`` gives one as float64)."""
     import numpy as np  # lazy: numpy off the shape path (opening a folder reads its config only)
 
-    d, m = o["d_model"], o["d_head"]
+    d, m = o["d_model"], o.get("d_head")
     p = {"W_E": get("model.embed_tokens.weight"), "ln_final.w": get("model.norm.weight")}
     if not o["tie_embeddings"]:
         p["unembed.W_U"] = np.ascontiguousarray(get("lm_head.weight").T)
@@ -149,12 +164,15 @@ def to_engine(get: Callable[[str], Any], o: dict[str, Any], moe: tuple[str, tupl
         hf, ours = f"model.layers.{i}.", f"blocks.{i}."
         p[ours + "ln1.w"] = get(hf + "input_layernorm.weight")
         p[ours + "ln2.w"] = get(hf + "post_attention_layernorm.weight")
-        for s, n in (("q", o["n_heads"]), ("k", o["n_kv_heads"]), ("v", o["n_kv_heads"])):
-            w = get(hf + f"self_attn.{s}_proj.weight")  # [n·m, d]
-            p[ours + f"attn.W_{s.upper()}"] = np.ascontiguousarray(w.reshape(n, m, d).transpose(0, 2, 1))
-            if o["qkv_bias"]:
-                p[ours + f"attn.b_{s.upper()}"] = get(hf + f"self_attn.{s}_proj.bias").reshape(n, m)
-        p[ours + "attn.W_O"] = np.ascontiguousarray(get(hf + "self_attn.o_proj.weight").T)
+        if o.get("attention") == "mla":
+            p.update(latent_to_engine(get, o, hf, ours))
+        else:
+            for s, n in (("q", o["n_heads"]), ("k", o["n_kv_heads"]), ("v", o["n_kv_heads"])):
+                w = get(hf + f"self_attn.{s}_proj.weight")  # [n·m, d]
+                p[ours + f"attn.W_{s.upper()}"] = np.ascontiguousarray(w.reshape(n, m, d).transpose(0, 2, 1))
+                if o["qkv_bias"]:
+                    p[ours + f"attn.b_{s.upper()}"] = get(hf + f"self_attn.{s}_proj.bias").reshape(n, m)
+            p[ours + "attn.W_O"] = np.ascontiguousarray(get(hf + "self_attn.o_proj.weight").T)
         if moe is not None and _moe_layer(o, i):
             p.update(moe_to_engine(get, o, moe[0], moe[1], hf, ours))
             continue
@@ -209,8 +227,10 @@ class LlamaCheckpoint(Checkpoint):
     def _says(self) -> str:
         """config.json's sizes, as an error names them."""
         o = self.options
+        heads = (f"kv_lora_rank {o['kv_lora_rank']}, q_lora_rank {o['q_lora_rank']}" if o.get("attention") == "mla"
+                 else f"num_key_value_heads {o['n_kv_heads']}, head_dim {o['d_head']}")
         return (f"num_hidden_layers {o['n_layers']}, hidden_size {o['d_model']}, num_attention_heads {o['n_heads']}, "
-                f"num_key_value_heads {o['n_kv_heads']}, head_dim {o['d_head']}, intermediate_size {o['d_ff']}, "
+                f"{heads}, intermediate_size {o['d_ff']}, "
                 f"vocab_size {o['d_vocab']}" + (f", {o['n_experts']} experts" if o.get("n_experts") else ""))
 
     def pad_id(self) -> int:

@@ -26,7 +26,8 @@ from typing import Any
 
 from explain.core.errors import WeightsError
 
-MOE_TYPES = ("mixtral", "qwen2_moe")
+MOE_TYPES = ("mixtral", "qwen2_moe")  # and deepseek_v3 (whose latent attention is checkpoints.latent's)
+_SHARED = {"deepseek_v3": "shared_experts"}  # the shared expert's module name where it is not shared_expert
 
 
 def _whole(cfg: dict[str, Any], key: str, where: str, default: Any = None, minimum: int = 1) -> int:
@@ -39,6 +40,8 @@ def _whole(cfg: dict[str, Any], key: str, where: str, default: Any = None, minim
 def moe_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any]:
     """The engine's mixture options from a mixtral or qwen2_moe config.json (none for another model_type)."""
     kind = cfg.get("model_type")
+    if kind == "deepseek_v3":
+        return _deepseek_options(cfg, where, n_layers)
     if kind == "mixtral":
         E = _whole(cfg, "num_local_experts", where, 8)
         return dict(n_experts=E, experts_per_token=_whole(cfg, "num_experts_per_tok", where, 2), router="softmax",
@@ -68,6 +71,26 @@ def moe_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any
     return o
 
 
+def _deepseek_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any]:
+    """DeepSeek-V3's router: sigmoid scores, a choosing-only bias, groups, scaled weights, ungated shared experts
+    and dense first layers (transformers' DeepseekV3Config defaults for the keys a config.json leaves out)."""
+    E, G = _whole(cfg, "n_routed_experts", where, 256), _whole(cfg, "n_group", where, 8)
+    dense = _whole(cfg, "first_k_dense_replace", where, 3, minimum=0)
+    norm, scale = cfg.get("norm_topk_prob", True), cfg.get("routed_scaling_factor", 2.5)
+    if not isinstance(norm, bool):
+        raise WeightsError(f"{where}: norm_topk_prob must be true or false, got {norm!r}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise WeightsError(f"{where}: routed_scaling_factor must be a positive number, got {scale!r}")
+    if dense >= n_layers:
+        return {}  # every layer dense (first_k_dense_replace ≥ num_hidden_layers): no mixture at all
+    o = dict(n_experts=E, experts_per_token=_whole(cfg, "num_experts_per_tok", where, 8), router="sigmoid",
+             norm_topk_prob=norm, n_group=G, topk_group=_whole(cfg, "topk_group", where, 4),
+             routed_scaling_factor=float(scale), first_k_dense_replace=dense,
+             moe_d_ff=_whole(cfg, "moe_intermediate_size", where, 2048))
+    shared = _whole(cfg, "n_shared_experts", where, 1, minimum=0)
+    return dict(o, n_shared_experts=shared) if shared else o
+
+
 def layout(names: set[str]) -> tuple[str, str]:
     """(how the experts are stored, the mixture's module name): ("stacked" | "per-expert", "mlp" |
     "block_sparse_moe"), from the tensor names a folder holds (an empty set: a config alone, stacked)."""
@@ -88,6 +111,8 @@ def moe_shapes(o: dict[str, Any], kind: str, where: tuple[str, str], p: str) -> 
     stored, prefix = where
     m = f"{p}{prefix}."
     out: dict[str, tuple[int, ...]] = {m + "gate.weight": (E, d)}
+    if kind == "deepseek_v3":  # the choosing-only bias (a buffer in transformers, saved with the weights)
+        out[m + "gate.e_score_correction_bias"] = (E,)
     if stored == "stacked":
         out.update({m + "experts.gate_up_proj": (E, 2 * f, d), m + "experts.down_proj": (E, d, f)})
     else:
@@ -96,9 +121,9 @@ def moe_shapes(o: dict[str, Any], kind: str, where: tuple[str, str], p: str) -> 
             out.update({m + f"experts.{e}.{gate}.weight": (f, d), m + f"experts.{e}.{up}.weight": (f, d),
                         m + f"experts.{e}.{down}.weight": (d, f)})
     if o.get("n_shared_experts"):
-        fs = o["shared_d_ff"]
-        out.update({m + "shared_expert.gate_proj.weight": (fs, d), m + "shared_expert.up_proj.weight": (fs, d),
-                    m + "shared_expert.down_proj.weight": (d, fs)})
+        fs, sh = o.get("shared_d_ff") or o["n_shared_experts"] * f, m + _SHARED.get(kind, "shared_expert")
+        out.update({sh + ".gate_proj.weight": (fs, d), sh + ".up_proj.weight": (fs, d),
+                    sh + ".down_proj.weight": (d, fs)})
         if o.get("shared_expert_gate"):
             out[m + "shared_expert_gate.weight"] = (1, d)
     return out
@@ -113,6 +138,8 @@ def moe_to_engine(get: Callable[[str], Any], o: dict[str, Any], kind: str, where
     m = f"{p}{prefix}."
     f = o.get("moe_d_ff") or o["d_ff"]
     out = {ours + "mlp.W_router": np.ascontiguousarray(get(m + "gate.weight").T)}
+    if kind == "deepseek_v3":
+        out[ours + "mlp.b_choice"] = get(m + "gate.e_score_correction_bias")
     if stored == "stacked":
         gate_up, down = get(m + "experts.gate_up_proj"), get(m + "experts.down_proj")
         gate, up = gate_up[:, :f], gate_up[:, f:]
@@ -126,7 +153,8 @@ def moe_to_engine(get: Callable[[str], Any], o: dict[str, Any], kind: str, where
         out[ours + f"mlp.experts.{name}"] = np.ascontiguousarray(w.transpose(0, 2, 1))
     if o.get("n_shared_experts"):
         for name, theirs in (("W_gate", "gate_proj"), ("W_in", "up_proj"), ("W_out", "down_proj")):
-            out[ours + f"mlp.shared.{name}"] = np.ascontiguousarray(get(m + f"shared_expert.{theirs}.weight").T)
+            sh = m + _SHARED.get(kind, "shared_expert")
+            out[ours + f"mlp.shared.{name}"] = np.ascontiguousarray(get(f"{sh}.{theirs}.weight").T)
         if o.get("shared_expert_gate"):
             out[ours + "mlp.W_shared_gate"] = np.ascontiguousarray(get(m + "shared_expert_gate.weight").T)
     return out

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from explain import ops
 from explain.core.errors import UsageError
 from explain.core.moe import ACTIVE_RULE, active_params
 from explain.core.names import in_training
@@ -157,6 +158,11 @@ def header(trace: Trace, show_tokens: bool = True) -> list[str]:
     parts = [f"d_model {cfg.d_model}"]
     if any("head" in s.axes for s in trace):
         parts.append(f"{cfg.n_heads} heads × d_head {cfg.head_dim}")
+    if cfg.attention == "mla":
+        lat = cfg.latent
+        parts.append(f"latent attention (q rank {lat.q_lora_rank}, kv rank {lat.kv_lora_rank}, rope "
+                     f"{lat.qk_rope_head_dim}, v {lat.v_head_dim}; cache {lat.cache_per_token():,} numbers per token "
+                     f"per layer, {lat.plain_cache_per_token(cfg.n_heads):,} without the latent)")
     if any("d_ff" in p.axes for p in trace.specs.values()):
         parts.append(f"d_ff {cfg.ff_dim}")
     if any(".blocks." in "." + s.name for s in trace):
@@ -202,18 +208,33 @@ def shapes_text(sel: Selection, show_tokens: bool = True) -> str:
                 note = f"also read by {', '.join(others)} (tied)" if others else ""
                 rows.append(("  " + spec.name, fmt_shape(spec.shape), f"{spec.size:,}", note))
         lines += _table(rows, right={2})
-    total = trace.n_params
+    total, fixed = trace.n_params, unreached(trace)
     lines += [""]
     shown = sum(s.size for s in sel.params)
     if sel.params and shown != total:
         lines.append(f"shown: {shown:,} of the {total:,} parameters")
-    lines.append(f"total: {total:,} parameters")
+    if fixed:  # DeepSeek's choosing biases: not parameters to transformers (which counts 671,026,404,352 for V3)
+        size = sum(s.size for s in fixed)
+        total -= size
+        more = f" and {len(fixed) - 1} more" if len(fixed) > 1 else ""
+        lines.append(f"total: {total:,} parameters, and {size:,} numbers no gradient reaches ({fixed[0].name}{more}: "
+                     f"set by a rule of their own, buffers to transformers); together {trace.n_params:,}")
+    else:
+        lines.append(f"total: {total:,} parameters")
     if trace.specs:
         lines += _wrap_sum(breakdown(trace, sel.layer).split(" + "))
     active = active_params(trace.config, total)
     if active != total:  # a mixture of experts: the rule beside the figure
         lines += [f"active: {active:,} parameters per token", f"  ({ACTIVE_RULE})"]
     return "\n".join(lines)
+
+
+def unreached(trace: Trace) -> list[ParamSpec]:
+    """The parameters no gradient reaches: every forward step reads them where its op passes none back (the
+    sigmoid router's choosing bias, DeepSeek-V3's e_score_correction_bias, a buffer to transformers)."""
+    reached = {step.inputs[i] for step in trace if not in_training(step.group) and step.op != "input"
+               for i in ops.get(step.op).grad_inputs(len(step.inputs))}
+    return [spec for spec in trace.specs.values() if spec.name not in reached]
 
 
 def _wrap_sum(parts: list[str], width: int = 118) -> list[str]:
@@ -229,8 +250,10 @@ def _wrap_sum(parts: list[str], width: int = 118) -> list[str]:
 
 def shapes_doc(sel: Selection) -> dict[str, Any]:
     """The report as one JSON-ready dict: config, tokens, steps (with operand and output shapes, signature,
-    formula), parameters (with layer and size), layer totals, and ``n_params``, the whole model's total."""
+    formula), parameters (with layer and size), layer totals, and ``n_params``, the whole model's total (the
+    numbers no gradient reaches apart, as ``n_fixed``)."""
     trace = sel.trace
+    fixed = sum(spec.size for spec in unreached(trace))
     return {
         "model": trace.config.model,
         "config": trace.config.to_dict(),
@@ -247,8 +270,9 @@ def shapes_doc(sel: Selection) -> dict[str, Any]:
             for p in sel.params
         ],
         "layers": [{"name": name, "size": size} for name, size, _ in layer_totals(sel)],
-        "n_params": trace.n_params,
-        **({"n_active": active_params(trace.config, trace.n_params), "active_rule": ACTIVE_RULE}
+        "n_params": trace.n_params - fixed,  # as transformers counts them: no buffers
+        **({"n_fixed": fixed} if fixed else {}),  # numbers no gradient reaches (a router's choosing bias)
+        **({"n_active": active_params(trace.config, trace.n_params - fixed), "active_rule": ACTIVE_RULE}
            if trace.config.n_experts is not None else {}),
     }
 

@@ -129,7 +129,7 @@ def hf_config(o: dict) -> DeepseekV3Config:
     return DeepseekV3Config(
         vocab_size=o["d_vocab"], hidden_size=o["d_model"], intermediate_size=o["d_ff"], num_hidden_layers=n,
         num_attention_heads=o["n_heads"], num_key_value_heads=o["n_heads"], rms_norm_eps=o["ln_eps"],
-        max_position_embeddings=32, tie_word_embeddings=o["tie_embeddings"],
+        max_position_embeddings=o.get("n_ctx", 32), tie_word_embeddings=o["tie_embeddings"],
         rope_parameters={"rope_type": "default", "rope_theta": o["rope_theta"]},
         rope_interleave=o.get("rope_layout", "interleaved") == "interleaved",
         q_lora_rank=o["q_lora_rank"], kv_lora_rank=o["kv_lora_rank"], qk_nope_head_dim=o["qk_nope_head_dim"],
@@ -286,8 +286,111 @@ def steps(model: torch.nn.Module, o: dict) -> tuple[dict[str, np.ndarray], torch
             for k, v in out.items()}, loss
 
 
+# --- Hugging Face folders and DeepSeek-V3's config.json -----------------------------------------------------------
+FOLDER = dict(d_model=32, n_heads=4, n_layers=2, d_ff=24, d_vocab=300, tie_embeddings=False, rope_theta=10000.0,
+              ln_eps=1e-6, attention="mla", q_lora_rank=12, kv_lora_rank=8, qk_nope_head_dim=6, qk_rope_head_dim=4,
+              v_head_dim=5, n_experts=8, experts_per_token=2, n_shared_experts=1, norm_topk_prob=True,
+              router="sigmoid", n_group=4, topk_group=2, routed_scaling_factor=2.5, first_k_dense_replace=1,
+              moe_d_ff=6, n_ctx=64)
+TEXT = "The capital of France is Paris. In 2024, 1234 cafés served crème brûlée; ça coûte 12€!"
+ROWS = [0, 25, -1]
+# DeepSeek-V3's config.json as published (deepseek-ai/DeepSeek-V3; auto_map and quantization_config left out):
+# transformers' DeepseekV3Config defaults are these sizes; the rope scaling (YaRN) does not change a shape
+V3 = dict(architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3", vocab_size=129280, hidden_size=7168,
+          intermediate_size=18432, moe_intermediate_size=2048, num_hidden_layers=61, num_nextn_predict_layers=1,
+          num_attention_heads=128, num_key_value_heads=128, n_shared_experts=1, n_routed_experts=256, ep_size=1,
+          routed_scaling_factor=2.5, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, v_head_dim=128,
+          qk_nope_head_dim=128, topk_method="noaux_tc", n_group=8, topk_group=4, num_experts_per_tok=8,
+          moe_layer_freq=1, first_k_dense_replace=3, norm_topk_prob=True, scoring_func="sigmoid", aux_loss_alpha=0.001,
+          seq_aux=True, hidden_act="silu", max_position_embeddings=163840, initializer_range=0.02, rms_norm_eps=1e-6,
+          use_cache=True, rope_theta=10000, rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40,
+                                                          "mscale": 1.0, "mscale_all_dim": 1.0,
+                                                          "original_max_position_embeddings": 4096, "type": "yarn"},
+          attention_bias=False, attention_dropout=0.0, bos_token_id=0, eos_token_id=1, tie_word_embeddings=False,
+          torch_dtype="bfloat16")
+
+
+def per_expert(sd: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """transformers 5's stacked experts as one tensor per expert, as DeepSeek's own files store them
+    (``mlp.experts.E.gate_proj/up_proj/down_proj.weight``)."""
+    out = {}
+    for key in [k for k in sd if k.endswith("mlp.experts.gate_up_proj")]:
+        layer = key[: -len("experts.gate_up_proj")]
+        gate_up, down = sd.pop(key), sd.pop(layer + "experts.down_proj")
+        f = gate_up.shape[1] // 2
+        for e in range(gate_up.shape[0]):
+            out[f"{layer}experts.{e}.gate_proj.weight"] = gate_up[e, :f]
+            out[f"{layer}experts.{e}.up_proj.weight"] = gate_up[e, f:]
+            out[f"{layer}experts.{e}.down_proj.weight"] = down[e]
+    return {**sd, **out}
+
+
+def folder(name: str, layout: str) -> None:
+    """A deepseek_v3 folder for the checkpoint reader: config.json, the weights (float32) in ``layout``
+    ("stacked", transformers 5's one model.safetensors; "per-expert", DeepSeek's, in two shards with an index),
+    the llama fixtures' tokenizer.json, and what transformers computes from that folder."""
+    import shutil
+
+    from safetensors.numpy import save_file
+
+    model = build("hf_deepseek_v3", FOLDER).float()  # both layouts hold the same weights
+    path = OUT / name
+    path.mkdir(parents=True, exist_ok=True)
+    model.config.save_pretrained(path)
+    sd = {k: np.ascontiguousarray(v.detach().numpy()) for k, v in model.state_dict().items()}
+    if layout == "stacked":
+        save_file(sd, str(path / "model.safetensors"), metadata={"format": "pt"})
+    else:
+        sd = per_expert(sd)
+        shards = {"model-00001-of-00002.safetensors": [k for k in sd if ".layers.1." not in k],
+                  "model-00002-of-00002.safetensors": [k for k in sd if ".layers.1." in k]}
+        for shard, keys in shards.items():
+            save_file({k: np.ascontiguousarray(sd[k]) for k in keys}, str(path / shard), metadata={"format": "pt"})
+        index = {"metadata": {}, "weight_map": {k: shard for shard, keys in shards.items() for k in keys}}
+        (path / "model.safetensors.index.json").write_text(json.dumps(index, indent=1))
+    shutil.copy(OUT.parent / "llama" / "hf_llama" / "tokenizer.json", path / "tokenizer.json")
+    from tokenizers import Tokenizer
+
+    ids = Tokenizer.from_file(str(path / "tokenizer.json")).encode(TEXT).ids
+    back = DeepseekV3ForCausalLM.from_pretrained(path, dtype=torch.float64, attn_implementation="eager",
+                                                 experts_implementation="eager").eval()
+    for layer in back.model.layers:  # from_pretrained keeps the router's weight and bias in float32
+        if isinstance(layer.mlp, md.DeepseekV3MoE):
+            layer.mlp.gate.double()
+    with torch.no_grad():
+        logits = back(torch.tensor([ids])).logits[0].numpy()
+        gen = back.generate(torch.tensor([ids]), do_sample=False, max_new_tokens=4, min_new_tokens=4,
+                            attention_mask=torch.ones(1, len(ids), dtype=torch.long))
+    np.savez(path / "expected.npz", ids=np.array(ids, dtype=np.int64), logits=logits[ROWS].astype(np.float64),
+             generated=gen[0, len(ids):].numpy().astype(np.int64), text=np.array(TEXT))
+    (path / "generation_config.json").unlink(missing_ok=True)
+    print(f"{name} ({layout}): {len(ids)} tokens, generated {gen[0, len(ids):].tolist()}")
+
+
+def v3_config() -> None:
+    """DeepSeek-V3's config.json alone, and its parameters as transformers counts them on the meta device (without
+    the next-token-prediction module, which transformers does not build): total, the routed experts', active."""
+    path = OUT / "configs" / "deepseek-v3"
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps(V3, indent=1) + "\n")
+    config = DeepseekV3Config(**{k: v for k, v in V3.items() if k not in ("architectures", "model_type",
+                                                                           "torch_dtype", "rope_scaling",
+                                                                           "rope_theta")})
+    with torch.device("meta"):
+        model = DeepseekV3ForCausalLM(config)
+    total = sum(p.numel() for p in model.parameters())
+    routed = sum(p.numel() for n, p in model.named_parameters() if ".mlp.experts." in n)
+    E, k = V3["n_routed_experts"], V3["num_experts_per_tok"]
+    counts = dict(total=total, routed_experts=routed, active=total - routed * (E - k) // E)
+    (OUT / "configs" / "counts.json").write_text(json.dumps({"deepseek-v3": counts}, indent=1) + "\n")
+    print(f"deepseek-v3: {counts}")
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
+    v3_config()
+    folder("hf_deepseek_v3", "stacked")
+    folder("hf_deepseek_v3_shards", "per-expert")
     for name, o in CONFIGS.items():
         model = build(name, o)
         expected, loss = steps(model, o)
