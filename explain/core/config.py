@@ -16,6 +16,7 @@ from explain.core.latent import Latent, check_latent
 from explain.core.moe import check_moe
 from explain.core.options import OPTION, check_cap, default, flag
 from explain.core.registry import DEFAULT_MODEL, MODELS, quoted, users
+from explain.core.window import SLIDING, check_window, layer_kinds
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,12 @@ class Config:
     topk_group: int = default("topk_group")
     routed_scaling_factor: float = default("routed_scaling_factor")
     first_k_dense_replace: int = default("first_k_dense_replace")
+    # local and global attention (explain.core.window)
+    sliding_window: int | None = default("sliding_window")  # None: no sliding layer
+    layer_types: str | None = default("layer_types")  # "sliding,full,…"; None: derived (explain.core.window)
+    rope_local_base_freq: float | None = default("rope_local_base_freq")  # the sliding layers' θ; None: rope_theta
+    query_pre_attn_scalar: int | None = default("query_pre_attn_scalar")  # scores / √N; None: d_head
+    sliding_window_pattern: int = 0  # not an option: a full layer every Nth by default (the registry's gemma: 6)
     ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
 
     @property
@@ -99,6 +106,28 @@ class Config:
     def ff_dim(self) -> int:
         """d_ff, 4·d_model when not given (as in the original transformer and GPT-2)."""
         return self.d_ff if self.d_ff is not None else 4 * self.d_model
+
+    def layer_kind(self, layer: int) -> str:
+        """``sliding`` or ``full``: the attention of block ``layer`` (explain.core.window.layer_kinds)."""
+        return layer_kinds(self)[layer]
+
+    @property
+    def local_theta(self) -> float:
+        """The sliding layers' rotary base: rope_local_base_freq, or rope_theta when not given."""
+        return float(self.rope_local_base_freq if self.rope_local_base_freq is not None else self.rope_theta)
+
+    def theta(self, layer: int) -> float:
+        """The rotary base of block ``layer``: the local θ in a sliding layer, rope_theta in a full one."""
+        return self.local_theta if self.layer_kind(layer) == SLIDING else float(self.rope_theta)
+
+    def window(self, layer: int) -> int | None:
+        """The keys a query of block ``layer`` sees: the window in a sliding layer, None (all) in a full one."""
+        return self.sliding_window if self.layer_kind(layer) == SLIDING else None
+
+    @property
+    def attn_scalar(self) -> int:
+        """N of the attention's scale 1/√N: query_pre_attn_scalar, or d_head when not given."""
+        return self.query_pre_attn_scalar if self.query_pre_attn_scalar is not None else self.head_dim
 
     def moe_layer(self, layer: int) -> bool:
         """Block ``layer`` has a mixture of experts in place of its dense MLP."""
@@ -203,6 +232,7 @@ def validate(cfg: Config) -> None:
                           + _divisor_hint(cfg.d_model, cfg.n_heads))
     check_moe(cfg)
     check_latent(cfg)
+    check_window(cfg)
     seed = OPTION["seed"]
     if not (cfg.seed >= seed.min and cfg.seed <= seed.max):
         raise ConfigError(f"seed must be between 0 and 2**63-1, got {cfg.seed}")

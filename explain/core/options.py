@@ -120,7 +120,8 @@ OPTIONS: tuple[Option, ...] = (
            needs="gqa", label="kv heads",
            help="{models} only: key/value heads, each shared by heads / kv-heads query heads (default: heads)."),
     Option("rope_theta", "--rope-theta", "float", default=10000.0, metavar="THETA", needs="rope", label="rope θ",
-           help="{models} only: the base θ of the rotary embedding's frequencies (default 10000)."),
+           help="{models} only: the base θ of the rotary embedding's frequencies (default 10000; Gemma's full "
+                "layers 1000000)."),
     Option("attention", "--attention", "choice", default="mha", choices=("mha", "mla"), needs="mla",
            help="{models} only: mha (multi-head attention: a key and a value per head) or mla (DeepSeek-V2/V3's "
                 "multi-head latent attention: keys and values from one small latent, plus one shared rotary key)."),
@@ -141,6 +142,24 @@ OPTIONS: tuple[Option, ...] = (
     Option("v_head_dim", "--v-head-dim", "int", derived="d_head", min=MODEL_SIZE_MIN, max=MAX_WIDTH, needs="mla",
            label="v width", summary=True,
            help="--attention mla only: width of each head's value (DeepSeek-V3: 128)."),
+    # local and global attention (explain.core.window), named after the Hugging Face config keys
+    Option("sliding_window", "--window", "int", derived="none: every earlier key", min=1, max=MAX_CONTEXT,
+           needs="window", metavar="N", label="window",
+           help="{models} only: sliding-window attention, a query sees only the N most recent keys, itself "
+                "included (sliding_window; Mistral 4096, Gemma 3 512), in the layers --layer-types makes sliding."),
+    Option("layer_types", "--layer-types", "text", derived="Gemma: a full layer every 6th, the last full when "
+           "fewer; Llama: all sliding with --window", needs="window", metavar="KINDS", label="layer types",
+           help="{models} only, with --window: each layer's attention, sliding or full, comma-separated "
+                "(layer_types). Default: Gemma's five sliding layers then one full, cut to --layers (the last layer "
+                "full when there are fewer than six); the Llama family: every layer sliding."),
+    Option("rope_local_base_freq", "--rope-local-base-freq", "float", derived="--rope-theta", metavar="THETA",
+           needs="window", label="local rope θ",
+           help="{models} only: the rotary base θ of the sliding layers (rope_local_base_freq; Gemma 3 10000, its "
+                "full layers' --rope-theta 1000000; default: --rope-theta)."),
+    Option("query_pre_attn_scalar", "--query-pre-attn-scalar", "int", derived="d_head", min=MODEL_SIZE_MIN,
+           max=MAX_WIDTH, needs="attn_scalar", metavar="N", label="attn scalar",
+           help="{models} only: the scores are divided by √N, not by √d_head (query_pre_attn_scalar; default "
+                "d_head; Gemma 3 27B: 168 with heads of 128)."),
     Option("n_layers", "--layers", "int", default=2, min=MODEL_SIZE_MIN, max=MAX_LAYERS, summary=True, shown=True, affects="blocks",
            help="Number of blocks."),
     Option("d_vocab", "--vocab", "int", derived="what the input needs", min=MODEL_SIZE_MIN, max=MAX_VOCAB, summary=True,

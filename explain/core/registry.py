@@ -64,6 +64,8 @@ CAPABILITIES: dict[str, str] = {
             "(--attention-kernel, --tile)",
     "moe": "a mixture of experts may replace the MLP of any block (--experts, the router's options)",
     "mla": "an attention kind of its own choosing: multi-head, or DeepSeek's latent attention (--attention mla)",
+    "window": "sliding-window attention in the layers chosen (--window, --layer-types, --rope-local-base-freq)",
+    "attn_scalar": "scores scaled by query_pre_attn_scalar^-½ instead of d_head^-½ (--query-pre-attn-scalar)",
     "trains": "explain train trains it (its own untraced kernels) and saves a GPT-2 folder; a trained one ships "
               "with explain (--trained)",
 }
@@ -149,9 +151,14 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains sdpa", loss=NEXT_TOKEN, masking=_ALWAYS),
     Model("llama", "a Llama decoder: RMSNorm, rotary positions, grouped-query attention, SwiGLU, no biases",
           dict(_DEEP, n_kv_heads=1, d_ff=16, qkv_bias=False), "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope sdpa moe mla",
-          loss=NEXT_TOKEN,
-          masking=_ALWAYS, forward="explain.models.llama:llama"),
+          "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope sdpa moe mla window",
+          loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.llama:llama"),
+    Model("gemma", "a Gemma 3 decoder: four RMSNorms with (1 + w), QK-norm, GeGLU, local and global attention",
+          dict(_DEEP, n_kv_heads=1, d_head=4, d_ff=16, sliding_window=4, sliding_window_pattern=6,
+               rope_theta=1000000.0, rope_local_base_freq=10000.0, ln_eps=1e-6),
+          "Once upon a time there was a cat",
+          "weights heads blocks generates batched checkpoint pre_norm tie_switch gqa rope window attn_scalar",
+          loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.gemma:gemma"),
 )}
 
 

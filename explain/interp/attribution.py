@@ -73,7 +73,8 @@ def record_attribution(trace: Trace, word: int, vs: int | None = None, position:
         stacked = rec.op("stack_parts", "parts", *parts, dims=dims, item=item, pos=pos, labels=tuple(labels),
                          sym="parts")
         normed = rec.op("frozen_norm", "normed", stacked, ref(rec, norm.inputs[0]), ref(rec, norm.inputs[1]),
-                        item=item, pos=pos, eps=norm.attrs.get("eps", 1e-5), centre=stream.centre, sym="n")
+                        item=item, pos=pos, eps=norm.attrs.get("eps", 1e-5), centre=stream.centre,
+                        plus_one=norm.attrs.get("plus_one", False), sym="n")
         beta = [ref(rec, norm.inputs[2])] if len(norm.inputs) > 2 else []
         bias = [ref(rec, unembed.inputs[2])] if len(unembed.inputs) > 2 else []
         labels.append("final norm β" + (" and unembedding bias" if bias else "") if beta else

@@ -21,6 +21,7 @@ from explain.core.inputs import Inputs
 from explain.core.names import gen_scope
 from explain.core.registry import MODELS
 from explain.core.sampling import Sampling
+from explain.models.gemma import gemma_step
 from explain.models.layers import layer_norm
 from explain.models.llama import llama_step
 from explain.models.mla import CACHE as MLA_CACHE
@@ -87,7 +88,8 @@ def decoder(cfg: Config) -> tuple[Callable[..., Ref], dict[str, tuple[str, str]]
     if forward == "llama" and cfg.attention == "mla":
         return llama_step, MLA_CACHE
     return {"gpt": (gpt_step, {"K": ("k", "k_cache"), "V": ("v", "v_cache")}),
-            "llama": (llama_step, {"K": ("rot_k", "k_cache"), "V": ("v", "v_cache")})}[forward]
+            "llama": (llama_step, {"K": ("rot_k", "k_cache"), "V": ("v", "v_cache")}),
+            "gemma": (gemma_step, {"K": ("rot_k", "k_cache"), "V": ("v", "v_cache")})}[forward]
 
 
 def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:

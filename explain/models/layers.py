@@ -13,7 +13,7 @@ import math
 from explain.core.config import Config
 from explain.core.inputs import Inputs
 from explain.core.names import tile_scope, tile_sup
-from explain.core.padding import IGNORE_INDEX, key_padding_mask
+from explain.core.padding import IGNORE_INDEX, ignore_padding, key_padding_mask
 from explain.core.registry import MODELS
 from explain.trace.recorder import Recorder, Ref
 
@@ -90,22 +90,28 @@ def key_padding(rec: Recorder, inp: Inputs, axis: str = "pos") -> Ref | None:
                      shape=(inp.batch, inp.seq_len))
 
 
-def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
-    """Scaled dot-product attention, softmax(Q·Kᵀ/√d_k [+ causal mask] [+ padding mask])·V, one recorded step
-    per operation. The two masks are two steps: they hide different cells for different reasons. With
-    ``--attention-kernel tiled`` the same result comes from :func:`tiled_sdpa`."""
+def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None,
+         window: int | None = None, root: str = "d_k") -> Ref:
+    """Scaled dot-product attention, softmax(Q·Kᵀ/√d_k [+ causal mask] [+ window mask] [+ padding mask])·V, one
+    recorded step per operation. The masks are steps of their own: they hide different cells for different
+    reasons. ``window``: a sliding layer's, hiding the keys i − j ≥ window back; ``root``: the name of the
+    scale's n (Gemma divides by √query_pre_attn_scalar). With ``--attention-kernel tiled`` the same result comes
+    from :func:`tiled_sdpa`."""
     if rec.config.attention_kernel == "tiled":
         return tiled_sdpa(rec, q, k, v, d_k, causal, pad)
     s = rec.op("matmul", "scores", q, k, transpose_b=True)  # (T, T)
-    return attend(rec, s, v, d_k, causal, pad)
+    return attend(rec, s, v, d_k, causal, pad, window, root)
 
 
-def attend(rec: Recorder, s: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
+def attend(rec: Recorder, s: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None,
+           window: int | None = None, root: str = "d_k") -> Ref:
     """The rest of :func:`sdpa` from its scores ``s``: scale by 1/√d_k, the masks, softmax, the weighted sum of
     ``v`` (latent attention makes its scores in two parts, :mod:`explain.models.mla`)."""
-    s = rec.op("scale", "scaled", s, root="d_k", n=d_k)
+    s = rec.op("scale", "scaled", s, root=root, n=d_k)
     if causal:
         s = rec.op("mask", "masked", s)  # the future: above the diagonal
+    if window is not None:
+        s = rec.op("window_mask", "window_masked", s, window=window)  # the distant past: i − j ≥ window
     if pad is not None:
         s = rec.op("pad_mask", "pad_masked", s, pad)  # the <pad> keys: whole columns, per sequence
     a = rec.op("softmax", "pattern", s)  # (T, T), rows sum to 1
@@ -188,3 +194,18 @@ def next_token_loss(rec: Recorder, log_probs: Ref, labels: list, shape: tuple, a
     picked = rec.op("pick", "correct_log_probs", log_probs, y, **ignore)
     per = rec.op("neg", "token_loss", picked)
     return rec.op("mean", "loss", per, y, **ignore) if padded else rec.op("mean", "loss", per)
+
+
+def next_token_head(rec: Recorder, inp: Inputs, logits: Ref) -> None:
+    """A decoder's end: the next-token probabilities, their logs and, for two tokens or more, the cross-entropy
+    of each position's prediction of the token after it (a <pad> next token ignored)."""
+    B, T = inp.batch, inp.seq_len
+    rec.op("softmax", "probs", logits)
+    log_probs = rec.op("log_softmax", "log_probs", logits)
+    if T < 2:
+        return  # one token predicts nothing the input contains: no loss
+    log_probs = rec.op("slice", "log_probs_pred", log_probs, axis=-2, stop=T - 1)  # (B, T-1, V)
+    labels = [ids[1:] for ids in inp.ids]
+    if inp.lengths is not None:  # a next token that is <pad> is nothing to learn: ignore_index
+        labels = ignore_padding(labels, [n - 1 for n in inp.lengths])
+    next_token_loss(rec, log_probs, labels, (B, T - 1), ("batch", "pos"), padded=inp.lengths is not None)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from explain.core.config import Config
 from explain.core.inputs import Inputs
-from explain.core.padding import ignore_padding
 from explain.models import mla
-from explain.models.layers import key_padding, next_token_loss, sdpa
+from explain.models.layers import key_padding, next_token_head, sdpa
 from explain.models.moe import moe_mlp
 from explain.trace.recorder import Recorder, Ref
 
@@ -38,15 +37,25 @@ def heads(rec: Recorder, cfg: Config, x: Ref, name: str, n: int) -> Ref:
     return rec.op("linear_heads", name, x, W, *b)
 
 
+def cached(rec: Recorder, cfg: Config, k: Ref, v: Ref, cache: dict, layer: int, pos: int) -> tuple[Ref, Ref]:
+    """The new position's K and V appended to the cached ones; a sliding layer keeps only its window."""
+    append = dict(capacity=cache["capacity"], first=cache["first"])
+    if cfg.window(layer) is not None:
+        append.update(keep=cfg.window(layer), pos=pos)
+    return (rec.op("kv_append", "k_cache", cache["K"], k, **append),  # (B, kv, S+1, m)
+            rec.op("kv_append", "v_cache", cache["V"], v, **append))  # (B, kv, S+1, m)
+
+
 def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None = None,
-              pad: Ref | None = None) -> Ref:
+              pad: Ref | None = None, layer: int = 0) -> Ref:
     """Grouped-query attention with rotary positions (or latent attention: :mod:`explain.models.mla`). ``pos`` is
     the position of x's first row; with a ``cache`` (generation) x is one new position whose rotated K and V are
-    appended to the cached ones."""
+    appended to the cached ones. A sliding layer (--window) hides the keys a window or more back, and its cache
+    keeps only the window."""
     if cfg.attention == "mla":  # DeepSeek's latent attention, its own module
         return mla.attention(rec, cfg, x, pos, cache, pad)
     h, kv, m = cfg.n_heads, cfg.kv_heads, cfg.head_dim
-    rope = dict(theta=float(cfg.rope_theta), start=pos)
+    rope = dict(theta=cfg.theta(layer), start=pos)
     with rec.scope("attn"):
         q = heads(rec, cfg, x, "q", h)  # (B, h, T, m)
         k = heads(rec, cfg, x, "k", kv)  # (B, kv, T, m)
@@ -54,13 +63,12 @@ def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | No
         q = rec.op("rope", "rot_q", q, **rope)  # (B, h, T, m)
         k = rec.op("rope", "rot_k", k, **rope)  # (B, kv, T, m)
         if cache is not None:
-            append = dict(capacity=cache["capacity"], first=cache["first"])
-            k = rec.op("kv_append", "k_cache", cache["K"], k, **append)  # (B, kv, S+1, m)
-            v = rec.op("kv_append", "v_cache", cache["V"], v, **append)  # (B, kv, S+1, m)
+            k, v = cached(rec, cfg, k, v, cache, layer, pos)  # (B, kv, S+1, m)
         if kv < h:  # each key/value head serves h // kv query heads
             k = rec.op("repeat_kv", "k_rep", k, n=h // kv)  # (B, h, S, m)
             v = rec.op("repeat_kv", "v_rep", v, n=h // kv)  # (B, h, S, m)
-        z = sdpa(rec, q, k, v, m, causal=cache is None, pad=pad)  # (B, h, T, m)
+        window = cfg.window(layer) if cache is None else None  # a cached window holds only keys it may see
+        z = sdpa(rec, q, k, v, m, causal=cache is None, pad=pad, window=window)  # (B, h, T, m)
         z = rec.op("merge_heads", "concat", z)  # (B, T, h·m)
         W_O = weight(rec, "W_O", (h * m, cfg.d_model), ("concat", "d_model"))
     return rec.op("linear", "attn_out", z, W_O)  # (B, T, d)
@@ -81,7 +89,7 @@ def block(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None =
           pad: Ref | None = None, layer: int = 0) -> Ref:
     """Pre-norm: attention and the MLP each read an RMS-normalised copy of the residual stream and add to it.
     With --experts the MLP of block ``layer`` may be a mixture of experts (:mod:`explain.models.moe`)."""
-    x = rec.op("add", "resid_mid", x, attention(rec, cfg, rms_norm(rec, cfg, "ln1", x), pos, cache, pad))
+    x = rec.op("add", "resid_mid", x, attention(rec, cfg, rms_norm(rec, cfg, "ln1", x), pos, cache, pad, layer))
     ffn = moe_mlp if cfg.moe_layer(layer) else mlp
     return rec.op("add", "resid_post", x, ffn(rec, cfg, rms_norm(rec, cfg, "ln2", x)))  # (B, T, d)
 
@@ -105,16 +113,7 @@ def llama(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     for i in range(cfg.n_layers):
         with rec.scope(f"blocks.{i}"):
             x = block(rec, cfg, x, pad=pad, layer=i)  # (B, T, d)
-    logits = unembed(rec, cfg, rms_norm(rec, cfg, "ln_final", x))  # (B, T, V)
-    rec.op("softmax", "probs", logits)
-    log_probs = rec.op("log_softmax", "log_probs", logits)
-    if T < 2:
-        return  # one token predicts nothing the input contains: no loss
-    log_probs = rec.op("slice", "log_probs_pred", log_probs, axis=-2, stop=T - 1)  # (B, T-1, V)
-    labels = [ids[1:] for ids in inp.ids]
-    if inp.lengths is not None:  # a next token that is <pad> is nothing to learn: ignore_index
-        labels = ignore_padding(labels, [n - 1 for n in inp.lengths])
-    next_token_loss(rec, log_probs, labels, (B, T - 1), ("batch", "pos"), padded=inp.lengths is not None)
+    next_token_head(rec, inp, unembed(rec, cfg, rms_norm(rec, cfg, "ln_final", x)))  # (B, T, V)
 
 
 def llama_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:

@@ -141,7 +141,7 @@ OWN["llama"] = [
     ("ln_final", "*", "x̂", "A last RMSNorm before the output layer."),
     ("*attn.q", "linear_heads", "Q", "{q_note}"),
     ("*attn.rot_q", "*", "Qᵣ", "Rotate {rotated_q}: pair {rope_pair} of the row at position p turns by "
-                               "p·θ^(−2i/{d_rope}), θ = {rope_theta:g}."),
+                               "p·θ^(−2i/{d_rope}), θ = {theta:g}."),
     ("*attn.rot_k", "*", "Kᵣ", "Rotate {rotated_k} the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
                                "positions, not on where they are."),
     ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
@@ -182,6 +182,51 @@ OWN["llama"] = [
     ("*mlp_out", "*", "F", "The down projection: H·W_out, back to {d_model} features."),
     ("blocks.*.resid_mid", "*", "x", "Add the attention output to the residual stream."),
     ("blocks.*.resid_post", "*", "x", "Add the MLP output to the residual stream."),
+    ("logits", "*", "logits", "Logits: the residual stream times {unembed_llama}, one score per vocabulary word at "
+                              "each position."),
+    ("probs", "*", "P", "Softmax over the vocabulary: the next-token probabilities."),
+    ("log_probs_pred", "*", "log P[:, :-1]",
+     "Position t predicts token t+1; the last position has nothing after it to check against."),
+]
+
+OWN["gemma"] = [
+    ("gen.*.attn.k_cache", "*", "K_cache", "The cache: earlier positions' keys are kept and the new one's appended. "
+                                           "A sliding layer keeps only the last {sliding_window}: no query will "
+                                           "look further back."),
+    ("gen.*.attn.v_cache", "*", "V_cache", "The values are cached the same way (a sliding layer: its window only)."),
+    *[row for row in OWN["gpt"] if row[0].startswith("gen.")],  # a generation's new tokens read as gpt's
+    ("embed", "*", "x", "Each token id picks its row of W_E. There is no position embedding: positions enter "
+                        "through the rotation of Q and K in every block."),
+    ("embed_scaled", "*", "x", "Gemma multiplies the embeddings by √d_model = √{n} = {sqrt_n:.4g}: W_E is also the "
+                               "output layer, and its rows are small."),
+    ("blocks.*.ln1", "*", "x̂", "RMSNorm before attention. Gemma's gain is 1 + w, the stored w around 0."),
+    ("blocks.*.ln1_post", "*", "Ô", "The attention output is RMS-normalised (gain 1 + w) before it joins the "
+                                    "stream: Gemma normalises each branch twice, on the way in and on the way out."),
+    ("blocks.*.ln2", "*", "x̂", "RMSNorm before the MLP (Gemma's pre_feedforward_layernorm)."),
+    ("blocks.*.ln2_post", "*", "F̂", "The MLP output is RMS-normalised (gain 1 + w) before it joins the stream."),
+    ("ln_final", "*", "x̂", "A last RMSNorm (gain 1 + w) before the output layer."),
+    ("*attn.q_norm", "*", "Q̂", "QK-norm: every query head's row is RMS-normalised over its {d_head} dimensions "
+                               "(gain 1 + w, one w per dimension, shared by the heads) before the rotation."),
+    ("*attn.k_norm", "*", "K̂", "QK-norm on the keys too: the scores Q̂·K̂ᵀ cannot grow just because Q or K grew."),
+    ("*attn.rot_q", "*", "Qᵣ", "Rotate every normalised query: pair (i, i + {half}) at position p turns by "
+                               "p·θ^(−2i/{d_head}), θ = {theta:g} here (sliding layers {local_theta:g}, full "
+                               "layers {rope_theta:g})."),
+    ("*attn.rot_k", "*", "Kᵣ", "Rotate every key the same way, with this layer's θ = {theta:g}."),
+    ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
+                               "query head h reads key head h // {group}."),
+    ("*attn.v_rep", "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
+    ("*attn.scores", "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),
+    ("*attn.scaled", "*", "S'", "Divide by √query_pre_attn_scalar = √{n} = {sqrt_n:g}, Gemma's scale (the heads "
+                                "are {d_head} wide)."),
+    ("*attn.window_masked", "*", "S_w", "Sliding window of {window}: query i sees keys i − {window} + 1 … i only; "
+                                        "a key {window} or more back gets −inf (the future was masked already)."),
+    ("*mlp.pre", "*", "G", "The gate: x̂·W_gate, {d_model} → {d_ff} features (no bias)."),
+    ("*mlp.pre_linear", "*", "U", "The up projection: x̂·W_in, {d_model} → {d_ff} features (no bias)."),
+    ("*mlp.post", "*", "H", "GeGLU: gelu(G) ⊙ U, GELU's tanh approximation of the gate deciding how much of each "
+                            "feature of U passes."),
+    ("*mlp_out", "*", "F", "The down projection: H·W_out, back to {d_model} features."),
+    ("blocks.*.resid_mid", "*", "x", "Add the normalised attention output to the residual stream."),
+    ("blocks.*.resid_post", "*", "x", "Add the normalised MLP output to the residual stream."),
     ("logits", "*", "logits", "Logits: the residual stream times {unembed_llama}, one score per vocabulary word at "
                               "each position."),
     ("probs", "*", "P", "Softmax over the vocabulary: the next-token probabilities."),
@@ -242,7 +287,8 @@ def notation(cfg: Config) -> Notation:
                            "linear share one matrix)" if cfg.tie_embeddings else "",
                    unembed_llama="W_Eᵀ (tied to the embedding)" if cfg.tie_embeddings else "its own W_U",
                    n_kv_heads=cfg.kv_heads, group=cfg.n_heads // max(cfg.kv_heads, 1), half=cfg.head_dim // 2,
-                   rope_theta=cfg.rope_theta, **_moe_context(cfg), d_value=cfg.head_dim, d_rope=cfg.head_dim,
+                   rope_theta=cfg.rope_theta, local_theta=cfg.local_theta, sliding_window=cfg.sliding_window,
+                   **_moe_context(cfg), d_value=cfg.head_dim, d_rope=cfg.head_dim,
                    q_note="Q for every head: X·W_Q" + (" + b_Q" if cfg.qkv_bias else " (no bias)")
                    + ", a different projection per head.",
                    rope_pair=f"(i, i + {cfg.head_dim // 2})", rotated_q="every query", rotated_k="every key",

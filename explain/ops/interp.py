@@ -129,30 +129,31 @@ class FrozenNorm(Op):
     def shape(self, parts, x, w, **attrs):
         return tuple(parts)
 
-    def formula(self, syms: Syms, centre: bool = True, **attrs) -> str:
+    def formula(self, syms: Syms, centre: bool = True, plus_one: bool = False, **attrs) -> str:
         p, x, w = syms.ins
         top = f"({p} − mean {p})" if centre else p
-        return f"{syms.out} = {top} / σ({x}) · {w}  (σ frozen at the run's value)"
+        return f"{syms.out} = {top} / σ({x}) · {f'(1 + {w})' if plus_one else w}  (σ frozen at the run's value)"
 
     def _sigma(self, x: str, item: int, pos: int, eps: float, centre: bool) -> str:
         row = f"{x}[{item}, {pos}]"
         return f"np.sqrt({row}.var() + {eps!r})" if centre else f"np.sqrt(np.mean({row} ** 2) + {eps!r})"
 
     def source(self, out, ins, item: int = 0, pos: int = 0, eps: float = 1e-5, centre: bool = True,
-               **attrs) -> str:
+               plus_one: bool = False, **attrs) -> str:
         p, x, w = ins
         top = f"({p} - {p}.mean(axis=-1, keepdims=True))" if centre else p
-        return f"{top} / {self._sigma(x, item, pos, eps, centre)} * {w}"
+        return f"{top} / {self._sigma(x, item, pos, eps, centre)} * {f'(1.0 + {w})' if plus_one else w}"
 
     def feeds(self, index, inputs, item: int = 0, pos: int = 0, **attrs):
         p, j = index
         return [(p, slice(None)), (item, pos, slice(None)), (j,)]
 
     def explain(self, index, inputs, output, syms: Syms, item: int = 0, pos: int = 0, eps: float = 1e-5,
-                centre: bool = True, **attrs) -> CellExplanation:
+                centre: bool = True, plus_one: bool = False, **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy stays off the shape path (explain shapes imports every op)
 
         parts, x, w = inputs
+        w = 1.0 + w if plus_one else w  # Gemma's gain is 1 + w
         p, j = index
         row, resid = parts[p], x[item, pos]
         mean = float(row.mean()) if centre else 0.0

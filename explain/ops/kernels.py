@@ -81,6 +81,16 @@ def causal_mask(scores):
     return np.where(future, -np.inf, scores)
 
 
+def window_mask(scores, window, fill=-np.inf):
+    """Sliding-window attention: set every score whose key is window or more
+    positions before its query (i - j >= window) to fill (-inf: softmax gives
+    it weight 0), so each query sees at most the window most recent keys,
+    itself included. fill=0.0 is its backward: no gradient reaches them."""
+    t_q, t_k = scores.shape[-2], scores.shape[-1]
+    i, j = np.arange(t_q)[:, None], np.arange(t_k)[None, :]
+    return np.where(i - j >= window, fill, scores)
+
+
 def sinusoidal(n_pos, d_model):
     """Sinusoidal positional encoding (Vaswani et al. 2017, §3.5):
     PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""

@@ -74,7 +74,7 @@ def test_bad_options_are_one_line_errors(args, code, needle) -> None:
 
 
 def test_generation_needs_gpt() -> None:
-    one_line_error(invoke("generate", "encoder", "--plain"), 2, "use 'gpt' or 'llama', not 'encoder'")
+    one_line_error(invoke("generate", "encoder", "--plain"), 2, "use 'gpt' or 'llama' or 'gemma', not 'encoder'")
 
 
 def test_run_prints_predictions_with_the_correct_tokens_rank() -> None:

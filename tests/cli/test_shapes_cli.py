@@ -67,13 +67,15 @@ SMALL = {  # a small config per model, a little off the defaults so nothing pass
     "transformer": ["--layers", "1", "--target", "a b c d"],
     "gpt": ["--layers", "3", "--d-model", "12", "--heads", "3", "--text", "a b c", "--text", "d e f"],
     "llama": ["--layers", "3", "--d-model", "16", "--heads", "4", "--kv-heads", "2", "--text", "a b c"],
+    "gemma": ["--layers", "3", "--d-model", "16", "--heads", "4", "--kv-heads", "2", "--window", "2",
+              "--text", "a b c d"],
 }
 
 
 def run_options(args: list[str]) -> dict:
     """The same options, for explain.run."""
     names = {"--d-model": "d_model", "--heads": "n_heads", "--layers": "n_layers", "--d-ff": "d_ff", "--kv-heads": "n_kv_heads",
-             "--text": "text", "--target": "target"}
+             "--window": "sliding_window", "--text": "text", "--target": "target"}
     out: dict = {}
     for flag, value in zip(args[::2], args[1::2]):
         key = names[flag]

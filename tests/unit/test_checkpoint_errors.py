@@ -156,7 +156,7 @@ def test_inputs_that_do_not_fit_the_checkpoint() -> None:
     _error(InputError, "token id 300", "vocabulary of 300", checkpoint=TINY, tokens="1,300")
     _error(InputError, "33 tokens", "context is 32", checkpoint=TINY, tokens=",".join(["5"] * 33))
     _error(ConfigError, "--d-model 8 conflicts with the checkpoint's d_model = 16", checkpoint=TINY, d_model=8)
-    with pytest.raises(UsageError, match="use 'gpt' or 'llama', not 'multihead'"):
+    with pytest.raises(UsageError, match="use 'gpt' or 'llama' or 'gemma', not 'multihead'"):
         explain.run("multihead", checkpoint=TINY)
     with pytest.raises(UsageError, match="either --text or --tokens"):
         explain.run("gpt", checkpoint=TINY, text="The cat", tokens="1")

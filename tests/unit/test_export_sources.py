@@ -54,6 +54,11 @@ RUNS = {
                            "routed_scaling_factor": 2.5, "n_shared_experts": 1, "shared_expert_gate": True,
                            "first_k_dense_replace": 1, "backward": True},
     "llama-moe-generate": {"n_experts": 4, "experts_per_token": 1, "sampling": make_sampling(2, greedy=True)},
+    # Gemma: the window mask, GeGLU, the (1 + w) norms, backward; generation on the window's cache; a padded batch
+    "gemma": {}, "gemma-backward": {"backward": True},
+    "gemma-generate": {"sampling": make_sampling(3, greedy=True), "sliding_window": 3},
+    "gemma-padded": {"text": ["once upon a time there was", "a cat"]},
+    "llama-window": {"sliding_window": 2, "rope_local_base_freq": 100.0, "backward": True},
 }
 
 

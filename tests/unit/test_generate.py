@@ -147,7 +147,7 @@ def test_generation_stops_at_the_end_of_text_token_unless_told_not_to(ref) -> No
 def test_generation_past_the_context_and_other_models_are_refused() -> None:
     with pytest.raises(InputError, match="use --max-new-tokens 29 or less"):
         explain.generate("gpt", checkpoint=CKPT, text="The cat is happy", max_new_tokens=30)
-    with pytest.raises(UsageError, match="use 'gpt' or 'llama', not 'encoder'"):
+    with pytest.raises(UsageError, match="use 'gpt' or 'llama' or 'gemma', not 'encoder'"):
         explain.generate("encoder", max_new_tokens=2)
 
 

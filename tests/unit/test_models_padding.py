@@ -107,7 +107,7 @@ def test_explanations_say_which_cells_each_mask_hid_and_why() -> None:
     ("gpt", {"causal": True}, "always causal"),
     ("simple", {"qkv_bias": False}, "--no-qkv-bias applies to the 'attention'"),
     ("synthesizer", {"qkv_bias": False}, "--no-qkv-bias applies to the 'attention'"),
-    ("gpt", {"tie_embeddings": False}, "--untie-embeddings applies to the 'transformer' or 'llama' models only"),
+    ("gpt", {"tie_embeddings": False}, "--untie-embeddings applies to the 'transformer' or 'llama' or 'gemma' models only"),
     ("gpt", {"d_out": 3}, "--d-out 3 applies to the 'multihead' model only"),
     ("simple", {"text": TEXTS, "normalize": "sum"}, "cannot skip padding"),
     ("transformer", {"text": TEXTS, "target": ["a", "b"]}, "one --target per --text"),

@@ -44,7 +44,7 @@ def test_tutorial_keys_and_config_fields_come_from_the_definitions() -> None:
     for o in OPTIONS:
         if o.group == "config":
             assert fields[o.name].default == o.default, o.name
-    assert set(fields) - {"model", "ln_eps"} == {o.name for o in OPTIONS if o.group == "config"}
+    assert set(fields) - {"model", "ln_eps", "sliding_window_pattern"} == {o.name for o in OPTIONS if o.group == "config"}
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -140,7 +140,8 @@ def test_options_used_by_one_model_are_refused_elsewhere() -> None:
     with pytest.raises(ConfigError, match="applies to the 'simple' model only"):
         make_config("attention", normalize="sum")
     assert OPTION["normalize"].used_by(MODELS["simple"]) and not OPTION["normalize"].used_by(MODELS["gpt"])
-    assert [m for m in MODELS if OPTION["d_ff"].changes(MODELS[m])] == ["encoder", "transformer", "gpt", "llama"]
+    assert [m for m in MODELS if OPTION["d_ff"].changes(MODELS[m])] == ["encoder", "transformer", "gpt", "llama",
+                                                                      "gemma"]
 
 
 def test_the_tutorial_format_reference_names_every_option_key() -> None:
