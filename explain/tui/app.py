@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.command import CommandPalette
 from textual.screen import Screen
 
 from explain.core.names import gen_step
@@ -24,6 +25,20 @@ from explain.tui.screens.step import StepScreen
 from explain.tui.tutorial import Walkthrough
 
 EXIT_AFTER_FIRST_FRAME = "EXPLAIN_TUI_EXIT_AFTER_FIRST_FRAME"
+
+
+class Palette(CommandPalette):
+    """Textual's command palette, whose PageUp/PageDown survive a terminal too short to lay its list out.
+
+    In a terminal 4 rows high or less the list has options but no lines, and Textual 8.2's
+    ``OptionList._move_page`` looks up line 0 of an empty map (``KeyError: 0``), ending the app. A page move
+    there has nothing to move over, so it is dropped."""
+
+    def _action_command_list(self, action: str) -> None:
+        try:
+            super()._action_command_list(action)
+        except KeyError:
+            pass
 
 
 class ExplainApp(App[None]):
@@ -43,6 +58,11 @@ class ExplainApp(App[None]):
         self.start = start
         self.cell = cell  # of the start step
         self.then = then  # the step screen's action run as it opens (explain lens: "lens", its screen)
+
+    def action_command_palette(self) -> None:
+        """Ctrl+P: the command palette (:class:`Palette`, Textual's with a guard for tiny terminals)."""
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
 
     def get_default_screen(self) -> Screen:
         options = self.options

@@ -117,3 +117,22 @@ def test_footer_follows_a_resize(gpt_trace):
         assert app.screen.view.show != show
 
     drive(app, script, size=(80, 24))
+
+
+@pytest.mark.parametrize("size", [(40, 4), (60, 3), (80, 2), (80, 24)])
+def test_page_keys_in_the_palette_of_a_tiny_terminal_do_not_end_the_app(attention_trace, size):
+    """Issue 36 item 5: Ctrl+P then PageUp/PageDown in a terminal 4 rows high or less ended the app with
+    Textual 8.2's OptionList ``KeyError: 0`` (a list with options but no lines laid out)."""
+    app = ExplainApp(attention_trace)
+
+    async def script(pilot):
+        await pilot.press("ctrl+p")
+        await _until(pilot, lambda: type(app.screen).__name__ == "Palette")
+        for key in ("pagedown", "pageup", "pagedown", "down", "up"):
+            await pilot.press(key)
+            await pilot.pause()
+        assert app.is_running and type(app.screen).__name__ == "Palette"
+        await pilot.press("escape")
+        await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
+
+    drive(app, script, size=size)
