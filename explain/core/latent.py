@@ -93,8 +93,8 @@ def latent_cost(cfg: Any, seq: int | None = None, bytes_per_number: int = 2) -> 
     rows = [Figure("latent cache, numbers per token per layer", mla, f"kv_lora_rank + qk_rope_head_dim = {r} + {dr}"),
             Figure("plain attention's cache, numbers per token per layer", mha,
                    f"heads·(qk_nope + qk_rope + v) = {h}·({dn} + {dr} + {dv})"),
-            Figure("latent cache bytes per token, all layers", L * mla * b, f"{L} layers × {mla} × {b} bytes"),
-            Figure("plain attention's cache bytes per token, all layers", L * mha * b, f"{L} layers × {mha} × {b} bytes")]
+            Figure("latent cache bytes per token, all layers", L * mla * b, f"{L} layers × {mla:,} × {b} bytes"),
+            Figure("plain attention's cache bytes per token, all layers", L * mha * b, f"{L} layers × {mha:,} × {b} bytes")]
     if seq is not None:
         rows.append(Figure(f"latent cache bytes at {seq:,} tokens", seq * L * mla * b,
                            f"{seq:,} tokens × {L * mla * b:,} bytes"))

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explain import ops
+from explain.core.latent import latent_cost
 from explain.core.names import in_training
+from explain.report.shape_report import unreached
 from explain.trace import Trace
 
 OWN = "explain's own arrays"  # where a random model's float64 comes from
@@ -33,8 +35,8 @@ _IN_BLOCK = re.compile(r"^(.*?)blocks\.\d+\.")
 
 # the parts of the forward count, in order, by the step's name inside its block (TransformerLens names)
 GROUPS = (
-    ("attention q, k, v projections", re.compile(r"attn\.(q|k|v)$")),
-    ("attention scores Q·Kᵀ", re.compile(r"attn\.scores$")),
+    ("attention q, k, v projections", re.compile(r"attn\.(q|k|v|q_a|kv_a|k_nope)$")),  # latent attention's too
+    ("attention scores Q·Kᵀ", re.compile(r"attn\.scores(_nope|_rope)?$")),
     ("attention weighted sum A·V", re.compile(r"attn\.z$")),
     ("attention output projection", re.compile(r"attn_out$")),
     ("MLP", re.compile(r"mlp(\.|_out$)")),
@@ -136,6 +138,8 @@ def _terms(formulas: list[str] | tuple[str, ...]) -> str:
 def cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str) -> Section:
     """The key/value cache: per token, and at ``positions`` tokens (× ``batch`` sequences)."""
     b = BYTES[dtype]
+    if cfg.attention == "mla":
+        return latent_cache_section(cfg, positions, batch, dtype, why)
     L, kv, heads, dh = cfg.n_layers, cfg.kv_heads, cfg.n_heads, cfg.head_dim
     kind = ("multi-head attention: a key/value head per query head" if kv == heads else
             "multi-query attention: 1 key/value head for all" if kv == 1 else
@@ -150,11 +154,29 @@ def cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str) ->
     return sec
 
 
+def latent_cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str) -> Section:
+    """Latent attention's cache (:func:`explain.core.latent.latent_cost`): the latent and the rotary key of each
+    token, against what plain multi-head attention with the same heads would keep."""
+    b = BYTES[dtype]
+    mla, mha, mla_bytes, mha_bytes = latent_cost(cfg, bytes_per_number=b)[:4]
+    sec = Section(f"key/value cache (latent attention: one latent and one rotary key per token for every head), at "
+                  f"{dtype} ({why})")
+    sec.figures += [Figure("per token per layer", mla.value, mla.formula, "numbers"),
+                    Figure("plain attention's, per token per layer", mha.value, mha.formula, "numbers"),
+                    Figure("per token", mla_bytes.value, mla_bytes.formula, "bytes"),
+                    Figure("plain attention's, per token", mha_bytes.value, mha_bytes.formula, "bytes")]
+    seqs = f" × {batch} sequences" if batch > 1 else ""
+    sec.figures.append(Figure(f"at {positions:,} tokens" + (f", batch {batch}" if batch > 1 else ""),
+                              mla_bytes.value * positions * batch, f"{mla_bytes.value:,} × {positions:,}{seqs}",
+                              "bytes"))
+    return sec
+
+
 def cost(trace: Trace, *, stored: str | None, stored_why: str, dtype: str | None, batch: int | None,
          cache: bool) -> list[Section]:
     """The sections of ``explain shapes --cost`` for a shape-only plan."""
     cfg = trace.config
-    n = trace.n_params
+    n = trace.n_params - sum(s.size for s in unreached(trace))  # as transformers counts: a choosing bias is a buffer
     plan_batch, positions = _tokens(trace)
     from_file = stored in BYTES and stored_why != OWN
     act_dtype = dtype or (stored if from_file else "float32")

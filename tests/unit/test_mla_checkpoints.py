@@ -100,3 +100,18 @@ def test_what_is_not_computed_is_refused_in_one_line(tmp_path: Path, change: dic
     with pytest.raises(WeightsError) as err:
         open_checkpoint(_changed(tmp_path, change))
     assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_cost_of_deepseek_v3s_cache() -> None:
+    # by hand: 61 layers × (512 latent + 64 rotary key) numbers × 2 bytes (bfloat16, config.json's torch_dtype),
+    # against plain attention's 61 × 128 heads × (128 + 64 key + 128 value) × 2
+    result = invoke("shapes", "--checkpoint", str(V3), "--cost", "--seq", "32768", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output.splitlines()[-1])
+    sections = {s["title"].split(" (")[0]: {f["name"]: f["value"] for f in s["figures"]} for s in doc["cost"]}
+    cache = sections["key/value cache"]
+    assert cache["per token per layer"] == 512 + 64 and cache["plain attention's, per token per layer"] == 40_960
+    assert cache["per token"] == 61 * 576 * 2 == 70_272
+    assert cache["plain attention's, per token"] == 61 * 128 * (128 + 64 + 128) * 2
+    assert cache["at 32,768 tokens"] == 32_768 * 70_272
+    assert sections["parameters"]["parameters"] == 671_026_404_352
