@@ -85,7 +85,7 @@ def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         if v is None or v == ():
             continue
         out[o.name] = list(v) if o.multiple else v
-    for name in ("text", "target"):  # one value as itself, several as a list (a batch)
+    for name in ("text", "target", "tokens"):  # one value as itself, several as a list (a batch)
         if name in out and len(out[name]) == 1:
             out[name] = out[name][0]
     return out

@@ -49,6 +49,19 @@ class Inputs:
         return self.batch > 1
 
 
+def token_specs(tokens: Any) -> list[str] | None:
+    """``--tokens`` as given, one ``"3,1,4"`` per sequence: a string (one sequence), several strings (the flag
+    repeated: a batch), or from Python a list of ids or a list of such lists. None when not given."""
+    if tokens is None:
+        return None
+    if isinstance(tokens, str):
+        return [tokens]
+    items = list(tokens)
+    if items and all(isinstance(t, int) and not isinstance(t, bool) for t in items):
+        return [",".join(str(t) for t in items)]
+    return [t if isinstance(t, str) else ",".join(str(i) for i in t) for t in items] or [""]
+
+
 def parse_token_ids(spec: str) -> list[int]:
     """``"3,1,4"`` → [3, 1, 4], or a UsageError naming the bad part."""
     out = []

@@ -78,7 +78,7 @@ class Model:
     name: str
     summary: str
     defaults: dict[str, Any]  # its own option defaults: readable sizes, small enough to print; model switches
-    text: str  # the input text when none is given
+    text: str | tuple[str, ...]  # the input text when none is given (several: a batch)
     caps: frozenset[str] | str = field(default=frozenset())  # capabilities, as a set or space-separated words
     loss: str | None = None  # the loss it ends in, if any
     heads: int | None = None  # a fixed number of heads (the single-head models)
@@ -109,6 +109,11 @@ class Model:
         return "batched" in self.caps
 
     @property
+    def texts(self) -> list[str]:
+        """The input texts when none is given."""
+        return [self.text] if isinstance(self.text, str) else list(self.text)
+
+    @property
     def function(self) -> str:
         """The forward as ``module:function``."""
         return self.forward or f"explain.models.zoo:{self.name}"
@@ -126,6 +131,7 @@ _SMALL = dict(d_model=4, n_heads=1, n_layers=1)
 _MULTI = dict(d_model=8, n_heads=2, n_layers=1)
 _DEEP = dict(d_model=8, n_heads=2, n_layers=2)
 NEXT_TOKEN = "next-token cross-entropy"
+COSINE = "1 − cos(text 1, text 2) of the sentence embeddings"
 _ALWAYS = "is always causal"
 
 MODELS: dict[str, Model] = {m.name: m for m in (
@@ -159,6 +165,11 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           "Once upon a time there was a cat",
           "weights heads blocks generates batched checkpoint pre_norm tie_switch gqa rope window attn_scalar",
           loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.gemma:gemma"),
+    Model("bert", "a BERT encoder and its sentence embedding: why two texts are similar, word pair by word pair",
+          dict(_DEEP, ln_eps=1e-12), ("A man is eating food.", "A man is eating a piece of bread."),
+          "weights qkv heads blocks batched checkpoint sdpa", loss=COSINE,
+          masking="is unmasked by design (each token sees the whole text; only <pad> keys are hidden)",
+          forward="explain.models.bert:bert"),
 )}
 
 

@@ -96,7 +96,7 @@ def tokenizer_walk(model: str, options: dict[str, Any], inp: Inputs) -> Any:
     targets = options.get("target") or MODELS[model].target
     targets = [targets] if isinstance(targets, str) else list(targets or [])
     ck = options.get("checkpoint")
-    texts = texts or [MODELS[model].text]
+    texts = texts or MODELS[model].texts
     walk = tokenizer_for(open_for(model, ck) if ck is not None else None, texts + targets).walk(texts[0])
     n = inp.lengths[0] if inp.lengths else inp.seq_len
     if walk.ids != list(inp.ids[0][:n]):  # one tokenizer, two answers: a bug of explain's, not the user's

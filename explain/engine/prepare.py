@@ -55,12 +55,13 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
     return check_embeddings(read_embeddings(path, what), f"the {what} in '{path}'")
 
 
-def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | None,
+def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | list[str] | None,
             embeddings: Any = None, tokenizer: TextTokenizer | None = None) -> Inputs:
     """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
-    checkpoint's) or the word-level tokenizer over the texts. Several texts make a batch; texts of different
-    lengths are right-padded (see :mod:`explain.core.padding`)."""
-    if tokens is not None and not tokens.strip():
+    checkpoint's) or the word-level tokenizer over the texts. Several texts (or ``tokens``, one "3,1,4" per
+    sequence) make a batch; sequences of different lengths are right-padded (see :mod:`explain.core.padding`)."""
+    tokens = [tokens] if isinstance(tokens, str) else tokens
+    if tokens is not None and not all(t.strip() for t in tokens):
         raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
     if tokens and texts:
         raise UsageError("give either --text or --tokens, not both")
@@ -88,10 +89,18 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
         inp.tokens = words or [f"x{i + 1}" for i in range(n)]
         if not entry.uses("embeddings"):
             raise UsageError(f"'{model}' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
-    elif tokens:
-        ids = parse_token_ids(tokens)
+    elif tokens and len(tokens) == 1:
+        ids = parse_token_ids(tokens[0])
         inp.ids = [ids]
         inp.tokens = [tok.label(i) for i in ids]
+    elif tokens:  # a batch of id sequences, padded as texts are
+        batch = [parse_token_ids(t) for t in tokens]
+        inp.ids = batch
+        if needs_padding(batch):
+            inp.pad_id, inp.lengths = tok.pad_id(), [len(b) for b in batch]
+            inp.ids = pad_right(batch, inp.pad_id)
+        inp.batch_tokens = [pad_labels([tok.label(i) for i in b], len(inp.ids[0])) for b in batch]
+        inp.tokens = inp.batch_tokens[0]
     else:
         batch = [tok.encode(t) for t in texts]
         for t, ids in zip(texts, batch):

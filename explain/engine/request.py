@@ -11,7 +11,7 @@ from typing import Any
 from explain.checkpoints.open import open_checkpoint
 from explain.core.config import Config, check_model_name, make_config, with_vocab
 from explain.core.errors import ConfigError, InputError, UsageError
-from explain.core.inputs import Inputs
+from explain.core.inputs import Inputs, token_specs
 from explain.core.limits import MAX_VOCAB
 from explain.core.options import OPTION, flag
 from explain.core.registry import MODELS, able, quoted
@@ -21,24 +21,23 @@ from explain.engine.prepare import prepare
 
 
 def prepare_run(model: str, text: str | list[str] | None = None, target: str | list[str] | None = None,
-             tokens: str | list[int] | None = None, embeddings: str | None = None,
+             tokens: str | list[int] | list[str] | list[list[int]] | None = None, embeddings: str | None = None,
              checkpoint: Any = None, **options: Any) -> tuple[Config, Inputs]:
     """Inputs and a validated config with d_vocab set."""
     check_model_name(model)  # from Python too: a one-line UsageError, not a KeyError
     texts = [text] if isinstance(text, str) else list(text or [])
-    if isinstance(tokens, (list, tuple)):
-        tokens = ",".join(str(t) for t in tokens)
-    if isinstance(tokens, str) and not tokens.strip():
+    specs = token_specs(tokens)
+    if specs is not None and not all(s.strip() for s in specs):
         raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
     ck = None
     if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
         ck = _open_checked(model, checkpoint, embeddings, target, options)
         options = {**options, **ck.options}
-    if not texts and not tokens and embeddings is None:
-        texts = [MODELS[model].text]
+    if not texts and not specs and embeddings is None:
+        texts = MODELS[model].texts
     if target is None:
         target = MODELS[model].target
-    inp = prepare(model, texts, target, tokens if isinstance(tokens, str) else None, embeddings, ck)
+    inp = prepare(model, texts, target, specs, embeddings, ck)
     if inp.embeddings is not None:
         width = int(inp.embeddings.shape[-1])
         if options.get("d_model") is None:

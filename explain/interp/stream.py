@@ -135,5 +135,5 @@ def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     texts = options.get("text") or []
     texts = [texts] if isinstance(texts, str) else list(texts)
     if not texts and options.get("tokens") is None:
-        texts = [MODELS[model].text]
+        texts = MODELS[model].texts
     return Tokenizer(texts)

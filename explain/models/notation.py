@@ -18,6 +18,7 @@ from explain.core.config import Config
 from explain.core.names import as_first_token, is_generated, param_name
 from explain.models.mla import NOTATION as MLA_NOTATION
 from explain.models.mla import notation_context as mla_context
+from explain.models.notation_bert import BERT_ROWS
 from explain.trace.recorder import Notation
 
 Row = tuple[str, str, str, str | None]
@@ -233,6 +234,9 @@ OWN["gemma"] = [
     ("log_probs_pred", "*", "log P[:, :-1]",
      "Position t predicts token t+1; the last position has nothing after it to check against."),
 ]
+
+OWN["bert"] = BERT_ROWS
+
 
 _compiled: dict[str, list[tuple[re.Pattern, bool, str, str, str | None]]] = {}
 _found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)

@@ -7,6 +7,7 @@ It may import ``core``.
 """
 
 from explain.ops import (  # noqa: F401 - registers the op kinds
+    activations,
     cache,
     elementwise,
     embedding,
@@ -19,10 +20,12 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     masks,
     normalize,
     objective,
+    pairs,
     products,
     rotary,
     routing,
     sampling,
+    sentence,
     tiled,
     tokens,
 )

@@ -155,10 +155,12 @@ class _Parser:
                     out[key] = list(v)
                 else:
                     out[key] = self.text(d, key, required=True, field=f, example="The cat is happy")
-            elif key == "tokens":
-                if not (isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
-                                                          for i in v)):
-                    raise self.fail(f"must be a list of token ids, got {v!r}", "write tokens = [3, 1, 4]", field=f)
+            elif key == "tokens":  # [3, 1, 4], or a batch [[3, 1, 4], [5, 9]]
+                ids = lambda x: isinstance(x, list) and x and all(  # noqa: E731
+                    isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in x)
+                if not (ids(v) or (isinstance(v, list) and v and all(ids(x) for x in v))):
+                    raise self.fail(f"must be a list of token ids, got {v!r}",
+                                    "write tokens = [3, 1, 4] (or a batch: tokens = [[3, 1, 4], [5, 9]])", field=f)
                 out[key] = list(v)
             elif key == "embeddings":
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)

@@ -34,7 +34,7 @@ OUT = Path(__file__).resolve().parent / "bert"
 PAD = 0
 # name -> explain's options and the batch of token ids (before padding)
 CONFIGS = {
-    "default": dict(options=dict(d_model=8, n_heads=2, n_layers=2, d_ff=32, d_vocab=40, n_ctx=32, ln_eps=1e-12),
+    "default": dict(options=dict(d_model=8, n_heads=2, n_layers=2, d_ff=32, d_vocab=48, n_ctx=32, ln_eps=1e-12),
                     tokens=[[2, 11, 7, 23, 5, 3], [2, 9, 7, 30, 14, 3]]),
     "padded": dict(options=dict(d_model=16, n_heads=4, n_layers=3, d_ff=24, d_vocab=60, n_ctx=12, ln_eps=1e-12),
                    tokens=[[2, 41, 17, 8, 33, 25, 3], [2, 52, 6, 3], [2, 41, 19, 8, 44, 3]]),

@@ -94,6 +94,12 @@ CASES: dict[str, Case] = {
     "expert_sum": lambda r, n, m: ([r.standard_normal((2, n, 3)), r.standard_normal((2, 3, n, m))], {}),
     "sigmoid": lambda r, n, m: ([3 * r.standard_normal((n, m))], {}),
     "mul": lambda r, n, m: ([r.standard_normal((2, n, 1)), r.standard_normal((2, n, m))], {}),
+    # BERT's GELU and the sentence head: mean pooling (over every position, or the real ones), L2 norm, 1 − cos
+    "gelu_erf": lambda r, n, m: ([3 * r.standard_normal((n, m))], {}),
+    "mean_pool": lambda r, n, m: ([r.standard_normal((2, n, m))], {}),
+    "mean_pool_padded": lambda r, n, m: ([r.standard_normal((2, n + 1, m)), _padding(r, 2, n + 1)], {}),
+    "l2_normalize": lambda r, n, m: ([r.standard_normal((n, m + 1))], {}),
+    "cosine_loss": lambda r, n, m: ([r.standard_normal((n + 1, n + 1))], {"a": 0, "b": 1}),
 }
 
 
@@ -112,7 +118,7 @@ def _choice(r, lead, experts, k):
 def kind_of(case: str) -> str:
     return {"matmul_broadcast": "matmul", "linear_tied": "linear", "scale_multiply": "scale",
             "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean", "keep_plain": "keep",
-            "rope_interleaved": "rope", "slice_start": "slice",
+            "rope_interleaved": "rope", "slice_start": "slice", "mean_pool_padded": "mean_pool",
             "expert_linear_each": "expert_linear"}.get(case, case)
 
 

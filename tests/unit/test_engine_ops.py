@@ -16,7 +16,7 @@ from explain.core.sampling import make_sampling
 from explain.ops.base import Syms
 from explain.ops.kernels import softmax
 
-MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama"]
+MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama", "bert"]
 
 
 def _cells(step, n=3):

@@ -59,6 +59,9 @@ RUNS = {
     "gemma-generate": {"sampling": make_sampling(3, greedy=True), "sliding_window": 3},
     "gemma-padded": {"text": ["once upon a time there was", "a cat"]},
     "llama-window": {"sliding_window": 2, "rope_local_base_freq": 100.0, "backward": True},
+    # BERT: the sentence head and the pairs of a padded batch of three, and the backward from 1 − cos
+    "bert": {"text": ["a man is eating", "a man eats bread", "the girl is here"]},
+    "bert-backward": {"backward": True},
 }
 
 

@@ -141,7 +141,7 @@ def test_options_used_by_one_model_are_refused_elsewhere() -> None:
         make_config("attention", normalize="sum")
     assert OPTION["normalize"].used_by(MODELS["simple"]) and not OPTION["normalize"].used_by(MODELS["gpt"])
     assert [m for m in MODELS if OPTION["d_ff"].changes(MODELS[m])] == ["encoder", "transformer", "gpt", "llama",
-                                                                      "gemma"]
+                                                                      "gemma", "bert"]
 
 
 def test_the_tutorial_format_reference_names_every_option_key() -> None:
