@@ -31,6 +31,7 @@ class Config:
     d_ff: int | None = default("d_ff")
     n_kv_heads: int | None = default("n_kv_heads")  # llama: key/value heads (grouped-query attention); None: n_heads
     rope_theta: float = default("rope_theta")  # llama: the rotary embedding's base
+    rope_layout: str | None = default("rope_layout")  # half | interleaved; None: half (mla: interleaved)
     attention: str = default("attention")  # llama: "mha", or "mla" (latent attention, explain.models.mla)
     q_lora_rank: int | None = default("q_lora_rank")  # mla: the widths, named as Hugging Face's config keys
     kv_lora_rank: int | None = default("kv_lora_rank")
@@ -110,6 +111,12 @@ class Config:
     def layer_kind(self, layer: int) -> str:
         """``sliding`` or ``full``: the attention of block ``layer`` (explain.core.window.layer_kinds)."""
         return layer_kinds(self)[layer]
+
+    def rope(self, layer: int, start: int) -> dict[str, Any]:
+        """The rotary step's attributes in block ``layer``: its θ, the first row's position and, when asked for
+        (--rope-layout), the pairs' layout."""
+        out: dict[str, Any] = dict(theta=self.theta(layer), start=start)
+        return out if self.rope_layout is None else dict(out, layout=self.rope_layout)
 
     @property
     def local_theta(self) -> float:
@@ -197,6 +204,9 @@ def validate(cfg: Config) -> None:
     normalize = OPTION["normalize"]
     if cfg.normalize not in normalize.choices:
         raise ConfigError(f"normalize must be one of {', '.join(normalize.choices)}, got {cfg.normalize!r}")
+    layout = OPTION["rope_layout"]
+    if cfg.rope_layout is not None and cfg.rope_layout not in layout.choices:
+        raise ConfigError(f"rope_layout must be one of {', '.join(layout.choices)}, got {cfg.rope_layout!r}")
     kernel = OPTION["attention_kernel"]
     if cfg.attention_kernel not in kernel.choices:
         raise ConfigError(f"attention_kernel must be one of {', '.join(kernel.choices)}, got {cfg.attention_kernel!r}")

@@ -123,6 +123,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("rope_theta", "--rope-theta", "float", default=10000.0, metavar="THETA", needs="rope", label="rope θ",
            help="{models} only: the base θ of the rotary embedding's frequencies (default 10000; Gemma's full "
                 "layers 1000000)."),
+    Option("rope_layout", "--rope-layout", "choice", choices=("half", "interleaved"), needs="rope",
+           derived="half (interleaved for --attention mla)", label="rope layout",
+           help="{models} only: which dimensions a rotation pairs: half, i with i + d/2 (Hugging Face's "
+                "rotate-half), or interleaved, 2i with 2i + 1 (Meta's original Llama, GPT-J, DeepSeek, and the "
+                "q/k rows a GGUF file stores). A checkpoint's q/k rows are reordered to match, so it computes the "
+                "same model either way."),
     Option("attention", "--attention", "choice", default="mha", choices=("mha", "mla"), needs="mla",
            help="{models} only: mha (multi-head attention: a key and a value per head) or mla (DeepSeek-V2/V3's "
                 "multi-head latent attention: keys and values from one small latent, plus one shared rotary key)."),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from explain.checkpoints.layout import origin_in_layout, to_layout
 from explain.checkpoints.origin import origins
 from explain.checkpoints.trained import use_trained, weights_label
 from explain.core.config import Config
@@ -213,7 +214,11 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
     if options.get("checkpoint") is not None and weights is None:
         ck = open_for(model, options["checkpoint"])
-        params = check_params(ck.params(), planned.specs, f"checkpoint '{getattr(ck, 'path', 'given')}'")
+        if cfg.attention == "mla" and cfg.rope_layout == "half":  # its reader keeps the file's interleaved rows
+            raise UsageError("--rope-layout half: a latent-attention checkpoint's rotary parts are read in their "
+                             "interleaved layout (rope_interleave), which explain does not reorder; drop --rope-layout")
+        params = check_params(to_layout(ck.params(), cfg.rope_layout), planned.specs,
+                              f"checkpoint '{getattr(ck, 'path', 'given')}'")
     elif weights is None:
         params = init_params(planned.specs, cfg.seed)
     elif isinstance(weights, dict):
@@ -233,6 +238,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
     if options.get("checkpoint") is not None and weights is None:  # a GGUF says where each weight came from
         weight_origin = getattr(options["checkpoint"], "weight_origin", None)
+        weight_origin = origin_in_layout(weight_origin, cfg.rope_layout, cfg.head_dim)
         trace.origin = origins(weight_origin) if weight_origin is not None else None
     return trace
 

@@ -42,7 +42,7 @@ def attention(rec: Recorder, cfg: Config, x: Ref, layer: int, pos: int = 0, cach
               pad: Ref | None = None) -> Ref:
     """Grouped-query attention with QK-norm, the layer's rotary base and, in a sliding layer, the window."""
     h, kv, m = cfg.n_heads, cfg.kv_heads, cfg.head_dim
-    rope = dict(theta=cfg.theta(layer), start=pos)
+    rope = cfg.rope(layer, pos)
     with rec.scope("attn"):
         q = norm(rec, cfg, "q_norm", project(rec, cfg, x, "q", h), m)  # (B, h, T, m)
         k = norm(rec, cfg, "k_norm", project(rec, cfg, x, "k", kv), m)  # (B, kv, T, m)

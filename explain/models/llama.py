@@ -55,7 +55,7 @@ def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | No
     if cfg.attention == "mla":  # DeepSeek's latent attention, its own module
         return mla.attention(rec, cfg, x, pos, cache, pad)
     h, kv, m = cfg.n_heads, cfg.kv_heads, cfg.head_dim
-    rope = dict(theta=cfg.theta(layer), start=pos)
+    rope = cfg.rope(layer, pos)
     with rec.scope("attn"):
         q = heads(rec, cfg, x, "q", h)  # (B, h, T, m)
         k = heads(rec, cfg, x, "k", kv)  # (B, kv, T, m)

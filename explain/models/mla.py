@@ -46,7 +46,7 @@ def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | No
     the earlier positions', "capacity", "first"}) x is one new position whose latent and rotary key are appended."""
     h, d, lat = cfg.n_heads, cfg.d_model, cfg.latent
     rq, r, dn, dr, dv = lat.q_lora_rank, lat.kv_lora_rank, lat.qk_nope_head_dim, lat.qk_rope_head_dim, lat.v_head_dim
-    rope = dict(theta=float(cfg.rope_theta), start=pos, layout=INTERLEAVED)
+    rope = dict(theta=float(cfg.rope_theta), start=pos, layout=cfg.rope_layout or INTERLEAVED)
     with rec.scope("attn"):
         q = rec.op("linear", "q_a", x, rec.param("W_DQ", (d, rq), ("d_model", "q_rank"), INIT))  # (B, T, rq)
         q = _norm(rec, "ln_q", q, rq, "q_rank")  # (B, T, rq)
