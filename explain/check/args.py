@@ -78,6 +78,9 @@ def static_int(ck: Checker, node: ast.expr, what: str) -> int:
         return ck.b.dims[key]
     if isinstance(node, ast.Name) and node.id in ck.unknown:
         raise ck.unknown_name(node)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            f"{node.value.id}.{node.attr}" in ck.unknown:  # self.n_head that __init__ could not size
+        raise UsageError(ck.unknown[f"{node.value.id}.{node.attr}"])
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
         a, b = static_int(ck, node.left, what), static_int(ck, node.right, what)
         if isinstance(node.op, ast.FloorDiv):

@@ -103,6 +103,12 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
         name = func.id
         if name in ck.b.arrays or name in ck.b.dims:
             raise UsageError(f"{name} is an array or a size, not a function: did you mean {name} * (...)?")
+        if ck.cls is not None and name in ck.cls.loop_modules:
+            from explain.check.modulecalls import apply  # lazy: for block in self.h: x = block(x)
+
+            if not call.args:
+                raise UsageError(f"{name}() needs its input")
+            return apply(ck, call, ck.cls.loop_modules[name], ck.visit(call.args[0]), span, name)
         if name in ck.unknown:
             raise ck.unknown_name(func)
         if name in ("len", "int"):
@@ -122,6 +128,10 @@ def visit_call(ck: Checker, call: ast.Call) -> Node:
     if not isinstance(func, ast.Attribute):
         raise UsageError(f"not supported: calling {ck.text(func)!r}; call a function by name, like softmax(x)")
     path = dotted(func)
+    if ck.cls is not None and path and path.startswith("self.") and path.count(".") > 1:
+        from explain.check.modulecalls import call_self  # lazy: self.transformer.wte(idx), a module in a dict
+
+        return call_self(ck, call, path[len("self."):], span)
     prefix = path.rsplit(".", 1)[0] if path else None
     if prefix is not None and prefix.split(".")[0] not in ck.b.arrays and prefix.split(".")[0] not in ck.env:
         if prefix in NP_NAMES:

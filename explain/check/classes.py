@@ -31,6 +31,9 @@ Span = tuple[int, int]
 IDENTITY = ("Dropout", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Identity", "Mish", "NewGELU", "GELUActivation",
             "NewGELUActivation", "LeakyReLU", "ELU")
 NORMS = ("LayerNorm", "RMSNorm")
+SIZE_KEYWORDS = ("in_features", "out_features", "num_embeddings", "embedding_dim", "normalized_shape", "d_in",
+                 "d_out", "dim", "num_heads", "context_length")
+NOT_SIZES = ("drop", "prob", "rate", "eps", "bias", "theta", "scale", "std", "range", "init", "act")  # config fields
 MAX_NESTING = 8  # a Block calling its attention calling a norm: a few levels; a recursion is refused
 
 
@@ -58,6 +61,7 @@ class ClassContext:
         self.arrays: dict[str, Node] = {}
         self.methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
         self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.loop_modules: dict[str, Module] = {}  # for block in self.h: block is one of the list's modules
 
 
 def _text(source: str, node: ast.AST) -> str:
@@ -95,11 +99,36 @@ def read_init(ck: Checker, ctx: ClassContext, args: dict[str, Any] | None = None
         try:
             _init_statement(ck, ctx, stmt)
         except ExplainError as err:
+            missing = _missing_fields(ck, stmt)
+            why = (f"it needs {' '.join(f'--dim {m}=N' for m in missing)}" if missing else str(err).split(";")[0])
+            for m in missing:
+                ck.missing[m] = None
             for t in ast.walk(stmt):
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and \
                         isinstance(t.ctx, ast.Store):
                     ck.unknown[f"self.{t.attr}"] = (f"self.{t.attr} (line {stmt.lineno}: {_text(ctx.source, stmt)}) "
-                                                    f"is unknown: {str(err).split(';')[0]}")
+                                                    f"is unknown: {why}")
+
+
+def _missing_fields(ck: Checker, stmt: ast.stmt) -> list[str]:
+    """The config fields (``config.n_embd``, ``cfg["emb_dim"]``) a statement reads that --dim does not give."""
+    out: list[str] = []
+    flags = {id(n) for c in ast.walk(stmt) if isinstance(c, ast.Call) for k in c.keywords
+             if k.arg not in SIZE_KEYWORDS for n in ast.walk(k.value)}  # bias=config.bias: not a size
+    for t in ast.walk(stmt):
+        if id(t) in flags:
+            continue
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in ck.configs:
+            name = t.attr
+        elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in ck.configs and \
+                isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+            name = t.slice.value
+        else:
+            continue
+        if name not in ck.b.dims and name not in out and name.isidentifier() and not any(
+                w in name.lower() for w in NOT_SIZES):
+            out.append(name)
+    return out
 
 
 def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -150,6 +179,16 @@ def _init_statement(ck: Checker, ctx: ClassContext, stmt: ast.stmt) -> None:
     ck.unknown.pop(f"self.{name}", None)
     if isinstance(value, ast.IfExp):  # self.bias = nn.Parameter(…) if bias else None: the module when there is one
         value = value.orelse if isinstance(value.body, ast.Constant) else value.body
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("ModuleDict") and value.args:
+        for key, entry in _entries(value.args[0]):  # self.transformer.wte(idx) in nanoGPT's GPT
+            try:
+                made = _module(ck, ctx, entry)
+            except ExplainError as err:
+                ck.unknown[f"self.{name}.{key}"] = f"self.{name}.{key} is unknown: {str(err).split(';')[0]}"
+                continue
+            if made is not None:
+                ctx.modules[f"{name}.{key}"] = made
+        return
     module = _module(ck, ctx, value)
     if module is not None:
         ctx.modules[name] = module
@@ -169,11 +208,23 @@ def _init_statement(ck: Checker, ctx: ClassContext, stmt: ast.stmt) -> None:
         if named is not None and named != (name,) and role_of_name(name) is None:
             ck.aliases[name] = named
         return
+    if _missing_fields(ck, stmt) and isinstance(value, (ast.Attribute, ast.Subscript, ast.BinOp)):
+        raise UsageError("a config field has no size")  # read_init names the --dim to give
     if isinstance(value, (ast.BinOp, ast.Call, ast.Name, ast.Subscript, ast.UnaryOp, ast.Constant)):
         try:
             ctx.arrays[name] = _array(ck, ctx, value)  # a number (self.scale = d ** -0.5) or a tensor
         except ExplainError:
             pass  # a flag, a string, an object: nothing a shape depends on
+
+
+def _entries(node: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The named entries of ``dict(wte=…, …)`` or ``{"wte": …}``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return [(k.arg, k.value) for k in node.keywords if k.arg]
+    if isinstance(node, ast.Dict):
+        return [(k.value, v) for k, v in zip(node.keys, node.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return []
 
 
 def _array(ck: Checker, ctx: ClassContext, value: ast.expr) -> Node:
@@ -226,8 +277,16 @@ def _made(ck: Checker, ctx: ClassContext, value: ast.Call) -> Module | None:
         if any(p is None for p in parts):
             raise UsageError(f"{text}: a part of the Sequential is not a module the checker knows")
         return Module("sequential", text, parts=parts)  # type: ignore[arg-type]
+    if name == "ModuleList" and value.args:  # [Block(config) for _ in range(n_layer)]: one kind of module
+        items = value.args[0]
+        inner = items.elt if isinstance(items, ast.ListComp) else items.elts[0] if isinstance(
+            items, (ast.List, ast.Tuple)) and items.elts else None
+        made = _module(ck, ctx, inner) if isinstance(inner, ast.Call) else None
+        if made is None or isinstance(items, (ast.List, ast.Tuple)) and len({_text(ctx.source, e) for e in items.elts}) > 1:
+            raise UsageError("a ModuleList of different modules is not followed")
+        return Module("list", text, parts=[made])
     if name in ("ModuleList", "ModuleDict"):
-        raise UsageError(f"{name} holds modules used in a loop, which is not followed")
+        raise UsageError(f"{name} holds modules the checker cannot name")
     if name in ctx.classes:
         return Module("class", text, cls=ctx.classes[name], call=value)
     return None

@@ -66,7 +66,8 @@ class Checker:
         self.advice: list[Any] = []  # warnings: shapes that fit, named axes that say the code is wrong
         self.pending: list[Node] = []
         self.shapes: dict[str, list[Any]] = {}  # shapes held by a name (new_shape = x.size()[:-1] + (H, Dh))
-        self.configs: set[str] = set()  # names of config objects in a class's __init__ (config.n_embd: --dim n_embd)
+        self.configs: set[str] = set()
+        self.missing: dict[str, None] = {}  # config fields a class's __init__ needed and --dim did not give  # names of config objects in a class's __init__ (config.n_embd: --dim n_embd)
         self.line = 0  # in a function, the line of the statement being checked
         self.cls: Any = None  # the class a method is checked in (explain.check.classes.ClassContext)  # reductions that may be a normalisation over the wrong axis (reviewed later)
 

@@ -37,12 +37,35 @@ def _assigned(body: list[ast.stmt]) -> list[str]:
                               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)))
 
 
+def _bind_loop(run: FunctionCheck, stmt: ast.For) -> bool:
+    """``for block in self.h:`` over a ModuleList of one kind of module: the body is checked once with ``block``
+    that module (each layer keeps the shape, so once stands for them all)."""
+    from explain.check.calls import dotted
+
+    cls = run.ck.cls
+    path = dotted(stmt.iter) or ""
+    if cls is None or not isinstance(stmt.target, ast.Name) or not path.startswith("self."):
+        return False
+    made = cls.modules.get(path[len("self."):])
+    if made is None or made.kind != "list":
+        return False
+    cls.loop_modules[stmt.target.id] = made.parts[0]
+    run.ck.unknown.pop(stmt.target.id, None)
+    return True
+
+
 def follow(run: FunctionCheck, stmt: ast.If | ast.With | ast.Try) -> None:
     from explain.check.function import run_body  # lazy: function imports this module lazily
 
-    if not isinstance(stmt, ast.If):
+    if isinstance(stmt, (ast.With, ast.Try)):
         run_body(run, stmt.body)
         return
+    loop = isinstance(stmt, ast.For)
+    if loop:
+        if not _bind_loop(run, stmt):
+            run.skip(stmt, "a for loop over anything but a list of modules is not followed")
+            return
+        stmt = ast.If(test=ast.Constant(True), body=stmt.body, orelse=[], lineno=stmt.lineno)  # once, or never
     before = _state(run)
     result = run.result
     run_body(run, stmt.body)

@@ -100,7 +100,7 @@ class FunctionCheck:
 
     def statement(self, stmt: ast.stmt) -> None:
         self.line = self.ck.line = stmt.lineno
-        if isinstance(stmt, (ast.If, ast.With, ast.Try)):
+        if isinstance(stmt, (ast.If, ast.With, ast.Try, ast.For)):
             from explain.check.flow import follow  # lazy: only a function with an if or a with block
 
             return follow(self, stmt)
@@ -132,6 +132,10 @@ class FunctionCheck:
                 return None
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and self.unpack(stmt, targets[0], value):
             return None
+        if isinstance(stmt, ast.Return) and isinstance(value, ast.Tuple) and value.elts:
+            from explain.check.values import return_tuple  # lazy: only a function returning a tuple
+
+            return return_tuple(self, stmt, value)
         try:
             node = self.expr(value) if not isinstance(stmt, ast.AugAssign) else self.aug(stmt)
         except CheckShapeError:

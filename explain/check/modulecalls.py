@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from explain.check.classes import MAX_NESTING, ClassContext, Module, _size, read_init
+from explain.check.classes import MAX_NESTING, ClassContext, Module, _missing_fields, _size, read_init
 from explain.check.names import fmt_names
 from explain.check.node import Node
 from explain.core.errors import ExplainError, ShapeError, UsageError
@@ -48,15 +48,7 @@ def apply(ck: Checker, call: ast.Call, m: Module, x: Node, span: Span, label: st
             raise moved_last(ck, x, x.shape.index(n_in), f"{label} is {m.text}, which maps a last axis of {n_in}",
                              span)
         if not x.shape or x.shape[-1] != n_in:
-            last = x.names[-1][0] if x.shape and x.names[-1] and len(x.names[-1]) == 1 else None
-            new = last if last in ck.b.dims and ck.b.dims[last] == x.shape[-1] else str(x.shape[-1] if x.shape else 1)
-            err = ck.fail(ShapeError(f"{label} is {m.text} (line {m.line}): it maps a last axis of {n_in} to {n_out}, "
-                                     f"but its input {x.text} is {fmt_shape(x.shape)} {fmt_names(x.names)}; its "
-                                     f"in_features must be {x.shape[-1] if x.shape else 1}: "
-                                     f"nn.Linear({new}, …)"), span[0], span[1], [x])
-            if m.arg_texts:
-                err.edits = [(m.line, m.arg_texts[0], new)]
-            raise err
+            raise _linear_mismatch(ck, m, x, label, span)
         return ck.make(call, "linear", x.shape[:-1] + (n_out,), [x], m.text, names=x.names[:-1] + (out_name,))
     if m.kind == "embedding":
         (_, _), (d, d_name) = m.sizes
@@ -95,6 +87,28 @@ def apply(ck: Checker, call: ast.Call, m: Module, x: Node, span: Span, label: st
     return _checked(ck, call, sub, forward, given, ck.b.dims, f"{m.cls.name}.forward", init_args)  # type: ignore[union-attr]
 
 
+def _linear_mismatch(ck: Checker, m: Module, x: Node, label: str, span: Span) -> Exception:
+    """``self.fc(x)`` where x's last axis is not the Linear's in_features: the arguments the other way round (the
+    input's axis is its out_features), or in_features to change, on the line that made it."""
+    (n_in, _), (n_out, out_name) = m.sizes
+    have = x.shape[-1] if x.shape else 1
+    texts = m.arg_texts[:2]
+    swapped = have == n_out and len(texts) == 2 and (out_name is None or x.names[-1] in (None, out_name))
+    if swapped:
+        fix = f"{texts[1]}, {texts[0]}"
+        how = f"the sizes are the other way round (nn.Linear takes in_features, then out_features): {fix}"
+        edits = [(m.line, f"{texts[0]}, {texts[1]}", fix)]
+    else:
+        fix = str(have)
+        how = f"its in_features must be {have}: nn.Linear({fix}, …)"
+        edits = [(m.line, texts[0], fix)] if texts else []
+    err = ck.fail(ShapeError(f"{label} is {m.text} (line {m.line}): it maps a last axis of {n_in} to {n_out}, but its "
+                             f"input {x.text} is {fmt_shape(x.shape)} {fmt_names(x.names)}; {how}"), span[0], span[1],
+                  [x])
+    err.edits = edits
+    return err
+
+
 def _init_arguments(ck: Checker, sub: ClassContext, call: ast.Call) -> dict[str, Any]:
     """The sizes (or configs) a ``Class(…)`` call in ``__init__`` gives the class's own ``__init__``."""
     init = sub.methods.get("__init__")
@@ -110,7 +124,8 @@ def _init_arguments(ck: Checker, sub: ClassContext, call: ast.Call) -> dict[str,
         try:
             out[p] = _size(ck, value)
         except ExplainError:
-            pass
+            for m in _missing_fields(ck, ast.Expr(value)):  # Block's LayerNorm(config.n_embd): n_embd is needed
+                ck.missing[m] = None
     return out
 
 
@@ -156,6 +171,7 @@ def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef
         run_body(run)
     finally:
         ck.set_source(here)
+    ck.missing.update(run.ck.missing)
     seen = {(a.message, tuple(a.edits)) for a in ck.advice}
     ck.advice.extend(a for a in run.advice if (a.message, tuple(a.edits)) not in seen)  # a module used twice
     if run.result is None:

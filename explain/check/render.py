@@ -109,6 +109,8 @@ def render_function(run: FunctionCheck) -> list[str]:
             lines.append(f"  {where:<{w_line}}  {text:<{w_text}}  {shape}  {note}".rstrip())
     result = run.result
     lines += ["", f"shape: {fmt_shape(result.shape)}" if result else "shape: (the function returns no checked value)"]
+    if result is None and run.ck.missing:
+        lines.append("give: " + " ".join(f"--dim {m}=N" for m in run.ck.missing) + "  (config fields __init__ reads)")
     return lines
 
 

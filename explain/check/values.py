@@ -15,6 +15,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from explain.check.args import claim, static_int
+from explain.check.errors import CheckShapeError
 from explain.check.names import Ax
 from explain.check.shaping import split
 from explain.check.source import Row
@@ -181,3 +182,20 @@ def expand_shape_args(ck: Checker, args: list[ast.expr]) -> tuple[tuple[int, ...
     else:
         return None
     return tuple(s for s, _, _ in entries), tuple(a for _, a, _ in entries), [t for _, _, t in entries]
+
+
+def return_tuple(run: FunctionCheck, stmt: ast.Return, value: ast.Tuple) -> None:
+    """``return logits, loss``: each value checked; the first that can be is the result."""
+    for e in value.elts:
+        try:
+            node = run.expr(e)
+        except CheckShapeError:
+            raise
+        except ExplainError:
+            continue
+        run.settle(stmt, node)
+        run.result = node
+        run.rows.append(Row(stmt.lineno, "return " + run.snippet(value), node,
+                             note=f"a tuple of {len(value.elts)}; this is {run.snippet(e)}"))
+        return
+    run.skip(stmt, "no value of the returned tuple could be checked")

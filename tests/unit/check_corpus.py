@@ -263,6 +263,8 @@ FILES = {
     "nanogpt_attention": ("nanogpt.py", "CausalSelfAttention.forward", NANO, (2, 10, 768)),
     "nanogpt_mlp": ("nanogpt.py", "MLP.forward", NANO, (2, 10, 768)),
     "nanogpt_block": ("nanogpt.py", "Block.forward", NANO, (2, 10, 768)),
+    "nanogpt_model": ("nanogpt.py", "GPT.forward", ["--shape", "idx=B,T", "--shape", "targets=B,T"] + NANO[2:] + [
+        "--dim", "vocab_size=50257"], (2, 10, 50257)),
     "book_attention": ("from_scratch.py", "MultiHeadAttention.forward", BOOK_MHA, (2, 10, 768)),
     "book_feedforward": ("from_scratch.py", "FeedForward.forward", BOOK, (2, 10, 768)),
     "book_block": ("from_scratch.py", "TransformerBlock.forward", BOOK, (2, 10, 768)),
@@ -279,7 +281,7 @@ FILE_BUGS = {
     "nanogpt_k_transpose": ("nanogpt_attention", [(
         "k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) # (B, nh, T, hs)",
         "k = k.view(B, T, self.n_head, C // self.n_head) # (B, nh, T, hs)")], "error",
-        ["its axes 1 and 2 (T, n_head) are swapped", "line 55 is missing .transpose(1, 2)"]),
+        ["its axes 1 and 2 (T, n_head) are swapped", "line 56 is missing .transpose(1, 2)"]),
     # softmax over the heads: dim=1 for dim=-1 (the first command, inside the model)
     "nanogpt_softmax_dim": ("nanogpt_attention", [("att = F.softmax(att, dim=-1)", "att = F.softmax(att, dim=1)")],
                             "warning", ["softmax over n_head (axis 1, the heads)", "dim=-1"]),
@@ -287,7 +289,7 @@ FILE_BUGS = {
     "nanogpt_mask_after": ("nanogpt_attention", [
         ("att = att.masked_fill(self.bias[:,:,:T,:T] == 0, float('-inf'))\n            att = F.softmax(att, dim=-1)",
          "att = F.softmax(att, dim=-1)\n            att = att.masked_fill(self.bias[:,:,:T,:T] == 0, float('-inf'))")],
-        "warning", ["the mask is applied after the softmax", "swap line 66 and this line"]),
+        "warning", ["the mask is applied after the softmax", "swap line 67 and this line"]),
     # scaled by √C, the model's width, instead of √hs
     "nanogpt_scale": ("nanogpt_attention", [("math.sqrt(k.size(-1))", "math.sqrt(C)")], "warning",
                       ["dot products over n_embd/n_head (64)", "√n_embd (the features)"]),
@@ -306,6 +308,10 @@ FILE_BUGS = {
     "nanogpt_block_transpose": ("nanogpt_block", [("x = x + self.attn(self.ln_1(x))",
                                                    "x = x + self.attn(self.ln_1(x).transpose(1, 2))")], "error",
                                 ["one transpose too many"]),
+    # the LM head declared (vocab_size, n_embd): nn.Linear's sizes the other way round
+    "nanogpt_lm_head": ("nanogpt_model", [("self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)",
+                                           "self.lm_head = nn.Linear(config.vocab_size, config.n_embd, bias=False)")],
+                        "error", ["the sizes are the other way round"]),
     # the book: one of the three transposes forgotten (the line deleted)
     "book_keys_transpose": ("book_attention", [("        keys = keys.transpose(1, 2)\n", "")], "error",
                             ["its axes 1 and 2 (T, num_heads) are swapped", "line 38 is missing .transpose(1, 2)"]),

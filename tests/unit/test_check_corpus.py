@@ -115,3 +115,18 @@ def test_file_corpus_covers_each_style_and_kind() -> None:
     assert min(styles.values()) >= 3
     kinds = Counter(b[2] for b in FILE_BUGS.values())
     assert kinds["error"] >= 5 and kinds["warning"] >= 5
+
+
+def test_a_class_without_its_config_sizes_says_which_dims_to_give() -> None:
+    """A new user's first try: nanoGPT's attention with only x's shape. Every line that needs config.n_embd is
+    skipped saying so, and the report ends with the --dim options to add."""
+    from explain.check.render import render_function
+
+    run = check_file(CORPUS_DIR / "nanogpt.py", "Block.forward", ["--shape", "x=B,T,C", "--dim", "B=2", "--dim",
+                                                                    "T=10", "--dim", "C=768"])
+    assert run.result is None
+    assert render_function(run)[-1] == "give: --dim n_embd=N  (config fields __init__ reads)"
+    run = check_file(CORPUS_DIR / "nanogpt.py", "CausalSelfAttention.forward",
+                     ["--shape", "x=B,T,C", "--dim", "B=2", "--dim", "T=10", "--dim", "C=768", "--dim", "n_embd=768"])
+    assert any("self.n_head (line 40: self.n_head = config.n_head) is unknown: it needs --dim n_head=N" in r.note
+               for r in run.rows)

@@ -86,8 +86,8 @@ def test_a_loop_is_skipped_once_and_what_it_assigns_becomes_unknown(tmp_path: Pa
     assert "h is unknown here" in str(info.value) or "x is unknown here" in str(info.value)
     result = run(f"{path}::f")
     notes = [r.note for r in result.rows if r.note.startswith("skipped")]
-    assert notes[0] == "skipped: a for loop is not followed; now unknown: i, x"
-    assert "x is unknown here: line 3 was skipped (a for loop is not followed)" in notes[1]
+    assert notes[0] == "skipped: a for loop over anything but a list of modules is not followed; now unknown: i, x"
+    assert "x is unknown here: line 3 was skipped (a for loop over anything but a list of modules is not followed)" in notes[1]
     assert "y is unknown here: line 3 was skipped" in notes[2]  # the first cause, passed on
     assert "helper()" in notes[3]
     assert "h is unknown here: line 7 was skipped (not supported: function helper())" in notes[4]
