@@ -107,19 +107,19 @@ NOTATION = [
     ("*attn.scores_nope", "*", "S_C", "The content part of the scores: Q_C·K_Cᵀ, with no position in it."),
     ("*attn.scores_rope", "*", "S_R", "The position part: each head's rotated query part against the one shared "
                                       "rotated key."),
-    ("gen.*.attn.latent_cache", "*", "C_cache", "The cache holds the latents of the earlier positions; the new "
-                                                "one is appended. {kv_rank} numbers per token, not {n_heads} keys "
-                                                "and values."),
+    ("gen.*.attn.latent_cache", "*", "C_cache", "The cache holds the latent of every earlier position, and the new "
+                                                "one is appended: {kv_rank} numbers per token, where plain attention "
+                                                "keeps a key and a value for each of the {n_heads} heads."),
     ("gen.*.attn.rot_k_cache", "*", "kR_cache", "And the rotary keys: {d_rope} numbers per token. Together "
                                                 "{cache_mla} per token per layer, against {cache_mha} for plain "
                                                 "attention."),
     ("gen.*.attn.k_nope", "*", "K_C", "The naive way: every cached latent expanded into every head's key again, "
                                       "at every new token."),
     ("gen.*.attn.scores", "add", "S", "The new query's scores against every key, naively: S_C + S_R."),
-    ("gen.*.attn.q_absorbed", "*", "Q_C·W_UKᵀ", "The absorbed way: fold W_UK into the query instead. Since "
-                                                "q·(c·W_UK)ᵀ = (q·W_UKᵀ)·cᵀ, one row per head, {kv_rank} wide, "
-                                                "meets the cached latents directly."),
-    ("gen.*.attn.scores_latent", "*", "S_C", "The content scores read straight off the cache: (Q_C·W_UKᵀ)·Cᵀ, "
+    ("gen.*.attn.q_absorbed", "*", "Q_L", "The absorbed way: fold W_UK into the query instead, Q_L = Q_C·W_UKᵀ. "
+                                          "Since q·(c·W_UK)ᵀ = (q·W_UKᵀ)·cᵀ, one row per head, {kv_rank} wide, "
+                                          "meets the cached latents directly."),
+    ("gen.*.attn.scores_latent", "*", "S_C", "The content scores read straight off the cache: Q_L·C_cacheᵀ, "
                                              "equal to the naive S_C; no key was expanded."),
     ("gen.*.attn.scores_absorbed", "*", "S", "The absorbed scores, S_C + S_R: the same numbers as attn.scores "
                                              "(to rounding). The rotary part cannot be absorbed: the rotation sits "
