@@ -136,3 +136,89 @@ def gpt(P, ids, n_layers):
     # next-token cross-entropy: position t predicts token t+1
     picked = np.array([[probs[b, t, ids[b, t + 1]] for t in range(T - 1)] for b in range(B)])
     return {"logits": logits, "probs": probs, "loss": -np.mean(np.log(picked))}
+
+
+def _rms(x, w, eps):
+    return x / np.sqrt((x**2).mean(-1, keepdims=True) + eps) * w
+
+
+def _rope(x, theta):
+    """Rotate-half RoPE, position p = row index: pair (i, i + d/2) turns by p·θ^(−2i/d)."""
+    T, d = x.shape[-2], x.shape[-1]
+    ang = np.arange(T)[:, None] * theta ** (-np.arange(0, d, 2) / d)[None, :]
+    c, s = np.cos(ang), np.sin(ang)
+    a, b = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([a * c - b * s, b * c + a * s], axis=-1)
+
+
+def _swiglu_mlp(x, wg, wi, wo):
+    g = x @ wg
+    return (g / (1 + np.exp(-g)) * (x @ wi)) @ wo
+
+
+def _route(scores, bias, k, n_group, topk_group):
+    """Indices (N, k) of the chosen experts: ranked by scores + bias, in the best groups, ties to the lower index."""
+    c = scores + bias
+    N, E = c.shape
+    if n_group > 1:
+        g = np.sort(c.reshape(N, n_group, E // n_group), axis=-1)[..., -2:].sum(-1)
+        keep = np.zeros((N, n_group), bool)
+        np.put_along_axis(keep, np.argsort(-g, axis=-1, kind="stable")[:, :topk_group], True, axis=-1)
+        c = np.where(np.repeat(keep, E // n_group, axis=-1), c, -np.inf)
+    return np.argsort(-c, axis=-1, kind="stable")[:, :k]
+
+
+def _moe(P, p, x, cfg):
+    """The mixture as transformers runs it: each expert on the rows routed to it only, added in with its weight."""
+    logits = x @ P[f"{p}.W_router"]
+    scores = _softmax(logits) if cfg.router == "softmax" else 1 / (1 + np.exp(-logits))
+    bias = P.get(f"{p}.b_choice", 0.0)
+    idx = _route(scores, bias, cfg.experts_per_token, cfg.n_group, cfg.topk_group)
+    w = np.take_along_axis(scores, idx, axis=-1)
+    if cfg.norm_topk_prob:
+        w = w / w.sum(-1, keepdims=True)
+    w = w * cfg.routed_scaling_factor
+    out = np.zeros_like(x)
+    for e in range(P[f"{p}.experts.W_gate"].shape[0]):
+        rows, slot = np.nonzero(idx == e)
+        if rows.size:
+            y = _swiglu_mlp(x[rows], P[f"{p}.experts.W_gate"][e], P[f"{p}.experts.W_in"][e], P[f"{p}.experts.W_out"][e])
+            out[rows] += w[rows, slot, None] * y  # a token goes to an expert once: rows are distinct
+    if cfg.n_shared_experts:
+        s = _swiglu_mlp(x, P[f"{p}.shared.W_gate"], P[f"{p}.shared.W_in"], P[f"{p}.shared.W_out"])
+        if cfg.shared_expert_gate:
+            s = s / (1 + np.exp(-(x @ P[f"{p}.W_shared_gate"])))
+        out = out + s
+    return out, idx, w
+
+
+def llama_moe(P, ids, cfg):
+    """ids: (B, T). A Llama decoder (RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU; q/k/v biases with
+    qkv_bias) whose
+    MLPs after the first cfg.first_k_dense_replace are mixtures of experts; ``cfg`` an explain Config (read for its
+    numbers only). Returns the logits, probabilities, loss and each mixture layer's chosen experts and weights."""
+    B, T = ids.shape
+    h, kv, m, eps = cfg.n_heads, cfg.kv_heads, cfg.head_dim, cfg.ln_eps
+    x = P["W_E"][ids]
+    chosen = {}
+    for i in range(cfg.n_layers):
+        p = f"blocks.{i}"
+        a = _rms(x, P[f"{p}.ln1.w"], eps)[:, None]  # (B, 1, T, d): every head reads it
+        q, k, v = (a @ P[f"{p}.attn.W_{n}"] + (P[f"{p}.attn.b_{n}"][:, None] if cfg.qkv_bias else 0.0)
+                   for n in "QKV")  # (B, heads, T, m); k and v have the key/value heads
+        q, k = _rope(q, cfg.rope_theta), _rope(k, cfg.rope_theta)
+        k, v = np.repeat(k, h // kv, axis=1), np.repeat(v, h // kv, axis=1)  # query head s reads kv head s // (h/kv)
+        sc = np.where(_causal(T, T), -np.inf, q @ k.swapaxes(-1, -2) / np.sqrt(m))
+        z = (_softmax(sc) @ v).transpose(0, 2, 1, 3).reshape(B, T, h * m)  # heads side by side
+        x = x + z @ P[f"{p}.attn.W_O"]
+        a = _rms(x, P[f"{p}.ln2.w"], eps).reshape(B * T, -1)
+        if cfg.n_experts is not None and i >= cfg.first_k_dense_replace:
+            y, idx, w = _moe(P, f"{p}.mlp", a, cfg)
+            chosen[i] = (idx.reshape(B, T, -1), w.reshape(B, T, -1))
+        else:
+            y = _swiglu_mlp(a, P[f"{p}.mlp.W_gate"], P[f"{p}.mlp.W_in"], P[f"{p}.mlp.W_out"])
+        x = x + y.reshape(B, T, -1)
+    logits = _rms(x, P["ln_final.w"], eps) @ (P["W_E"].T if cfg.tie_embeddings else P["unembed.W_U"])
+    probs = _softmax(logits)
+    picked = np.array([[probs[b, t, ids[b, t + 1]] for t in range(T - 1)] for b in range(B)])
+    return {"logits": logits, "probs": probs, "loss": -np.mean(np.log(picked)), "chosen": chosen}

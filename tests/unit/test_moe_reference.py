@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reference_forward as ref
 
 import explain
+from explain.core.config import make_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "moe"
 CASES = ("mixtral", "qwen2_moe", "deepseek")
@@ -87,3 +89,13 @@ def test_greedy_generation_matches(case: str) -> None:
     trace = explain.generate("llama", weights=weights, greedy=True, max_new_tokens=len(new), ignore_eos=True,
                              **options(cfg, expected))
     assert explain.generated_ids(trace) == [new.tolist()]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_plain_numpy_forward_agrees(case: str) -> None:
+    """tests/unit/reference_forward.py's llama_moe (transformers' way: each expert on its rows only), the
+    benchmark's baseline, against the same references."""
+    cfg, weights, expected = load(case)
+    out = ref.llama_moe(weights, expected["tokens"][None], make_config("llama", **cfg))
+    np.testing.assert_allclose(out["logits"].reshape(expected["logits"].shape), expected["logits"], **TOL)
+    np.testing.assert_allclose(out["loss"], expected["loss"], **TOL)
