@@ -12,9 +12,11 @@ onto the engine's parameters (x·W layout; :mod:`explain.models.mla`). Its mixtu
                                                  rows, then its dv value rows
     o_proj.weight [d, h·dv]                      blocks.N.attn.W_O (h·dv, d)
 
+The rotary rows are read in the layout the file has them in (``rope_interleave``: interleaved pairs, DeepSeek's; false:
+rotate-half), and the run takes that layout (``--rope-layout`` another is refused as a conflict with config.json).
 What the engine does not compute is refused in one line: queries without the bottleneck (``q_lora_rank`` null,
-DeepSeek-V2-Lite), biases (``attention_bias``), the rotate-half layout (``rope_interleave`` false), a scoring
-function other than the sigmoid, experts in every n-th layer only (``moe_layer_freq`` > 1).
+DeepSeek-V2-Lite), biases (``attention_bias``), a scoring function other than the sigmoid, experts in every n-th
+layer only (``moe_layer_freq`` > 1).
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ def latent_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
         out[key] = v
     if cfg.get("attention_bias"):
         raise WeightsError(f"{where} sets attention_bias; explain's latent attention has no biases")
-    if cfg.get("rope_interleave", True) is not True:
-        raise WeightsError(f"{where} sets rope_interleave {cfg.get('rope_interleave')!r}; explain's latent attention "
-                           "turns interleaved pairs (2i, 2i + 1), DeepSeek's layout")
+    interleave = cfg.get("rope_interleave", True)
+    if not isinstance(interleave, bool):
+        raise WeightsError(f"{where}: rope_interleave must be true or false, got {interleave!r}")
+    out["rope_layout"] = "interleaved" if interleave else "half"  # the layout the file's rotary rows are in
     for key, want in (("scoring_func", "sigmoid"), ("moe_layer_freq", 1), ("topk_method", "noaux_tc")):
         if key in cfg and cfg[key] != want:
             raise WeightsError(f"{where} sets {key} {cfg[key]!r}; explain's DeepSeek-V3 router needs {want!r}")

@@ -214,9 +214,6 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
     if options.get("checkpoint") is not None and weights is None:
         ck = open_for(model, options["checkpoint"])
-        if cfg.attention == "mla" and cfg.rope_layout == "half":  # its reader keeps the file's interleaved rows
-            raise UsageError("--rope-layout half: a latent-attention checkpoint's rotary parts are read in their "
-                             "interleaved layout (rope_interleave), which explain does not reorder; drop --rope-layout")
         params = check_params(to_layout(ck.params(), cfg.rope_layout), planned.specs,
                               f"checkpoint '{getattr(ck, 'path', 'given')}'")
     elif weights is None:

@@ -19,7 +19,7 @@ from explain.checkpoints.open import open_checkpoint
 from explain.core.errors import InputError, WeightsError
 from explain.engine.api import plan
 from explain.report.shape_report import select, shapes_doc, shapes_text
-from tests.cli.clitools import invoke
+from tests.cli.clitools import invoke, one_line_error
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mla"
 FOLDERS = ("hf_deepseek_v3", "hf_deepseek_v3_shards")
@@ -89,7 +89,6 @@ def _changed(tmp_path: Path, change: dict) -> Path:
 
 @pytest.mark.parametrize("change, needle", [
     ({"q_lora_rank": None}, "q_lora_rank null"),
-    ({"rope_interleave": False}, "rope_interleave False"),
     ({"attention_bias": True}, "sets attention_bias"),
     ({"scoring_func": "softmax"}, "scoring_func 'softmax'"),
     ({"kv_lora_rank": 0}, "kv_lora_rank must be a positive whole number"),
@@ -115,3 +114,13 @@ def test_the_cost_of_deepseek_v3s_cache() -> None:
     assert cache["plain attention's, per token"] == 61 * 128 * (128 + 64 + 128) * 2
     assert cache["at 32,768 tokens"] == 32_768 * 70_272
     assert sections["parameters"]["parameters"] == 671_026_404_352
+
+
+def test_the_rotary_layout_is_the_files(tmp_path: Path) -> None:
+    assert open_checkpoint(DATA / "hf_deepseek_v3").options["rope_layout"] == "interleaved"
+    folder = _changed(tmp_path, {"rope_interleave": False})  # the rows are then rotate-half's, as transformers reads
+    assert open_checkpoint(folder).options["rope_layout"] == "half"
+    trace = explain.run("llama", checkpoint=str(folder), tokens="5,6,7")
+    assert trace["blocks.0.attn.rot_q"].attrs["layout"] == "half"
+    result = invoke("run", "--checkpoint", str(folder), "--tokens", "5,6,7", "--rope-layout", "interleaved", "--plain")
+    one_line_error(result, 2, "--rope-layout interleaved conflicts with the checkpoint's rope_layout = half")

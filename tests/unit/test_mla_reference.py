@@ -16,7 +16,7 @@ import pytest
 import explain
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mla"
-CASES = ("v3", "dense")  # "half" (rotate-half, rope_interleave false) joins when --rope-layout lands
+CASES = ("v3", "dense", "half")  # half: the rotate-half layout (rope_interleave false; --rope-layout half)
 TOL = dict(rtol=1e-10, atol=1e-10)
 
 
