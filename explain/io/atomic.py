@@ -28,8 +28,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import re
-import secrets
 import shutil
 import signal
 import stat
@@ -39,10 +37,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from explain.core.errors import ExplainError, UsageError
+from explain.io import pending
 from explain.io.paths import check_output, check_output_folder
+from explain.io.pending import PREFIX, sweep  # noqa: F401 - part of this module's interface
+from explain.io.pending import temp_name as _temp_name
 
-PREFIX = ".explain-tmp-"
-_LEFTOVER, _CAUGHT = re.compile(r"^\.explain-tmp-(\d+)-[0-9a-f]{8}"), (signal.SIGTERM, signal.SIGHUP)
+_CAUGHT = (signal.SIGTERM, signal.SIGHUP)
 
 
 class WriteError(ExplainError):
@@ -54,42 +54,6 @@ class _Signalled(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-def _temp_name(name: str) -> str:  # the target's name kept (60 bytes): a leftover says what it was
-    short = name.encode()[:60].decode(errors="ignore")
-    return f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{short}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists but belongs to someone else
-        return True
-    return True
-
-
-def sweep(folder: str | Path) -> int:
-    """Remove the temporary siblings that ended processes left in ``folder`` (SIGKILL); returns how many."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return 0
-    removed = 0
-    for name in names:
-        m = _LEFTOVER.match(name)
-        if m is None or int(m[1]) == os.getpid() or _alive(int(m[1])):
-            continue
-        path = Path(folder) / name
-        with contextlib.suppress(OSError):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-            removed += 1
-    return removed
 
 
 @contextlib.contextmanager
@@ -148,6 +112,7 @@ class _Pending:
         except OSError as exc:
             raise WriteError(f"cannot write '{target}': {exc.strerror or exc}") from None
         self.file: BinaryIO = os.fdopen(fd, "wb")
+        pending.track(self.tmp)
 
     def finish(self) -> None:
         """Everything written reaches the disk before the rename makes it visible."""
@@ -178,9 +143,12 @@ class _Pending:
                     os.unlink(self.tmp)
         except OSError as exc:
             raise WriteError(f"cannot write '{target}': {exc.strerror or exc}") from None
+        finally:
+            pending.untrack(self.tmp)
         _fsync_folder(target.parent)
 
     def discard(self) -> None:
+        pending.untrack(self.tmp)
         with contextlib.suppress(OSError):
             self.file.close()
         with contextlib.suppress(OSError):
@@ -278,6 +246,7 @@ def atomic_folder(path: str | Path, *, force: bool = False) -> Iterator[Path]:
             tmp.mkdir()
         except OSError as exc:
             raise WriteError(f"cannot write in folder '{target.parent}': {exc.strerror or exc}") from None
+        pending.track(tmp)
         try:
             yield tmp
             for root, _, files in os.walk(tmp):
@@ -287,6 +256,8 @@ def atomic_folder(path: str | Path, *, force: bool = False) -> Iterator[Path]:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        finally:
+            pending.untrack(tmp)
     _fsync_folder(target.parent)
 
 

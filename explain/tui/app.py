@@ -9,6 +9,8 @@ exits right after drawing its first frame (the start-up benchmark uses this).
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
@@ -19,6 +21,7 @@ from textual.screen import Screen
 
 from explain.core.names import gen_step
 from explain.core.registry import MODELS
+from explain.io.pending import discard_all
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
 from explain.tui.screens.step import StepScreen
@@ -77,6 +80,10 @@ class ExplainApp(App[None]):
         return screen
 
     def on_mount(self) -> None:
+        self._signals_before = {}
+        if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                self._signals_before[sig] = signal.signal(sig, self._ended_by_signal)
         if os.environ.get(EXIT_AFTER_FIRST_FRAME):
             self.call_after_refresh(self.exit)
         if self.pick:
@@ -85,6 +92,17 @@ class ExplainApp(App[None]):
             then = self.then
             self.call_after_refresh(lambda: isinstance(self.screen, StepScreen) and
                                     getattr(self.screen.controller, then)())
+
+    def _ended_by_signal(self, signum: int, frame: Any) -> None:
+        """SIGTERM or SIGHUP: remove the temporary files of writes under way in worker threads (``X``, the
+        dialogs; they could not catch the signal themselves), then end as the signal says."""
+        discard_all()
+        signal.signal(signum, self._signals_before.get(signum) or signal.SIG_DFL)
+        self.exit(return_code=128 + signum)
+
+    def on_unmount(self) -> None:
+        for sig, before in getattr(self, "_signals_before", {}).items():
+            signal.signal(sig, before if before is not None else signal.SIG_DFL)
 
     def action_pick_tutorial(self) -> None:
         """The tutorial picker over the step screen; the tutorial chosen opens there."""
