@@ -186,6 +186,13 @@ class _Parser:
                     example = o.default if o.default is not None else 1.0
                     raise self.fail(f"must be a finite number, got {v!r}", f"write {key} = {example}", field=f)
                 out[key] = float(v)
+            elif o.type == "text":  # a list written as text, e.g. layer_types = "sliding,full" (or a TOML list)
+                if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
+                    v = ",".join(v)
+                if not isinstance(v, str) or not v.strip():
+                    raise self.fail(f"must be text, got {v!r}", f'write {key} = "…" (as its CLI flag {o.flag} takes)',
+                                    field=f)
+                out[key] = v
             else:  # an option kind no branch reads: refused, never ignored
                 raise self.fail(f"cannot be set in a tutorial ({o.type} option)", f"remove {key}", field=f)
         return out, embeddings

@@ -303,7 +303,7 @@ def test_the_core_imports_neither_click_nor_textual_nor_rich() -> None:
 
 
 # A valid value of every [options] key, by type (a key whose type is not here must get a sample of its own)
-_SAMPLE = {"int": 3, "float": 2.5, "bool": True, "flag": True}
+_SAMPLE = {"int": 3, "float": 2.5, "bool": True, "flag": True, "text": '"a,b"'}
 
 
 def test_every_option_a_tutorial_may_set_reaches_the_run(tmp_path: Path) -> None:
@@ -322,12 +322,13 @@ def test_every_option_a_tutorial_may_set_reaches_the_run(tmp_path: Path) -> None
             value = f'"{o.choices[-1]}"'
         if value is None:
             sample = _SAMPLE[o.type]  # a KeyError here: a new option type needs a sample (and a parser branch)
-            value = str(sample).lower() if isinstance(sample, bool) else str(sample)
+            value = str(sample).lower() if isinstance(sample, bool) else str(sample)  # "a,b" stays quoted
         text = HEADER + f'model = "simple"\n[options]\n{key} = {value}\n' + stop("attn.scores")
         tut = load_tutorial(write(tmp_path, text))
         assert key in tut.options or (key == "embeddings" and tut.embeddings is not None), key
-        if o.type in ("int", "float", "bool", "flag", "choice"):
-            bad = '"x"' if o.type in ("int", "float", "bool", "flag") else '"no-such-choice"'
+        bad = {"int": '"x"', "float": '"x"', "bool": '"x"', "flag": '"x"', "choice": '"no-such-choice"',
+               "text": "3"}.get(o.type)
+        if bad is not None and key not in special:
             with pytest.raises(TutorialError, match=rf"options\.{key}"):
                 load_tutorial(write(tmp_path, HEADER + f'model = "simple"\n[options]\n{key} = {bad}\n'
                                     + stop("attn.scores")))
