@@ -74,8 +74,8 @@ def _tokens(trace: Trace) -> tuple[int, int]:
     return batch, max(1, len(trace.labels.get("pos") or []) or (first.shape[-1] if first.shape else 1))
 
 
-def _step_formula(step: Any, shapes: list[tuple[int, ...]], rows: int) -> str:
-    """The FLOPs of one step per token, as arithmetic on its sizes."""
+def _step_formula(step: Any, shapes: list[tuple[int, ...]], rows: int, window: int | None = None) -> str:
+    """The FLOPs of one step per token, as arithmetic on its sizes (``window``: the keys a sliding layer reads)."""
     out = step.shape
     if step.op == "linear":
         return f"2·{shapes[0][-1]}·{out[-1]}"
@@ -86,14 +86,18 @@ def _step_formula(step: Any, shapes: list[tuple[int, ...]], rows: int) -> str:
         lead = math.prod(out) // max(1, rows * last)
         keys = last if step.op == "matmul" else k
         width = k if step.op == "matmul" else last
+        keys = min(keys, window) if window else keys
         return f"2·{lead}·{keys}·{width}" if lead > 1 else f"2·{keys}·{width}"
     return f"2·{math.prod(out) // max(1, rows)}·{shapes[0][-1]}"
 
 
 def forward_flops(trace: Trace, skip: Any = None) -> tuple[list[Figure], int]:
-    """The forward's FLOPs per token by group, and their total; ``skip(step)`` leaves steps out."""
+    """The forward's FLOPs per token by group, and their total; ``skip(step)`` leaves steps out. In a sliding
+    layer the scores and the weighted sum count the window's keys only: the plan computes every key and masks
+    those outside the window, a windowed kernel does not compute them."""
     batch, positions = _tokens(trace)
     rows = batch * positions
+    windows = _windows(trace.config)
     groups: dict[str, list[tuple[int, str, str]]] = {}
     for step in trace.steps:
         if in_training(step.group) or (skip is not None and skip(step)):
@@ -105,7 +109,11 @@ def forward_flops(trace: Trace, skip: Any = None) -> tuple[list[Figure], int]:
         inner = _IN_BLOCK.sub("", step.name)
         label = next((g for g, pattern in GROUPS if pattern.search(inner)), "other matmuls")
         m = _BLOCK.match(step.name)
-        groups.setdefault(label, []).append((total, _step_formula(step, shapes, rows), m.group(1) if m else ""))
+        window = windows.get(int(m.group(1))) if m and step.op in ("matmul", "weighted_sum") else None
+        if window and window < positions:
+            total = total * window // positions  # the keys a sliding layer reads
+        groups.setdefault(label, []).append((total, _step_formula(step, shapes, rows, window),
+                                             m.group(1) if m else ""))
     order = [g for g, _ in GROUPS] + ["other matmuls"]
     figures = []
     for label in order:
@@ -116,15 +124,26 @@ def forward_flops(trace: Trace, skip: Any = None) -> tuple[list[Figure], int]:
         figures_in: dict[str, list[str]] = {}
         for _, f, block in items:
             figures_in.setdefault(block, []).append(f)
-        shapes_of = {tuple(v) for v in figures_in.values()}
-        if len(shapes_of) == 1:
-            one = _terms(next(iter(shapes_of)))
-            n = len(figures_in)
-            formula = one if n == 1 else f"{n} layers × {one if '+' not in one else '(' + one + ')'}"
-        else:
-            formula = " + ".join(_terms(v) for v in figures_in.values())
+        kinds: dict[tuple[str, ...], int] = {}
+        for v in figures_in.values():
+            kinds[tuple(v)] = kinds.get(tuple(v), 0) + 1
+        parts = []
+        for terms, n in kinds.items():
+            one = _terms(terms)
+            parts.append(one if n == 1 and len(figures_in) == 1 else
+                         f"{n} layer{'s' if n > 1 else ''} × {one if '+' not in one else '(' + one + ')'}")
+        formula = " + ".join(parts)
         figures.append(Figure(label, value, formula, "FLOPs"))
     return figures, sum(f.value for f in figures)
+
+
+def _windows(cfg: Any) -> dict[int, int]:
+    """Block index → its sliding window, for the sliding layers."""
+    if getattr(cfg, "sliding_window", None) is None:
+        return {}
+    from explain.core.window import FULL, layer_kinds
+
+    return {i: cfg.sliding_window for i, kind in enumerate(layer_kinds(cfg)) if kind != FULL}
 
 
 def _terms(formulas: list[str] | tuple[str, ...]) -> str:
@@ -145,12 +164,42 @@ def cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str) ->
             "multi-query attention: 1 key/value head for all" if kv == 1 else
             f"grouped-query attention: {kv} key/value heads for {heads} query heads")
     per_token = 2 * L * kv * dh * b
+    if getattr(cfg, "sliding_window", None) is not None:
+        return window_cache_section(cfg, positions, batch, dtype, why, kind)
     sec = Section(f"key/value cache ({kind}), at {dtype} ({why})")
     sec.figures.append(Figure("per token", per_token, f"2 (K, V) · layers · kv heads · d_head · bytes = "
                                                       f"2·{L}·{kv}·{dh}·{b}", "bytes"))
     seqs = f" × {batch} sequences" if batch > 1 else ""
     sec.figures.append(Figure(f"at {positions:,} tokens" + (f", batch {batch}" if batch > 1 else ""),
                               per_token * positions * batch, f"{per_token:,} × {positions:,}{seqs}", "bytes"))
+    return sec
+
+
+def window_cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str, kind: str) -> Section:
+    """A cache with sliding layers (:mod:`explain.core.window`): a full layer keeps every token, a sliding layer
+    only the last ``window`` (Gemma 3: five sliding layers to one full; Mistral: every layer sliding)."""
+    from explain.core.window import FULL, layer_kinds
+
+    b, kv, dh, w = BYTES[dtype], cfg.kv_heads, cfg.head_dim, cfg.sliding_window
+    kinds = layer_kinds(cfg)
+    full, sliding = sum(k == FULL for k in kinds), sum(k != FULL for k in kinds)
+    layer = 2 * kv * dh * b
+    kept = min(positions, w)
+    sec = Section(f"key/value cache ({kind}; {sliding} sliding layers of a {w:,}-token window, {full} full), at "
+                  f"{dtype} ({why})")
+    seqs = f" × {batch} sequences" if batch > 1 else ""
+    at = f"at {positions:,} tokens" + (f", batch {batch}" if batch > 1 else "")
+    sec.figures += [
+        Figure("per token per layer", layer, f"2 (K, V) · kv heads · d_head · bytes = 2·{kv}·{dh}·{b}", "bytes"),
+        Figure("per token, up to the window", layer * len(kinds), f"{len(kinds)} layers × {layer:,}", "bytes"),
+        Figure("per token past the window", layer * full, f"{full} full layers × {layer:,} (a sliding layer drops "
+                                                           "its oldest token)", "bytes"),
+        Figure(at, (full * positions + sliding * kept) * layer * batch,
+               f"(full layers · tokens + sliding layers · min(tokens, window)) × {layer:,} = ({full}·{positions:,} "
+               f"+ {sliding}·{kept:,}) × {layer:,}{seqs}", "bytes"),
+        Figure(f"{at}, every layer full", len(kinds) * positions * layer * batch,
+               f"{len(kinds)}·{positions:,} × {layer:,}{seqs} (no window)", "bytes"),
+    ]
     return sec
 
 

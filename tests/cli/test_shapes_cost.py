@@ -108,3 +108,21 @@ def test_mixture_of_experts_counts_k_experts_and_active_parameters() -> None:
 def test_cost_options_need_cost(args: list[str], code: int, words: str) -> None:
     result = invoke("shapes", *args)
     assert result.exit_code == code and words in result.output
+
+
+def test_sliding_window_cache_and_attention_count_the_window() -> None:
+    """Gemma 3 270M's sizes (18 layers, five sliding of a 512-token window to one full, 1 key/value head of 256):
+    the full layers keep every token, the sliding ones the last 512; a sliding layer's query reads 512 keys."""
+    args = ["gemma", "--d-model", "640", "--heads", "4", "--kv-heads", "1", "--d-head", "256", "--layers", "18",
+            "--d-ff", "2048", "--vocab", "262144", "--window", "512", "--context", "32768", "--seq", "32768",
+            "--dtype", "bfloat16"]
+    c = cost(*args)
+    assert c["parameters"]["parameters"]["value"] == 268_098_176  # transformers' count (families.md)
+    cache = next(v for k, v in c.items() if k.startswith("key/value cache"))
+    layer = 2 * 1 * 256 * 2
+    assert cache["per token per layer"]["value"] == layer
+    assert cache["at 32,768 tokens"]["value"] == (3 * 32768 + 15 * 512) * layer == 108_527_616
+    assert cache["at 32,768 tokens, every layer full"]["value"] == 18 * 32768 * layer
+    scores = c["forward FLOPs per token"]["attention scores Q·Kᵀ"]
+    assert scores["value"] == 15 * 2 * 4 * 512 * 256 + 3 * 2 * 4 * 32768 * 256
+    assert scores["formula"] == "15 layers × 2·4·512·256 + 3 layers × 2·4·32768·256"
