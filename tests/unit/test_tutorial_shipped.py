@@ -27,7 +27,7 @@ EXPECTED_NAMES = [
     "14-backpropagation-through-attention", "15-the-residual-gradient-highway", "16-inside-a-trained-model",
     "17-the-llama-block", "18-the-logit-lens", "19-which-head-writes-the-word",
     "20-which-position-carries-the-word", "21-one-training-step", "22-from-text-to-ids",
-    "23-attention-without-the-matrix", "24-which-expert-reads-this-word",
+    "23-attention-without-the-matrix", "24-which-expert-reads-this-word", "25-latent-attention",
 ]
 
 
