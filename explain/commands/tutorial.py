@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from explain.core import progress
 from explain.core.errors import UsageError
 
 
@@ -124,6 +125,7 @@ def check_cmd(files: tuple[str, ...], check_all: bool, quiet: bool) -> None:
                          "(e.g. explain tutorial check my-lesson.toml)")
     tuts = [load_tutorial(f) for f in files] + (list_tutorials() if check_all else [])
     for tut in tuts:
+        _say_fetch(tut)
         report = check_tutorial(tut)
         where = tut.source.path if tut.source is not None else tut.name  # the file as the user named it
         click.echo(f"✓ {where}: {len(tut.stops)} stops, {len(report.checks)} checks passed "
@@ -156,6 +158,7 @@ def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
     )
 
     tut = load_tutorial(name)
+    _say_fetch(tut)
     trace = run_tutorial(tut)
     if not plain and _interactive():
         from explain.tui import open_trace  # lazy: textual only with the TUI
@@ -167,6 +170,16 @@ def open_cmd(name: str, plain: bool, answers: bool, precision: int) -> None:
     from explain.render.walkthrough import print_walkthrough  # lazy: rich out of the core
 
     print_walkthrough(Console(), tut, trace, answers=answers, precision=precision)
+
+
+def _say_fetch(tut: Any) -> None:
+    """Before a tutorial that runs a catalogue model not on this machine: say that it is fetched first (the fetch
+    then shows its progress bar)."""
+    from explain.tutorial import to_fetch  # lazy: engine not loaded for --help
+
+    message = to_fetch(tut)
+    if message:
+        progress.note(f"{tut.title}: {message}")
 
 
 def _interactive() -> bool:

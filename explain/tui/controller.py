@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 from textual.app import App
 from textual.screen import Screen
 
+from explain.core import progress
 from explain.core.errors import ExplainError
 from explain.core.names import gen_step, in_backward, tokenizer_step
 from explain.core.registry import MODELS
@@ -206,17 +207,26 @@ class Controller:
     # -- tutorials ---------------------------------------------------------------------------------------------
     def open_tutorial(self, name: str) -> None:
         """Load, run and check a shipped tutorial, and start its tour on the screen."""
-        from explain.tutorial import load_tutorial, run_options, run_tutorial  # lazy: bench_tui_startup
+        from explain.tutorial import load_tutorial, run_options, run_tutorial, to_fetch  # lazy: bench_tui_startup
+
+        try:
+            fetching = to_fetch(load_tutorial(name))
+        except ExplainError:  # said by the worker below, as any tutorial that cannot open
+            fetching = None
 
         def work() -> tuple[Walkthrough, Trace]:
             tutorial = load_tutorial(name)
-            return tutorial, run_tutorial(tutorial)
+            with progress.reporting(progress.Plain(quiet=True)):  # bars and notes on stderr would tear the screen
+                return tutorial, run_tutorial(tutorial)
 
         def done(result: tuple[Walkthrough, Trace]) -> None:
             tutorial, trace = result
             self.host.show_run(trace, run_options(tutorial), tutorial)  # type: ignore[arg-type]
 
-        self.host.notify(f"opening {name}…", timeout=2)
+        if fetching:  # a catalogue model not here yet: seconds to a minute, once
+            self.host.notify(f"opening {name}: {fetching}…", timeout=30)
+        else:
+            self.host.notify(f"opening {name}…", timeout=2)
         self.start(work, done, refused="cannot open the tutorial")
 
     def offer_next_tutorial(self, tutorial: Walkthrough) -> None:

@@ -32,10 +32,12 @@ from explain.tutorial.runner import (
     run_options,
     run_tutorial,
     stop_step,
+    to_fetch,
 )
 from explain.tutorial.schema import DEFAULT_TOL, Expect, Stop, Tutorial
 
 __all__ = [
+    "to_fetch",
     "DEFAULT_TOL", "Check", "Expect", "Report", "Stop", "Tutorial", "TutorialError", "TutorialNotFound",
     "check_tutorial", "list_tutorials", "load_tutorial", "narration_by_step", "resolve_step", "run_options",
     "run_tutorial", "shipped_files", "stop_step", "tutorial_dirs",

@@ -8,6 +8,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from explain.checkpoints.catalogue import CATALOGUE
 from explain.core.errors import ExplainError
 from explain.core.limits import MAX_INPUT_BYTES
 from explain.core.options import GENERATION, OPTION
@@ -166,6 +167,12 @@ class _Parser:
                 embeddings = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src, ndim=2)
             elif key in ("output_target", "grad_output"):  # the objective of a model without a loss
                 out[key] = self.resolve(v, path) if isinstance(v, str) else to_array(v, f, self.src)
+            elif key == "checkpoint":  # a tutorial is shared as data: a model of the catalogue, never a path
+                out[key] = self.text(d, key, required=True, field=f, example="smollm2")
+                if out[key] not in CATALOGUE or CATALOGUE[out[key]].in_box:
+                    names = ", ".join(n for n, e in CATALOGUE.items() if not e.in_box)
+                    raise self.fail(f"must name a model of 'explain models' ({names}), got {v!r}",
+                                    'write checkpoint = "smollm2" (gpt-tiny is trained = true)', field=f)
             elif key == "lr":
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                     raise self.fail(f"must be a positive number, got {v!r}", "write lr = 0.1", field=f)

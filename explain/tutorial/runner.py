@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from explain.checkpoints.cache import present
+from explain.checkpoints.catalogue import CATALOGUE
 from explain.core.errors import ExplainError
 from explain.core.options import OPTIONS
 from explain.core.sampling import make_sampling
@@ -45,6 +47,16 @@ def _as_options(message: str) -> str:
             return m.group(0)
         return f"{key} = {m.group(3)}" if m.group(3) else key
     return re.sub(r"(--[a-z][a-z-]*)(\s+(\d+))?", repl, message)
+
+
+def to_fetch(tutorial: Tutorial) -> str | None:
+    """What opening ``tutorial`` will fetch first, in one line (its ``checkpoint`` names a model of the catalogue
+    that is not on this machine yet), or None."""
+    entry = CATALOGUE.get(str(tutorial.options.get("checkpoint")))
+    if entry is None or present(entry):
+        return None
+    return (f"this tutorial runs {entry.title} ('{entry.name}' of explain models), not on this machine yet: "
+            f"fetching it first, once ({entry.download / 1e6:,.0f} MB); after that it opens with no network")
 
 
 def run_options(tutorial: Tutorial) -> dict[str, Any]:

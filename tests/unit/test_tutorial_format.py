@@ -314,7 +314,7 @@ def test_every_option_a_tutorial_may_set_reaches_the_run(tmp_path: Path) -> None
     from explain.tutorial.schema import OPTION_KEYS
 
     special = {"text": '"a b"', "target": '"a b"', "tokens": "[1, 2]", "embeddings": "[[1, 0], [1, 1]]",
-               "output_target": "[[1.0]]", "grad_output": "[[1.0]]", "lr": "0.5"}
+               "output_target": "[[1.0]]", "grad_output": "[[1.0]]", "lr": "0.5", "checkpoint": '"smollm2"'}
     for key in OPTION_KEYS:
         o = OPTION[key]
         value = special.get(key)
@@ -332,6 +332,13 @@ def test_every_option_a_tutorial_may_set_reaches_the_run(tmp_path: Path) -> None
             with pytest.raises(TutorialError, match=rf"options\.{key}"):
                 load_tutorial(write(tmp_path, HEADER + f'model = "simple"\n[options]\n{key} = {bad}\n'
                                     + stop("attn.scores")))
+
+
+def test_a_tutorials_checkpoint_is_a_model_of_the_catalogue_never_a_path(tmp_path: Path) -> None:
+    for value in ('"model.gguf"', '"gpt-tiny"', '"/etc/passwd"'):
+        text = HEADER + f'model = "llama"\n[options]\ncheckpoint = {value}\n' + stop("embed")
+        msg = error_of(write(tmp_path, text))
+        assert "options.checkpoint" in msg and "must name a model of 'explain models' (smollm2" in msg, msg
 
 
 @pytest.mark.parametrize("theta", ["nan", "inf", "1e308", "0.5"])
