@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from explain.check.args import claim, static_int
 from explain.check.names import Ax
 from explain.core.errors import ShapeError, UsageError
+from explain.core.limits import parse_whole
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker, Node
@@ -41,6 +42,8 @@ def parse_side(text: str, where: str) -> list[Group]:
             groups.append(open_group)
             open_group = None
         elif tok == "..." or tok.isidentifier() or tok.isdigit():
+            if tok.isdigit():  # '²' is a digit to str, not to int(); 5,000 digits overflow int()
+                parse_whole(tok, f"einops pattern {where} {text.strip()[:40]!r}: the size")
             if open_group is not None:
                 open_group.append(tok)
             else:

@@ -15,6 +15,7 @@ from explain.check.names import Ax
 from explain.check.node import Node
 from explain.check.parse import Bindings
 from explain.core.errors import UsageError
+from explain.core.limits import parse_whole
 
 MAX_FILE_BYTES = 1_000_000  # a source file past this is refused before it is read: no model file is this long
 JAXTYPING_DTYPES = ("Float", "Int", "Bool", "Shaped", "Num", "Real", "Integer", "Complex", "Inexact", "UInt",
@@ -83,7 +84,9 @@ def annotation_dims(ann: ast.expr | None, arg: str) -> list[str] | None:
             tokens = dims.value.split()
             for tok in tokens:
                 bare = tok[1:] if tok.startswith("*") else tok
-                if not (bare.isidentifier() or bare.isdigit() or tok == "..."):
+                if bare.isdigit():  # '²' and '١٢' are digits to str, not to int(); 5,000 digits overflow it
+                    parse_whole(bare, f"argument {arg}: the jaxtyping dim")
+                elif not (bare.isidentifier() or tok == "..."):
                     raise UsageError(f"argument {arg}: the jaxtyping dim {tok!r} is not supported (names, *name, "
                                      "..., and sizes are); give its shape with --shape")
             return tokens

@@ -241,3 +241,19 @@ def test_expect_names_the_swapped_axes_and_the_transpose() -> None:
     assert run(*base, "--expect", "B,T,H,Dh").exit_code == 0
     assert run(*base, "--expect", "2,10,12,64").exit_code == 0
     assert_clean_error(run(*base, "--expect", "B,T,X"), 2)  # X has no size: a usage error
+
+
+@pytest.mark.parametrize("dims, said", [("b " + "9" * 5000, "has 5,000 digits"), ("b ²", "got '²'"),
+                                        ("b ١٢", "got '١٢'")])
+def test_a_jaxtyping_size_int_cannot_read_is_one_line(tmp_path, dims, said) -> None:
+    """Issue 36 item 4: '²' and '١٢' are digits to str.isdigit but not to int(), and 5,000 digits are past
+    int()'s limit: each was a traceback."""
+    f = tmp_path / "m.py"
+    f.write_text(f'def f(x: Float[Tensor, "{dims}"]):\n    return x + 1\n', encoding="utf-8")
+    assert said in assert_clean_error(run(f"{f}::f", "--dim", "b=2"), 2)
+
+
+def test_an_einops_size_int_cannot_read_is_one_line() -> None:
+    last = assert_clean_error(run('rearrange(x, "b (h ²) -> b h", h=2)', "--shape", "x=B,C", "--dim", "B=2",
+                                  "--dim", "C=4"), 2)
+    assert "got '²'" in last
