@@ -256,12 +256,17 @@ class ExpertSum(Op):
         return f"np.moveaxis({ins[0]}, -1, -2)[..., None] * {g}[..., None, :, :]"
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
+        # where the expert did not take the position (its output row 0, its weight 0) the gradient is 0 for that
+        # reason alone: the zero is what the cell reads, not the gradient it multiplies
+        w, outs = inputs
         every = slice(None)
         if wrt == 0:
             *lead, t, e = index
-            return [tuple(lead) + (t, every), None, tuple(lead) + (e, t, every), None]
+            row = tuple(lead) + (e, t, every)
+            return [tuple(lead) + (t, every) if outs[row].any() else None, None, row, None]
         *lead, e, t, j = index
-        return [tuple(lead) + (t, j), tuple(lead) + (t, e), None, None]
+        weight = tuple(lead) + (t, e)
+        return [tuple(lead) + (t, j) if w[weight] != 0 else None, weight, None, None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
         w, outs = inputs

@@ -21,6 +21,9 @@ TRACES = {m: explain.run(m, **({"normalize": "sum"} if m == "simple" else {})) f
 TRACES |= {f"{m}-backward": explain.run(m, backward=True) for m in MODELS}
 TRACES["gpt-lr"] = explain.run("gpt", lr=0.1)
 TRACES["gpt-batch-backward"] = explain.run("gpt", text=["the cat sat", "a dog ran"], backward=True)
+# the mixture of experts' op kinds: DeepSeek's router (a choosing bias, groups) and a gated shared expert, backward
+TRACES["llama-moe-backward"] = explain.run("llama", n_experts=6, router="sigmoid", n_group=3, topk_group=2,
+                                           n_shared_experts=1, shared_expert_gate=True, backward=True)
 ONE_PER_KIND = {}
 for model, trace in TRACES.items():
     for step in trace:
@@ -54,7 +57,9 @@ def test_marked_cells_are_exactly_the_cells_that_feed(kind):
             if arr.dtype.kind in "iub":  # token ids and targets: what they select is checked through the others
                 continue
             marked = mask_of(arr.shape, feed)
-            assert marked.any() or ".grad" in kind, (kind, k)  # a gradient may not read an operand at all
+            # a gradient may not read an operand at all, nor an expert a row it did not take (the op says so)
+            skips = getattr(op, "fwd", op).skips
+            assert marked.any() or ".grad" in kind or skips, (kind, k)
             # outside the marks: any change leaves the cell as it was
             other = [a.copy() for a in inputs]
             noise = rng.normal(size=arr.shape) * 3
@@ -64,7 +69,11 @@ def test_marked_cells_are_exactly_the_cells_that_feed(kind):
             # the marks themselves: a change there changes the cell (unless every marked entry is masked)
             # (and unless it is a gradient's operand and the upstream gradient there is 0: 0 times anything)
             zero_upstream = ".grad" in kind and k > 0 and not np.any(inputs[0][mask_of(inputs[0].shape, feeds[0])])
-            if np.isfinite(arr[marked]).any() and np.isfinite(step.output[index]) and not zero_upstream:
+            # (nor a router's choice: its scores move, and the same experts may stay the top k; nor a row an
+            # expert did not take, 0 whatever its operands, as the op says)
+            idle = skips and step.output[index] == 0
+            if np.isfinite(arr[marked]).any() and np.isfinite(step.output[index]) and not zero_upstream \
+                    and step.op != "route" and not idle:
                 # two changes (a shift, and a sign flip for ReLU's gate): at least one moves the cell
                 moved = []
                 for changed in (arr + 1.7 + noise, -arr - 1.7):
