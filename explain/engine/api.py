@@ -30,7 +30,7 @@ from explain.engine.memory import (  # noqa: F401 - part of this module's interf
     memory_need,
 )
 from explain.engine.pricing import price
-from explain.engine.request import check_generation, check_kernel, eos_of, open_for, prepare_run, training_of
+from explain.engine.request import check_generation, eos_of, open_for, prepare_run, training_of
 from explain.models.generate import generate as record_generation
 from explain.models.notation import notation
 from explain.trace import Trace
@@ -115,7 +115,6 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     wanted = {"tokenizer_steps": options.pop("tokenizer_steps", False)}
     cfg, inp = prepare_run(model, **options)
     walk = tokenizer_walk(model, {**options, **wanted}, inp)
-    check_kernel(cfg, training)
     if sampling is not None:
         check_generation(cfg, inp, sampling)
     return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
@@ -152,7 +151,6 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
     if trace.backward is not None:
         return trace
     spec = training_of({"backward": True, **training})
-    check_kernel(trace.config, spec)
     if spec.lr is not None:
         raise UsageError("--lr re-runs the model; use explain.run(..., lr=...) instead")
     for shape_only in (True, False):  # the plan first: refuse before allocating
@@ -198,7 +196,6 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     wanted = {"tokenizer_steps": options.pop("tokenizer_steps", False)}
     cfg, inp = prepare_run(model, **options)
     walk = tokenizer_walk(model, {**options, **wanted}, inp)
-    check_kernel(cfg, training)
     if sampling is not None and training is not None:
         raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
                          "generation options to see the backward pass")

@@ -119,14 +119,6 @@ def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = Tr
                          "less, or a shorter prompt")
 
 
-def check_kernel(cfg: Config, training: Any) -> None:
-    """Refuse a backward pass on the tiled kernel: its steps have no backward of their own (FlashAttention's
-    recomputes the tiles; explain does not build it), so the gradients would have nowhere to flow."""
-    if training is not None and cfg.attention_kernel == "tiled":
-        raise UsageError("--backward runs on the plain attention kernel only (the tiled kernel has no backward "
-                         "steps); drop --attention-kernel tiled, or drop --backward")
-
-
 def training_of(options: dict[str, Any]) -> Any:
     """Pop the backward options (``backward``, ``output_target``, ``grad_output``, ``lr``) from ``options``: a
     :class:`explain.engine.backward.Training`, or None for a forward-only run. A learning rate implies backward."""

@@ -138,8 +138,8 @@ def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pa
                        sym=f"O{sup}")  # (T, d_k)
             m = new_m
     # Q, K, V (and the padding) too: the drill-down sets the plain kernel's value beside the tiled one
-    return rec.op("tile_normalize", "z", o, ell, q, k, v, *([pad] if pad is not None else []), n=d_k,
-                  causal=causal)  # (T, d_k)
+    return rec.op("tile_normalize", "z", o, ell, m, q, k, v, *([pad] if pad is not None else []), n=d_k,
+                  causal=causal, tile=B)  # (T, d_k)
 
 
 def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False,

@@ -181,6 +181,8 @@ def padding_mask(scores, key_padding):
 # -- the rooms of this module, in scope here like the kernels above (an export copies them in this order) -------
 from explain.ops.kernels_backward import *  # noqa: E402,F401,F403  the vector-Jacobian products
 from explain.ops.kernels_bert import *  # noqa: E402,F401,F403  erf, BERT's GELU and the sentence head
+from explain.ops.kernels_flash import *  # noqa: E402,F401,F403  the tiled attention kernel's backward
 from explain.ops.kernels_moe import *  # noqa: E402,F401,F403  the mixture of experts' router and experts
 
-MODULES = (__name__, "explain.ops.kernels_backward", "explain.ops.kernels_moe", "explain.ops.kernels_bert")  # where the kernels are written
+MODULES = (__name__, "explain.ops.kernels_backward", "explain.ops.kernels_moe", "explain.ops.kernels_bert",
+           "explain.ops.kernels_flash")  # where the kernels are written

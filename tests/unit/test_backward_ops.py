@@ -100,6 +100,9 @@ CASES: dict[str, Case] = {
     "mean_pool_padded": lambda r, n, m: ([r.standard_normal((2, n + 1, m)), _padding(r, 2, n + 1)], {}),
     "l2_normalize": lambda r, n, m: ([r.standard_normal((n, m + 1))], {}),
     "cosine_loss": lambda r, n, m: ([r.standard_normal((n + 1, n + 1))], {"a": 0, "b": 1}),
+    # the tiled attention kernel's last step, whose backward is FlashAttention's, straight to Q, K and V
+    "tile_normalize": lambda r, n, m: _tiled(r, n, m, causal=False),
+    "tile_normalize_causal": lambda r, n, m: _tiled(r, n, m, causal=True),
 }
 
 
@@ -115,11 +118,30 @@ def _choice(r, lead, experts, k):
     return kernels.route(r.standard_normal((*lead, experts)), k)
 
 
+def _tiled_statistics(inputs: list, attrs: dict) -> list:
+    """tile_normalize's backward is the whole attention's (FlashAttention's, the tiles recomputed), so its O, ℓ and
+    running max m are those Q, K and V give: a nudge of Q, K or V moves them too."""
+    q, k, v = inputs[3:6]
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(attrs["n"])
+    if attrs.get("causal"):
+        s = kernels.causal_mask(s)
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - m)
+    return [e @ v, e.sum(-1, keepdims=True), m, q, k, v, *inputs[6:]]
+
+
+def _tiled(r, n, m, causal):
+    q, k, v = r.standard_normal((2, n, m)), r.standard_normal((2, n if causal else n + 1, m)), r.standard_normal(
+        (2, n if causal else n + 1, m))
+    attrs = {"n": m, "causal": causal, "tile": 2}
+    return _tiled_statistics([None, None, None, q, k, v], attrs), attrs
+
+
 def kind_of(case: str) -> str:
     return {"matmul_broadcast": "matmul", "linear_tied": "linear", "scale_multiply": "scale",
             "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean", "keep_plain": "keep",
             "rope_interleaved": "rope", "slice_start": "slice", "mean_pool_padded": "mean_pool",
-            "expert_linear_each": "expert_linear"}.get(case, case)
+            "expert_linear_each": "expert_linear", "tile_normalize_causal": "tile_normalize"}.get(case, case)
 
 
 def test_every_op_kind_with_a_backward_is_checked() -> None:
@@ -129,6 +151,8 @@ def test_every_op_kind_with_a_backward_is_checked() -> None:
 
 def _objective(op, inputs, attrs, g):
     """Σ g ⊙ f(inputs) over the finite outputs (a masked −inf output has no value to perturb)."""
+    if op.kind == "tile_normalize":
+        inputs = _tiled_statistics(inputs, attrs)
     out = np.asarray(op.compute(*inputs, **attrs))
     return float(np.sum(np.where(np.isfinite(out), g * np.where(np.isfinite(out), out, 0.0), 0.0)))
 

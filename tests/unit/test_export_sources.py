@@ -43,6 +43,8 @@ RUNS = {
     # the tiled attention kernel: a padded causal batch, and a generation (tiles that do not divide the length)
     "gpt-tiled": {"text": ["the cat sat on the mat", "a dog"], "attention_kernel": "tiled", "attention_tile": 4},
     "llama-tiled": {"attention_kernel": "tiled", "attention_tile": 3, "sampling": make_sampling(2, greedy=True)},
+    "gpt-tiledbackward": {"text": ["the cat sat on the mat", "a dog"], "attention_kernel": "tiled", "attention_tile": 4,
+                          "backward": True},
     # the tokenizer's steps: the word tokenizer, byte-level BPE (the GPT-2 fixture) and WordPiece (its fixture)
     "gpt-tokenizer": {"tokenizer_steps": True, "text": "The cat is happy, ok?"},
     "gpt-tokenizer-bpe": {"tokenizer_steps": True, "text": "The capital of France 😀", "checkpoint": str(GPT2_TINY)},

@@ -1,7 +1,8 @@
 """The tiled attention kernel (--attention-kernel tiled --tile N, the online softmax of FlashAttention) against the
 plain kernel: every attention output of every model with scaled dot-product attention equal to 1e-13 relative to
 its largest value, at tile sizes that divide the length and that do not; the logits and loss after them too.
-Generation runs on it; --backward is refused in one line. The 4×4 worked example of the tutorial is checked
+Generation runs on it; --backward is FlashAttention's own (tiles recomputed), its gradients equal the plain
+kernel's to 1e-13. The 4×4 worked example of the tutorial is checked
 against a from-scratch online softmax written here, without explain."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explain.core.errors import ConfigError, UsageError
+from explain.core.errors import ConfigError
 from explain.core.registry import MODELS, able
 from explain.engine.api import generate, run, with_backward
 
@@ -74,18 +75,38 @@ def test_generation_runs_on_the_tiled_kernel() -> None:
     np.testing.assert_allclose(b[last].output, a[last].output, rtol=1e-12)
 
 
-def test_backward_and_a_stray_tile_are_refused() -> None:
-    with pytest.raises(UsageError, match="--backward runs on the plain attention kernel only"):
-        run("causal", attention_kernel="tiled", backward=True, output_target=None)
-    trace = run("gpt", attention_kernel="tiled")
-    with pytest.raises(UsageError, match="drop --attention-kernel tiled"):
-        with_backward(trace)
+def test_a_stray_tile_is_refused() -> None:
     with pytest.raises(ConfigError, match="--tile 3 sets the tiled kernel's tile"):
         run("gpt", attention_tile=3)
     with pytest.raises(ConfigError, match="applies to the"):
         run("simple", attention_kernel="tiled")
     with pytest.raises(ConfigError, match="latent attention"):
         run("llama", attention="mla", attention_kernel="tiled")
+
+
+@pytest.mark.parametrize("model", sorted(CASES))
+@pytest.mark.parametrize("tile", [1, 3, 4, 40])
+def test_tiled_gradients_equal_plain(model: str, tile: int) -> None:
+    """--backward on a tiled run: FlashAttention's backward (the tiles recomputed) from attn.z straight to Q, K and
+    V; every parameter's gradient equals the plain kernel's to 1e-13 of the largest gradient."""
+    plain = run(model, backward=True, **CASES[model])
+    tiled = run(model, backward=True, attention_kernel="tiled", attention_tile=tile, **CASES[model])
+    grads = [f"{p}.grad" for p in plain.specs if f"{p}.grad" in plain]
+    assert grads and all(g in tiled for g in grads)
+    scale = max(float(np.abs(plain[g].output).max()) for g in grads)
+    for g in grads:
+        assert float(np.abs(tiled[g].output - plain[g].output).max()) <= 1e-13 * scale, g
+    assert not any(".tile" in s.name for s in tiled.steps if s.name.endswith(".grad"))  # no tile is differentiated
+
+
+def test_the_flash_backward_explains_its_cells() -> None:
+    t = run("causal", text=TEXT, backward=True, attention_kernel="tiled", attention_tile=3)
+    for name in ("attn.q.grad", "attn.k.grad", "attn.v.grad"):
+        for cell in [(0, 1), (4, 2), (9, 0)]:
+            ex = t.explain(name, cell)
+            total = float(ex.lines[-1].split("= ")[1])
+            assert abs(total - float(t[name].output[cell])) <= 5e-5 + 1e-4 * abs(total), (name, cell, ex.lines)
+    with_backward(run("gpt", attention_kernel="tiled"))  # the TUI's r: recorded after the forward steps
 
 
 def _online_softmax(Q, K, V, tile):
