@@ -163,7 +163,7 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           dict(_DEEP, n_kv_heads=1, d_head=4, d_ff=16, sliding_window=4, sliding_window_pattern=6,
                rope_theta=1000000.0, rope_local_base_freq=10000.0, ln_eps=1e-6),
           "Once upon a time there was a cat",
-          "weights heads blocks generates batched checkpoint pre_norm tie_switch gqa rope window attn_scalar",
+          "weights heads blocks generates batched checkpoint pre_norm tie_switch gqa rope window attn_scalar sdpa",
           loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.gemma:gemma"),
     Model("bert", "a BERT encoder and its sentence embedding: why two texts are similar, word pair by word pair",
           dict(_DEEP, ln_eps=1e-12), ("A man is eating food.", "A man is eating a piece of bread."),

@@ -71,9 +71,6 @@ def check_window(cfg: Any) -> None:
     if cfg.sliding_window is not None and getattr(cfg, "attention", "mha") == "mla":
         raise ConfigError(f"{flag('sliding_window')} masks keys by distance, which latent attention here does not "
                           f"take; drop {flag('sliding_window')} or {OPTION['attention'].flag} mla")
-    if cfg.sliding_window is not None and getattr(cfg, "attention_kernel", "plain") == "tiled":
-        raise ConfigError(f"{OPTION['attention_kernel'].flag} tiled masks the future only, not a sliding window; "
-                          f"use {OPTION['attention_kernel'].flag} plain or drop {flag('sliding_window')}")
 
 
 def describe(cfg: Any) -> str:

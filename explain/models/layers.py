@@ -98,7 +98,7 @@ def sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref
     scale's n (Gemma divides by √query_pre_attn_scalar). With ``--attention-kernel tiled`` the same result comes
     from :func:`tiled_sdpa`."""
     if rec.config.attention_kernel == "tiled":
-        return tiled_sdpa(rec, q, k, v, d_k, causal, pad)
+        return tiled_sdpa(rec, q, k, v, d_k, causal, pad, window, root)
     s = rec.op("matmul", "scores", q, k, transpose_b=True)  # (T, T)
     return attend(rec, s, v, d_k, causal, pad, window, root)
 
@@ -118,7 +118,8 @@ def attend(rec: Recorder, s: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | Non
     return rec.op("weighted_sum", "z", a, v)  # (T, d_k)
 
 
-def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None) -> Ref:
+def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pad: Ref | None = None,
+               window: int | None = None, root: str = "d_k") -> Ref:
     """The online softmax (FlashAttention, Dao et al. 2022, Algorithm 1): keys and values in tiles of
     ``--tile`` positions; per query row a running max m, a running sum ℓ and an accumulator O, rescaled by
     exp(m_old − m_new) whenever the max grows; Z = O / ℓ after the last tile. The (T, T) score matrix is
@@ -129,7 +130,8 @@ def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pa
         stop, sup = min(start + B, S), tile_sup(t)
         with rec.scope(tile_scope(t)):
             s = rec.op("tile_scores", "scores", q, k, *([pad] if pad is not None else []), start=start, stop=stop,
-                       n=d_k, causal=causal, sym=f"S{sup}")  # (T, stop − start)
+                       n=d_k, causal=causal, sym=f"S{sup}", **({"window": window} if window is not None else {}),
+                       root=root)  # (T, stop − start)
             new_m = rec.op("tile_max", "max", s, *([m] if m is not None else []), sym=f"m{sup}")  # (T, 1)
             alpha = rec.op("tile_rescale", "rescale", m, new_m, sym=f"α{sup}") if m is not None else None  # (T, 1)
             p = rec.op("tile_exp", "exp", s, new_m, sym=f"P̃{sup}")  # (T, stop − start)
@@ -139,7 +141,7 @@ def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pa
             m = new_m
     # Q, K, V (and the padding) too: the drill-down sets the plain kernel's value beside the tiled one
     return rec.op("tile_normalize", "z", o, ell, m, q, k, v, *([pad] if pad is not None else []), n=d_k,
-                  causal=causal, tile=B)  # (T, d_k)
+                  causal=causal, tile=B, **({"window": window} if window is not None else {}))  # (T, d_k)
 
 
 def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False,

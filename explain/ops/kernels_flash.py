@@ -10,7 +10,7 @@ import numpy as np
 
 
 def flash_backward(g, q, k, v, o, m, total, d_k, causal, tile, wrt,
-                   key_padding=None):
+                   key_padding=None, window=None):
     """FlashAttention's backward (Dao et al. 2022, Algorithm 2): the gradient
     of O = softmax(Q·Kᵀ/√d_k)·V with respect to q (wrt 0), k (1) or v (2),
     one tile of keys at a time. Each tile's weights are recomputed from its
@@ -25,9 +25,11 @@ def flash_backward(g, q, k, v, o, m, total, d_k, causal, tile, wrt,
         stop = min(start + tile, k.shape[-2])
         kt, vt = k[..., start:stop, :], v[..., start:stop, :]
         s = q @ np.swapaxes(kt, -1, -2) / np.sqrt(d_k)
+        keys, queries = np.arange(start, stop)[None, :], np.arange(s.shape[-2])[:, None]
         if causal:
-            later = np.arange(start, stop)[None, :] > np.arange(s.shape[-2])[:, None]
-            s = np.where(later, -np.inf, s)
+            s = np.where(keys > queries, -np.inf, s)
+        if window is not None:  # a sliding layer: keys window or more positions back
+            s = np.where(queries - keys >= window, -np.inf, s)
         if key_padding is not None:
             pad = key_padding[:, start:stop].astype(bool)
             s = np.where(pad.reshape(pad.shape[0], *[1] * (s.ndim - 2), -1), -np.inf, s)

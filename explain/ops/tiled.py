@@ -73,14 +73,18 @@ class TileScores(_Tile):
         q, k, *rest = shapes
         return [q, tuple(k[:-2]) + (k[-1], stop - start), *rest]
 
-    def formula(self, syms: Syms, start: int = 0, stop: int = 1, **attrs) -> str:
+    def formula(self, syms: Syms, start: int = 0, stop: int = 1, root: str = "d_k", **attrs) -> str:
         q, k = syms.ins[:2]
-        return f"{syms.out} = {q}·{k}[{start}:{stop}]ᵀ / √d_k"
+        return f"{syms.out} = {q}·{k}[{start}:{stop}]ᵀ / √{root}"
 
-    def source(self, out, ins, start: int = 0, stop: int = 1, n: int = 1, causal: bool = False, **attrs) -> str:
+    def source(self, out, ins, start: int = 0, stop: int = 1, n: int = 1, causal: bool = False,
+               window: int | None = None, **attrs) -> str:
         s = f"{ins[0]} @ np.swapaxes({ins[1]}[..., {start}:{stop}, :], -1, -2) / np.sqrt({n})"
         if causal:  # key j after query i: hidden
             s = f"np.where(np.arange({start}, {stop}) > np.arange({ins[0]}.shape[-2])[:, None], -np.inf, {s})"
+        if window is not None:  # key j window or more positions before query i: hidden (a sliding layer)
+            s = (f"np.where(np.arange({ins[0]}.shape[-2])[:, None] - np.arange({start}, {stop}) >= {window}, "
+                 f"-np.inf, {s})")
         return f"padding_mask({s}, {ins[2]}[:, {start}:{stop}])" if len(ins) > 2 else s
 
     def feeds(self, index, inputs, start: int = 0, **attrs):
@@ -103,7 +107,10 @@ class TileScores(_Tile):
         lines = [f"key {key} is column {index[-1]} of this tile (keys {start} … {start + output.shape[-1] - 1})",
                  f"Σ products = {num(prods.sum())}; / √{n} = {num(prods.sum() / np.sqrt(n))}"]
         if np.isneginf(output[index]):
-            why = "it comes after the query (causal mask)" if causal and key > i else "it is <pad>"
+            window = attrs.get("window")
+            why = ("it comes after the query (causal mask)" if causal and key > i else
+                   f"it is {window} or more positions back (the sliding window)" if window is not None
+                   and i - key >= window else "it is <pad>")
             lines.append(f"this key is hidden: {why}, so its score is −inf")
         return CellExplanation(index, float(output[index]), title,
                                ("c", f"{syms.ins[0]}[{i}, c]", f"{syms.ins[1]}[{key}, c]", "product"), rows, lines)
@@ -319,23 +326,26 @@ class TileNormalize(Op):
             out += [(index[0], slice(None))] if len(inputs) > 6 else []
         return out
 
-    def _scores(self, lead: tuple, inputs, n: int, causal: bool):
+    def _scores(self, lead: tuple, inputs, n: int, causal: bool, window: int | None = None):
         """The whole (T, S) score matrix of one (batch, head) slice, masked: for the explanations only."""
         import numpy as np  # lazy: numpy off the shape path
 
         q, k = (inputs[j][_lead(lead + (0, 0), inputs[j].shape)] for j in (3, 4))
         s = q @ k.T / np.sqrt(n)
+        i, j = np.arange(s.shape[0])[:, None], np.arange(s.shape[1])[None, :]
         if causal:
-            s = np.where(np.arange(s.shape[1])[None, :] > np.arange(s.shape[0])[:, None], -np.inf, s)
+            s = np.where(j > i, -np.inf, s)
+        if window is not None:
+            s = np.where(i - j >= window, -np.inf, s)
         if len(inputs) > 6:
             s = np.where(inputs[6][lead[0]].astype(bool)[None, :], -np.inf, s)
         return s
 
-    def plain(self, index, inputs, n: int = 1, causal: bool = False) -> float:
+    def plain(self, index, inputs, n: int = 1, causal: bool = False, window: int | None = None) -> float:
         """The plain kernel's value of cell ``index``: the whole row of scores, softmax, times the value column."""
         import numpy as np  # lazy: numpy off the shape path
 
-        s = self._scores(tuple(index[:-2]), inputs, n, causal)[index[-2]]
+        s = self._scores(tuple(index[:-2]), inputs, n, causal, window)[index[-2]]
         if np.isneginf(s.max()):
             return 0.0
         e = np.exp(s - s.max())
@@ -343,12 +353,12 @@ class TileNormalize(Op):
         return float(e @ v / e.sum())
 
     def explain(self, index, inputs, output, syms: Syms, n: int = 1, causal: bool = False,
-                **attrs) -> CellExplanation:
+                window: int | None = None, **attrs) -> CellExplanation:
         o, s = (float(a[f]) for a, f in zip(inputs, self.feeds(index, inputs)[:2]))
         *_, i, c = index
         lines = [f"{num(o)} / {num(s)} = {num(output[index])}" if s > 0 else "no key was visible to this row: 0"]
         if len(inputs) > 2:
-            plain = self.plain(index, inputs, n, causal)
+            plain = self.plain(index, inputs, n, causal, window)
             lines += [f"tiled: {output[index]:.17g}",
                       f"plain: {plain:.17g}  (softmax of the whole row of scores, times value column {c})",
                       f"difference {abs(float(output[index]) - plain):.2g}"]
@@ -362,8 +372,9 @@ class TileNormalize(Op):
                 4: f"{d} = dSᵀ·Q/√d_k per tile,  dS = P ⊙ ({g}·Vᵀ − rowsum({g} ⊙ Z)),  P = exp(S − L) recomputed",
                 5: f"{d} = Pᵀ·{g} per tile,  P = exp(S − L) recomputed,  L = m + log ℓ"}[wrt]
 
-    def vjp_source(self, wrt, g, ins, out, n: int = 1, causal: bool = False, tile: int = 1, **attrs) -> str:
-        pad = f", key_padding={ins[6]}" if len(ins) > 6 else ""
+    def vjp_source(self, wrt, g, ins, out, n: int = 1, causal: bool = False, tile: int = 1,
+                   window: int | None = None, **attrs) -> str:
+        pad = (f", key_padding={ins[6]}" if len(ins) > 6 else "") + (f", window={window}" if window is not None else "")
         return (f"flash_backward({g}, {ins[3]}, {ins[4]}, {ins[5]}, {out}, {ins[2]}, {ins[1]}, {n}, {causal}, "
                 f"{tile}, {wrt - 3}{pad})")
 
@@ -382,12 +393,12 @@ class TileNormalize(Op):
                 *([None] if len(inputs) > 6 else []), rows if wrt == 4 else None]
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, n: int = 1, causal: bool = False,
-                    **attrs) -> CellExplanation:
+                    window: int | None = None, **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path
 
         lead = tuple(index[:-2])
         r, c = index[-2], index[-1]
-        s = self._scores(lead, inputs, n, causal)
+        s = self._scores(lead, inputs, n, causal, window)
         m, ell = inputs[2][lead][:, 0], inputs[1][lead][:, 0]
         L = np.where(ell > 0, m + np.log(np.where(ell > 0, ell, 1.0)), 0.0)
         P = np.exp(s - L[:, None])

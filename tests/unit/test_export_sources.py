@@ -43,6 +43,7 @@ RUNS = {
     # the tiled attention kernel: a padded causal batch, and a generation (tiles that do not divide the length)
     "gpt-tiled": {"text": ["the cat sat on the mat", "a dog"], "attention_kernel": "tiled", "attention_tile": 4},
     "llama-tiled": {"attention_kernel": "tiled", "attention_tile": 3, "sampling": make_sampling(2, greedy=True)},
+    "gemma-tiled": {"attention_kernel": "tiled", "attention_tile": 3, "backward": True},  # the window in tiles
     "gpt-tiledbackward": {"text": ["the cat sat on the mat", "a dog"], "attention_kernel": "tiled", "attention_tile": 4,
                           "backward": True},
     # the tokenizer's steps: the word tokenizer, byte-level BPE (the GPT-2 fixture) and WordPiece (its fixture)
