@@ -24,6 +24,7 @@ CASES = {
     "gpt": dict(random_weights=True, text=[TEXT, "a dog sat"]),  # a padded batch: the padding mask per tile
     "llama": dict(text=TEXT, sliding_window=3),  # a sliding window: the window mask inside each tile
     "gemma": dict(text=TEXT),  # its local layers' window (4 keys back), √query_pre_attn_scalar
+    "bert": dict(),  # its two texts: a padded batch, unmasked but for the <pad> keys; a cosine loss
 }
 
 
