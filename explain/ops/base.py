@@ -164,13 +164,8 @@ class Op:
     # Whether its table of terms has a row per index k of the output's last axis: over a vocabulary (the next
     # token's softmax) the trace passes that axis's words as ``words``, and k is written "7042 ␣Paris".
     row_words: ClassVar[bool] = False
-    # Whether its feeds may say None for an input a cell does not read (a row an expert did not take): the TUI
-    # then shows that operand as "not read here", as it does for a gradient's.
-    skips: ClassVar[bool] = False
-    # Whether its output holds, for each expert of a mixture, a (positions, features) slice computed only at the
-    # positions the router sent to it, the router's choice (…, T, E) being its last input: the rows of the others
-    # are drawn greyed.
-    routed: ClassVar[bool] = False
+    skips: ClassVar[bool] = False  # its feeds may say None for an input a cell does not read (TUI: "not read here")
+    routed: ClassVar[bool] = False  # per expert a (T, features) slice, computed at its routed rows (the choice: last)
 
     # -- shapes ---------------------------------------------------------------------------------------------
     def shape(self, *shapes: Shape, **attrs: Any) -> Shape:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from textual.screen import Screen
 
 from explain.core.errors import ExplainError
+from explain.core.names import gen_number
 from explain.interp.names import LENS, attr
 from explain.interp.stream import check_model
 from explain.ops.base import num
@@ -122,7 +123,6 @@ def generated(ctl: Controller) -> None:
 def experts(ctl: Controller) -> None:
     """The router's choices in the mixture layer of the step shown (or the pass's first), as a tokens × experts
     grid; Enter there shows the choice step at that cell."""
-    from explain.core.names import gen_number
     from explain.tui.screens.experts import ExpertsScreen  # lazy: a screen loaded on first use
 
     view = ctl.host.view
