@@ -278,3 +278,26 @@ def test_a_statements_source_is_cut_as_ast_cuts_it(tmp_path) -> None:
         if isinstance(node, (ast.stmt, ast.expr)):
             want = " ".join((ast.get_source_segment(source, node) or "").split())
             assert walk.snippet(node) == want, ast.dump(node)
+
+
+@pytest.mark.parametrize(("k_line", "fixed"), [
+    # einops: the pattern puts t before h; the fix is the pattern, not a transpose
+    ('k = rearrange(x, "b t (h d) -> b t h d", h=n_head)', 'rearrange(x, "b t (h d) -> b h t d", h=n_head)'),
+    # numpy: the missing transpose spelled numpy's way
+    ("k = x.reshape(B, T, n_head, C // n_head)", "x.reshape(B, T, n_head, C // n_head).swapaxes(1, 2)"),
+])
+def test_forgotten_transpose_is_fixed_in_the_line_s_own_spelling(tmp_path: Path, k_line: str, fixed: str) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(f'''
+        def f(x: Float[Tensor, "batch seq d_model"], n_head: int):
+            B, T, C = x.shape
+            q = rearrange(x, "b t (h d) -> b h t d", h=n_head)
+            {k_line}
+            return q @ k.swapaxes(-2, -1)
+    '''))
+    with pytest.raises(CheckShapeError) as info:
+        run(f"{path}::f")
+    ((line, old, new),) = info.value.edits
+    assert line == 5 and new == fixed, info.value.edits
+    apply_edits(path, info.value.edits)
+    assert run(f"{path}::f").result.shape == (2, 12, 10, 10)
