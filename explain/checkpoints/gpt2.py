@@ -70,7 +70,7 @@ def _config_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
     """The engine's options from a GPT-2 config, or a one-line error naming the key that cannot be used."""
     if cfg.get("model_type") != "gpt2":
         raise WeightsError(f"{where} has model_type {cfg.get('model_type')!r}; explain reads model_type 'gpt2', "
-                           "'llama', 'mistral' or 'qwen2'")
+                           "the Llama family's ('llama', 'mistral', 'qwen2', …) or 'bert'")
     get = {**_DEFAULTS, **cfg}.get
     n_ctx_key = "n_positions" if "n_positions" in cfg or "n_ctx" not in cfg else "n_ctx"
     ints = {}
@@ -203,6 +203,7 @@ class Checkpoint:
     name = "checkpoint"
     model = "gpt"  # the registry's model that runs it
     fixed = True  # token ids index the embedding's rows: none past vocab_size
+    special_tokens = False  # whether encoding adds the special tokens tokenizer.json's post-processor names
 
     def __init__(self, path: Path, config: dict[str, Any]) -> None:
         self.path = path
@@ -262,7 +263,8 @@ class Checkpoint:
         return RowLabels(self._token_labels(), self.options["d_vocab"])
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` from the checkpoint's own tokenizer, with no special tokens added."""
+        """Token ids of ``text`` from the checkpoint's own tokenizer, with no special tokens added (unless
+        ``special_tokens``: BERT's [CLS] … [SEP])."""
         if self.tokenizer_path is None:
             raise InputError(f"checkpoint '{self.path}' has no {TOKENIZER}; give --tokens (ids, e.g. 464,3797)")
         self._token_labels()  # refuse a tokenizer of another vocabulary before using it
@@ -276,7 +278,7 @@ class Checkpoint:
                 raise DependencyError(f"reading text with {TOKENIZER} needs the 'tokenizers' package: {INSTALL} "
                                       "(or give --tokens)") from None
             data = _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
-            self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data)
+            self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data, self.special_tokens)
         return self._tokenizer.encode(text)
 
     def tokenizer_json(self) -> Any:

@@ -108,6 +108,9 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     from explain.checkpoints import llama as llama  # lazy: it imports this module (the Llama family's folders)
     if config.get("model_type") in llama.MODEL_TYPES:
         return llama.LlamaCheckpoint(p, config)
+    from explain.checkpoints import bert as bert  # lazy: as llama's
+    if config.get("model_type") in bert.MODEL_TYPES:
+        return bert.BertCheckpoint(p, config)
     if not (p / WEIGHTS).is_file():
         other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
         hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "

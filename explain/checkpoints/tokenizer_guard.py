@@ -48,8 +48,11 @@ resource.setrlimit(resource.RLIMIT_AS, ({mem}, {mem}))
 _CHILD = """
 import json, sys
 from tokenizers import Tokenizer
-path, text = json.load(sys.stdin)
-print(json.dumps(Tokenizer.from_file(path).encode(text, add_special_tokens=False).ids))
+path, text, special = json.load(sys.stdin)
+tok = Tokenizer.from_file(path)
+tok.no_padding()
+tok.no_truncation()
+print(json.dumps(tok.encode(text, add_special_tokens=special is True).ids))
 """
 
 
@@ -100,14 +103,18 @@ def _failure(path: Path, exc: BaseException) -> InputError:
 
 
 class InProcess:
-    """A tokenizer whose regexes are all known: ``tokenizers`` in this process, a panic caught."""
+    """A tokenizer whose regexes are all known: ``tokenizers`` in this process, a panic caught. Its padding and
+    truncation are turned off (a run pads a batch itself, and refuses a text longer than the context rather than
+    cutting it); ``special`` adds the special tokens its post-processor names (BERT's [CLS] … [SEP])."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, special: bool = False) -> None:
         from tokenizers import Tokenizer  # lazy: optional dependency (the checkpoint extra)
 
-        self.path = path
+        self.path, self.special = path, special
         try:
             self._tok = Tokenizer.from_file(str(path))
+            self._tok.no_padding()
+            self._tok.no_truncation()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # a bad file: a bare Exception; a panic: PanicException (a BaseException)
@@ -116,7 +123,7 @@ class InProcess:
 
     def encode(self, text: str) -> list[int]:
         try:
-            return list(self._tok.encode(text, add_special_tokens=False).ids)
+            return list(self._tok.encode(text, add_special_tokens=self.special).ids)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
@@ -126,8 +133,8 @@ class InProcess:
 class Sandboxed:
     """A tokenizer with a regex that is not a known one: each text is encoded in a subprocess with limits."""
 
-    def __init__(self, path: Path, patterns: list[str]) -> None:
-        self.path, self.patterns = path, patterns
+    def __init__(self, path: Path, patterns: list[str], special: bool = False) -> None:
+        self.path, self.patterns, self.special = path, patterns, special
 
     def encode(self, text: str) -> list[int]:
         env = child_env(RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
@@ -136,7 +143,7 @@ class Sandboxed:
             code = _LIMITS.format(cpu=CPU_SECONDS, mem=MEMORY_BYTES) + _CHILD
             # the path is made absolute: the child runs in an empty folder of its own
             with tempfile.TemporaryDirectory(prefix="explain-tok-") as empty:
-                proc = subprocess.run(child_command(code), input=json.dumps([str(self.path.resolve()), text]),
+                proc = subprocess.run(child_command(code), input=json.dumps([str(self.path.resolve()), text, self.special]),
                                       capture_output=True, text=True, env=env, cwd=empty, timeout=60)
         except subprocess.TimeoutExpired:  # a hang guard: the CPU limit ends a busy child long before
             raise InputError(f"the tokenizer '{self.path}' did not finish on this text; give --tokens") from None
@@ -157,7 +164,8 @@ class Sandboxed:
         return ids
 
 
-def load(path: Path, data: Any) -> InProcess | Sandboxed:
-    """The tokenizer of ``path`` (whose JSON ``data`` was already read and checked), in or out of process."""
+def load(path: Path, data: Any, special: bool = False) -> InProcess | Sandboxed:
+    """The tokenizer of ``path`` (whose JSON ``data`` was already read and checked), in or out of process, its
+    padding and truncation off; ``special``: the special tokens its post-processor adds are added."""
     unknown = unknown_regexes(data)
-    return Sandboxed(path, unknown) if unknown else InProcess(path)
+    return Sandboxed(path, unknown, special) if unknown else InProcess(path, special)

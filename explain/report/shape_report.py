@@ -230,11 +230,13 @@ def shapes_text(sel: Selection, show_tokens: bool = True) -> str:
 
 
 def unreached(trace: Trace) -> list[ParamSpec]:
-    """The parameters no gradient reaches: every forward step reads them where its op passes none back (the
-    sigmoid router's choosing bias, DeepSeek-V3's e_score_correction_bias, a buffer to transformers)."""
-    reached = {step.inputs[i] for step in trace if not in_training(step.group) and step.op != "input"
-               for i in ops.get(step.op).grad_inputs(len(step.inputs))}
-    return [spec for spec in trace.specs.values() if spec.name not in reached]
+    """The parameters no gradient reaches: forward steps read them, each where its op passes none back (the
+    sigmoid router's choosing bias, DeepSeek-V3's e_score_correction_bias, a buffer to transformers). A parameter
+    no step reads is a parameter still (BertModel's pooler, carried by ``bert`` but not used by its sentence head)."""
+    forward = [step for step in trace if not in_training(step.group) and step.op != "input"]
+    read = {name for step in forward for name in step.inputs}
+    reached = {step.inputs[i] for step in forward for i in ops.get(step.op).grad_inputs(len(step.inputs))}
+    return [spec for spec in trace.specs.values() if spec.name in read and spec.name not in reached]
 
 
 def _wrap_sum(parts: list[str], width: int = 118) -> list[str]:

@@ -4,6 +4,7 @@ is; the sentence head's steps print; a lone text has cosines but no loss; bad in
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from clitools import invoke, one_line_error
 
@@ -41,3 +42,27 @@ def test_bad_inputs_are_one_line() -> None:
     one_line_error(invoke("run", "bert", "--tokens", "3,x"), 2, "--tokens takes whole numbers")
     one_line_error(invoke("run", "bert", "--tokens", "3,4", "--tokens", ""), 2, "--tokens is empty")
     one_line_error(invoke("run", "bert", "--causal"), 2, "unmasked by design")
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bert"
+
+
+def test_shapes_counts_bertmodel_from_a_config_alone() -> None:
+    for folder, count in (("bert-base-uncased", "109,482,240"), ("all-MiniLM-L6-v2", "22,713,216")):
+        result = invoke("shapes", "--checkpoint", str(DATA / "configs" / folder), "--no-steps")
+        assert result.exit_code == 0, result.output
+        assert f"total: {count} parameters" in result.stdout
+        assert "pooler" in result.stdout
+        doc = json.loads(invoke("shapes", "--checkpoint", str(DATA / "configs" / folder), "--json").stdout)
+        assert f"{doc['n_params']:,}" == count and "n_fixed" not in doc
+
+
+def test_a_checkpoint_run_and_its_refusals() -> None:
+    folder = str(DATA / "hf_bert")
+    result = invoke("run", "--checkpoint", folder, "--text", "A man is eating food.", "--text", "A baby.", "--plain")
+    assert result.exit_code == 0, result.output
+    assert "[CLS] a man is eating food . [SEP]" in " ".join(result.output.split()) and "pairs.0_1.total" in result.output
+    one_line_error(invoke("run", "bert", "--checkpoint", folder, "--text", "a man is eating food " * 6), 1,
+                   "the input has 32 tokens but the checkpoint's context is 24")
+    one_line_error(invoke("run", "bert", "--checkpoint", str(DATA / "configs" / "all-MiniLM-L6-v2"), "--tokens",
+                          "101,102"), 1, "has no model.safetensors")

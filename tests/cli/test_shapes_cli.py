@@ -69,6 +69,7 @@ SMALL = {  # a small config per model, a little off the defaults so nothing pass
     "llama": ["--layers", "3", "--d-model", "16", "--heads", "4", "--kv-heads", "2", "--text", "a b c"],
     "gemma": ["--layers", "3", "--d-model", "16", "--heads", "4", "--kv-heads", "2", "--window", "2",
               "--text", "a b c d"],
+    "bert": ["--layers", "3", "--d-model", "12", "--heads", "3", "--text", "a b c", "--text", "d e", "--text", "f"],
 }
 
 

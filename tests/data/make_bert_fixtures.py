@@ -13,6 +13,12 @@ names, converted here by a mapping written independently of explain's checkpoint
 gradient of the loss, by autograd; the pooler's are zero: the sentence head does not use it), ``tokens`` (the
 batch, right-padded with ``PAD``) and ``lengths``; and ``bert/<name>_config.json`` (explain's options).
 
+It also writes ``bert/hf_bert/``, a Hugging Face folder as all-MiniLM-L6-v2's is laid out (config.json,
+model.safetensors in float32, a WordPiece tokenizer.json whose post-processor adds [CLS] … [SEP] and which pads
+and truncates every text to 24 tokens, as MiniLM's does to 128), and ``bert/hf_bert_expected.npz``: each text's
+ids (``tokenizers``' encode with padding and truncation off) and the sentence head of BertModel run in float64 on
+the stored float32 weights (the checkpoint reader's test).
+
 BertModel computes in the model's dtype throughout (its softmax too); the only thing changed here is the value
 a padded key's score gets: transformers adds the dtype's most negative number, explain writes −inf; both give
 the key a weight of exactly 0, and the fixture stores −inf where the mask applies so the step compares as it is.
@@ -163,8 +169,53 @@ def steps(model: BertModel, o: dict, batch: list[list[int]]) -> tuple[dict[str, 
     return {k: v.detach().numpy().astype(np.float64) for k, v in got.items()}, loss
 
 
+FOLDER_TEXTS = ["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."]
+CORPUS = FOLDER_TEXTS + ["The cat sat on the mat. The dog is happy, and the cat is hungry!",
+                         "A woman is playing the guitar. Two men are riding horses.", "playing played plays"]
+
+
+def wordpiece():
+    """A WordPiece tokenizer (BERT's normaliser and pre-tokenizer) trained on the corpus, with BERT's template
+    post-processor, and padding and truncation to 24 as a downloaded sentence-transformers tokenizer.json has."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=120, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tok.train_from_iterator(CORPUS, trainer)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    tok.enable_padding(length=24, pad_id=0, pad_token="[PAD]")
+    tok.enable_truncation(max_length=24)
+    return tok
+
+
+def folder() -> None:
+    tok = wordpiece()
+    o = dict(d_model=16, n_heads=2, n_layers=2, d_ff=32, d_vocab=tok.get_vocab_size(), n_ctx=24, ln_eps=1e-12)
+    model = build("hf_bert", o).float()  # stored as MiniLM's: float32
+    path = OUT / "hf_bert"
+    model.save_pretrained(path, safe_serialization=True)
+    tok.save(str(path / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    batch = [tok.encode(t).ids for t in FOLDER_TEXTS]
+    model = model.double()  # float32 weights, computed in float64
+    with torch.no_grad():
+        expected, _ = steps(model, o, batch)
+    T = max(len(b) for b in batch)
+    np.savez(OUT / "hf_bert_expected.npz", ids=np.array([b + [PAD] * (T - len(b)) for b in batch], dtype=np.int64),
+             lengths=np.array([len(b) for b in batch], dtype=np.int64), texts=np.array(FOLDER_TEXTS),
+             **{k: expected[k] for k in ("sentence.pooled", "sentence.norm", "sentence.cos", "embed_ln")})
+    print(f"hf_bert: {tok.get_vocab_size()} tokens, ids {batch[0]}, cos {expected['sentence.cos'][0, 1]:.6f}")
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
+    folder()
     for name, case in CONFIGS.items():
         o, batch = case["options"], case["tokens"]
         model = build(name, o)

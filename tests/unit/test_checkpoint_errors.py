@@ -76,7 +76,7 @@ def test_shapes_refuse_a_folder_without_weights_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("change, needles", [
-    ({"model_type": "bert"}, ["model_type 'bert'", "gpt2"]),
+    ({"model_type": "roberta"}, ["model_type 'roberta'", "gpt2"]),
     ({"model_type": None}, ["model_type None"]),
     ({"activation_function": "relu"}, ["activation_function 'relu'", "'gelu_new' or 'gelu_pytorch_tanh'"]),
     ({"activation_function": "gelu"}, ["activation_function 'gelu'", "tanh approximation"]),
@@ -156,7 +156,7 @@ def test_inputs_that_do_not_fit_the_checkpoint() -> None:
     _error(InputError, "token id 300", "vocabulary of 300", checkpoint=TINY, tokens="1,300")
     _error(InputError, "33 tokens", "context is 32", checkpoint=TINY, tokens=",".join(["5"] * 33))
     _error(ConfigError, "--d-model 8 conflicts with the checkpoint's d_model = 16", checkpoint=TINY, d_model=8)
-    with pytest.raises(UsageError, match="use 'gpt' or 'llama' or 'gemma', not 'multihead'"):
+    with pytest.raises(UsageError, match="use 'gpt' or 'llama' or 'gemma' or 'bert', not 'multihead'"):
         explain.run("multihead", checkpoint=TINY)
     with pytest.raises(UsageError, match="either --text or --tokens"):
         explain.run("gpt", checkpoint=TINY, text="The cat", tokens="1")

@@ -107,7 +107,7 @@ def test_hub_id_from_the_local_cache_with_no_network(tmp_path: Path, monkeypatch
 
 
 @pytest.mark.parametrize("change, needle", [
-    (dict(model_type="bert"), "model_type 'bert'"),
+    (dict(model_type="roberta"), "model_type 'roberta'"),
     (dict(rope_parameters={"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0}), "rope scaling 'linear'"),
     (dict(rope_parameters=None, rope_scaling={"type": "dynamic", "factor": 2.0}), "rope scaling 'dynamic'"),
     (dict(hidden_act="gelu"), "hidden_act 'gelu'"),
