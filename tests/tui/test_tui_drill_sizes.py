@@ -165,6 +165,7 @@ def test_every_kind_has_a_run(traces):
     assert not missing, f"op kinds no sample run records (add a run to RUNS): {missing}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tutorial", [False, True], ids=["run", "tutorial"])
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_drill_down_answer_whole(traces, walk_plan, size, tutorial):

@@ -1,8 +1,12 @@
-"""A headless monkey (issue 29): 5,000 seeded random keys, with resizes and pastes of hostile text (a NUL, a
-300-byte name, ``~nosuchuser``, ``/dev/full``, escape sequences, 5,000 digits) into whatever has focus, on a
-small model with a tutorial and the real export and picture writers. The app neither raises nor hangs, and
-nothing is written outside the working folder (every write goes through explain.io.atomic, whose targets are
-recorded here; the folders around are compared before and after). MONKEY_KEYS overrides the count locally.
+"""A headless monkey (issues 29 and 36): seeded random keys, with resizes from 40×4 to 200×50 and pastes of
+hostile text (a NUL, a 300-byte name, ``~nosuchuser``, ``/dev/full``, escape sequences, 5,000 digits) into
+whatever has focus, with the real export and picture writers, on five runs: a tutorial, ``run gpt --trained``, a
+Llama folder, a GGUF file and a generation. The app neither raises nor hangs, and nothing is written outside the
+working folder (every write goes through explain.io.atomic, whose targets are recorded here; the folders around
+are compared before and after).
+
+CI runs the quick form, 600 keys a run (slow: about 20 s each); the full form is 5,000 keys a run:
+``MONKEY_KEYS=5000 pytest tests/tui/test_tui_monkey.py``. It replaces the 1,000-key fuzz test that was its twin.
 
 Each key is sent as Pilot.press sends it, then ``pilot.pause(0)``: every message queued on the screen and its
 widgets is handled and the screen painted before the next key. Pilot.press itself also waits twice per key for
@@ -14,23 +18,46 @@ from __future__ import annotations
 import faulthandler
 import os
 import random
+import sys
 import unicodedata
 from pathlib import Path
 
-from conftest import drive
+import pytest
+from conftest import drive, fake_tutorial
 from textual import events
 from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 
+import explain
 import explain.io.atomic
 from explain.tui.app import ExplainApp
 from explain.tui.keys import KEYS
 
-N_KEYS = int(os.environ.get("MONKEY_KEYS", "5000"))
+N_KEYS = int(os.environ.get("MONKEY_KEYS", "600"))
 EXTRA = ["up", "down", "left", "right", "tab", "shift+tab", "escape", "enter", "enter", "space", "backspace",
          "1", "0", "z", "pageup", "pagedown", "home", "end", "ctrl+a", "delete"]
 PASTES = ["a\0b", "n" * 300, "~nosuchuser_monkey/plot", "/dev/full", "/dev/null", ".", "..", "/", "\x1b[31mred",
           "9" * 5000, "-1", "nan", "1e-320", "sub/", "ok_name", "", "   "]
-SIZES = [(80, 24), (120, 40), (200, 50), (60, 20), (100, 30), (81, 25)]
+SIZES = [(40, 4), (60, 10), (80, 24), (120, 40), (200, 50), (60, 20), (100, 30), (81, 25)]
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _app(kind: str, tmp_path: Path) -> ExplainApp:
+    """The app on one of the five runs the monkey walks."""
+    if kind == "tutorial":
+        return ExplainApp(explain.run("gpt", random_weights=True, text="the cat sat on the mat"),
+                          tutorial=fake_tutorial())
+    if kind == "trained":
+        return ExplainApp(explain.run("gpt", trained=True, text="the cat sat on the mat"))
+    if kind == "llama-folder":
+        return ExplainApp(explain.run("llama", checkpoint=str(DATA / "llama" / "hf_llama"), text="hello world"))
+    if kind == "gguf":
+        pytest.importorskip("gguf")
+        sys.path.insert(0, str(DATA.parent / "unit"))
+        from gguf_files import write_gguf
+
+        path = write_gguf(tmp_path / "m.gguf", "Q8_0")
+        return ExplainApp(explain.run("llama", checkpoint=str(path), text="hello world"))
+    return ExplainApp(explain.generate("gpt", text="the cat sat on the", max_new_tokens=3, greedy=True))
 
 
 def _key_event(key: str) -> events.Key:
@@ -49,7 +76,10 @@ def _listing(d: Path) -> dict[str, int]:
     return {n: os.lstat(d / n).st_mtime_ns for n in sorted(os.listdir(d)) if n != "__pycache__"}
 
 
-def test_five_thousand_random_keys_with_resizes_and_pastes(gpt_trace, tutorial, monkeypatch, tmp_path) -> None:
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["tutorial", "trained", "llama-folder", "gguf", "generation"])
+def test_random_keys_with_resizes_and_pastes(kind, monkeypatch, tmp_path) -> None:
+    app = _app(kind, tmp_path)
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)
     monkeypatch.chdir(work)
@@ -66,7 +96,6 @@ def test_five_thousand_random_keys_with_resizes_and_pastes(gpt_trace, tutorial, 
     monkeypatch.setattr(explain.io.atomic._Pending, "__init__", record)
     keys = [k for key in KEYS for k in key.keys.split(",") if k not in ("q", "ctrl+q", "ctrl+c")] + EXTRA
     rng = random.Random(29)
-    app = ExplainApp(gpt_trace, tutorial=tutorial)
 
     async def script(pilot) -> None:
         for _ in range(N_KEYS):
@@ -88,7 +117,7 @@ def test_five_thousand_random_keys_with_resizes_and_pastes(gpt_trace, tutorial, 
     # returns; faulthandler ends the process with every thread's stack if a key blocks the event loop itself.
     faulthandler.dump_traceback_later(1800, exit=True)
     try:
-        drive(app, script, size=(120, 40), timeout=1500)
+        drive(app, script, size=(40, 4) if kind == "gguf" else (120, 40), timeout=1500)
     finally:
         faulthandler.cancel_dump_traceback_later()
     for path in written:
