@@ -82,8 +82,7 @@ def _number(where: str, key: str, v: Any, default: float, low: float, high: floa
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not low < float(v) < high:
-        shown = repr(v) if not isinstance(v, str) else repr(v[:40])
-        raise WeightsError(f"{where}: {key} must be a number above {low:g} and below {high:g}, got {shown}")
+        raise WeightsError(f"{where}: {key} must be a number above {low:g} and below {high:g}, got {str(v)[:40]!r}")
     return _f32(v)
 
 
@@ -146,7 +145,19 @@ class GGUFCheckpoint(Checkpoint):
         tokens = _field(self.reader, "tokenizer.ggml.tokens")
         if not isinstance(tokens, list) or not tokens:
             raise InputError(f"'{self.path}' holds no tokenizer.ggml.tokens; give --tokens (ids)")
+        if (bad := next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)) is not None:
+            raise InputError(f"'{self.path}': tokenizer.ggml.tokens[{bad}] is {type(tokens[bad]).__name__}, not "
+                             "text; give --tokens (ids)")
         return tokens
+
+    def _merges(self) -> list[tuple[str, str]]:
+        """tokenizer.ggml.merges as pairs: each entry is two tokens separated by one space."""
+        merges = _field(self.reader, "tokenizer.ggml.merges", [])
+        for i, m in enumerate(merges if isinstance(merges, list) else [merges]):
+            if not isinstance(m, str) or len(m.split(" ")) != 2 or "" in m.split(" "):
+                raise InputError(f"'{self.path}': tokenizer.ggml.merges[{i}] is {str(m)[:40]!r}, not two tokens "
+                                 "separated by one space; give --tokens (ids)")
+        return [tuple(m.split(" ", 1)) for m in merges]
 
     def _token_labels(self) -> dict[int, str]:
         if self._labels is None:
@@ -178,7 +189,7 @@ class GGUFCheckpoint(Checkpoint):
         except ImportError:
             raise DependencyError(f"reading text with a GGUF's tokenizer needs 'tokenizers': {INSTALL}") from None
         pre = pre_tokenizer(str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
-        merges = [tuple(m.split(" ", 1)) for m in _field(self.reader, "tokenizer.ggml.merges", [])]
+        merges = self._merges()
         vocab = {t: i for i, t in enumerate(self._tokens())}
         tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=False))
         tok.pre_tokenizer = pre

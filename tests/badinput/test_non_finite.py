@@ -50,3 +50,17 @@ def test_a_hostile_gguf_epsilon_is_one_line_naming_the_key(tmp_path: Path, eps: 
     path = write_gguf(tmp_path / "m.gguf", "F32", eps=eps)
     r = invoke("run", "llama", "--checkpoint", str(path), "--text", "hello", "--plain")
     one_line_error(r, 1, "llama.attention.layer_norm_rms_epsilon must be a number above 0", said)
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("tokens", list(range(40)), "tokenizer.ggml.tokens[0] is int"),
+    ("merges", ["ab"], "tokenizer.ggml.merges[0] is 'ab', not two tokens"),
+    ("merges", ["a  b"], "tokenizer.ggml.merges[0] is 'a  b'"),
+])
+def test_a_hostile_gguf_vocabulary_is_one_line(tmp_path: Path, field: str, value: list, said: str) -> None:
+    """Issue 36 item 4: numbers where the tokens should be, and merges that are not two tokens, were tracebacks
+    from the tokenizer's build."""
+    pytest.importorskip("gguf")
+    path = write_gguf(tmp_path / "m.gguf", "F32", **{field: value})
+    r = invoke("run", "llama", "--checkpoint", str(path), "--text", "hello", "--plain")
+    one_line_error(r, 1, said, "give --tokens")

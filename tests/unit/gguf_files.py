@@ -33,9 +33,11 @@ def hf_tensors(folder: Path = HF) -> dict[str, np.ndarray]:
 
 
 def write_gguf(path: Path, qtype: str = "F32", pre: str = "smollm", permute_qk: bool = True,
-               folder: Path = HF, arch: str = "llama", eps: object = None) -> Path:
+               folder: Path = HF, arch: str = "llama", eps: object = None, tokens: list | None = None,
+               merges: list | None = None) -> Path:
     """Write ``folder``'s model as a GGUF: matrices in ``qtype`` (F32, Q8_0, Q4_1, …), norms in F32. ``eps``
-    replaces the RMS epsilon (a float, or a string: a hostile file)."""
+    replaces the RMS epsilon (a float, or a string: a hostile file); ``tokens`` and ``merges`` replace the
+    tokenizer's lists (hostile ones: numbers, merges without their space)."""
     import gguf
 
     cfg = json.loads((folder / "config.json").read_text())
@@ -57,8 +59,9 @@ def write_gguf(path: Path, qtype: str = "F32", pre: str = "smollm", permute_qk: 
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre(pre)
     vocab = tok["model"]["vocab"]
-    w.add_token_list([t for t, _ in sorted(vocab.items(), key=lambda kv_: kv_[1])])
-    w.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]])
+    w.add_token_list(tokens if tokens is not None else [t for t, _ in sorted(vocab.items(), key=lambda kv_: kv_[1])])
+    w.add_token_merges(merges if merges is not None else
+                       [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]])
     w.add_eos_token_id(0)
     q = gguf.GGMLQuantizationType[qtype]
     for name, arr in hf_tensors(folder).items():
