@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import _until, drive, goto, text_of
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 import explain
 from explain.tui.app import ExplainApp
@@ -116,3 +116,23 @@ def test_a_run_without_experts_says_why() -> None:
         assert any("no mixture of experts" in str(n.message) for n in app._notifications)
 
     drive(app, script, size=(80, 24))
+
+
+def test_the_rerun_form_changes_the_router() -> None:
+    opts = {"n_experts": 6, "experts_per_token": 2, "text": TEXT}
+    app = ExplainApp(explain.run("llama", **opts), options=opts)
+
+    async def script(pilot):
+        s = app.screen
+        await pilot.press("e")
+        await _until(pilot, lambda: bool(app.screen.query("#n_experts")))
+        form = app.screen
+        assert form.query_one("#n_experts", Input).value == "6"
+        assert form.query_one("#experts_per_token", Input).value == "2"
+        form.query_one("#experts_per_token", Input).value = "3"
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await _until(pilot, lambda: s.trace.config.experts_per_token == 3)
+        assert (s.trace["blocks.0.mlp.choice"].output.sum(-1) == 3).all()
+
+    drive(app, script, size=(120, 40))
