@@ -51,7 +51,7 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
         return Words(words, source.label, grows=False, unk_id=unk_id)
     kind = (data.get("model") or {}).get("type")
     if kind == "WordPiece":
-        return WordPiece.from_json(data, where, source.label)
+        return WordPiece.from_json(data, where, source.label, getattr(source, "special_tokens", False))
     return BPE.from_json(data, where, source.label)
 
 

@@ -73,7 +73,11 @@ def record_tokenizer(rec: Recorder, w: Walkthrough) -> Ref:
 
 def _piece(rec: Recorder, w: Walkthrough, n: int, p: Any, sym: Any) -> Ref:
     """Piece ``n`` as the ids of its first symbols: ``tokenizer.pieceN.symbols``."""
-    if p.special is not None:
+    if p.special is not None and p.start == p.end:  # a template token (its span is empty: no character)
+        ids, labels = [p.special], [shown(p.text)]
+        note = (f"Piece {n}: {shown(p.text)!r}, a special token the post-processor adds around every text (BERT's "
+                "[CLS] first, [SEP] last): in no character of it.")
+    elif p.special is not None:
         ids, labels = [p.special], [shown(p.text)]
         note = f"Piece {n}: {shown(p.text)!r}, an added token: matched whole, never split."
     elif w.family == "bpe":

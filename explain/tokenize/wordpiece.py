@@ -2,14 +2,16 @@
 to spaces, spaces around CJK characters, accents stripped and lower-cased for an uncased model), BERT's
 pre-tokenizer (split at white space, every punctuation mark a piece of its own), then in each word the longest
 prefix in the vocabulary, then the longest continuation from where it ended, written ``##…``; a word with a
-stretch no candidate covers is the unknown token as a whole. Special tokens ([CLS], [SEP]) are not added.
+stretch no candidate covers is the unknown token as a whole. The special tokens of the post-processor's template
+([CLS] first, [SEP] last: BERT's ``TemplateProcessing``) are added when the checkpoint adds them (``special``), as
+pieces of their own at the two ends of the text.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explain.core.errors import InputError
@@ -46,10 +48,12 @@ class WordPiece:
     clean: bool = True
     label: Callable[[int], str] = str
     added: dict[str, int] = field(default_factory=dict)
+    template: tuple[tuple[str, int] | None, ...] = ()  # the post-processor's single template: None is the text
     ranks = None  # no merges: WordPiece matches, it does not merge
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], where: str, label: Callable[[int], str] = str) -> WordPiece:
+    def from_json(cls, data: dict[str, Any], where: str, label: Callable[[int], str] = str,
+                  special: bool = False) -> WordPiece:
         model, norm, pre = data.get("model") or {}, data.get("normalizer") or {}, data.get("pre_tokenizer") or {}
         if norm.get("type") != "BertNormalizer" or pre.get("type") != "BertPreTokenizer":
             raise InputError(f"{where}: explain tokenize walks through WordPiece with BERT's normaliser and "
@@ -60,7 +64,8 @@ class WordPiece:
                    str(model.get("continuing_subword_prefix", "##")), int(model.get("max_input_chars_per_word", 100)),
                    lower, lower if strip is None else bool(strip), bool(norm.get("handle_chinese_chars", True)),
                    bool(norm.get("clean_text", True)), label,
-                   {str(a["content"]): int(a["id"]) for a in data.get("added_tokens") or []})
+                   {str(a["content"]): int(a["id"]) for a in data.get("added_tokens") or []},
+                   _template(data.get("post_processor"), where) if special else ())
 
     def normalize(self, text: str) -> str:
         if self.clean:
@@ -133,11 +138,46 @@ class WordPiece:
                 found.append(hit)
                 start = end
             w.tokens.extend([(t, self.vocab[t]) for t in found] if found is not None else [(self.unk, unk_id)])
+        if self.template:
+            _post(w, self.template)
         w.labels = {i: self.label(i) for _, i in w.tokens}
         return w
 
     def encode(self, text: str) -> list[int]:
         return self.walk(text).ids
+
+
+def _template(post: Any, where: str) -> tuple[tuple[str, int] | None, ...]:
+    """BERT's post-processor, ``TemplateProcessing`` with a single template such as ``[CLS] $A [SEP]``, as
+    (token, id) for each special token and None for the text; () when there is none."""
+    if not isinstance(post, dict) or post.get("type") != "TemplateProcessing":
+        if post is None:
+            return ()
+        raise InputError(f"{where}: explain tokenize walks through BERT's post-processor (TemplateProcessing); this "
+                         f"one is {post.get('type') if isinstance(post, dict) else post!r}")
+    ids = {name: (spec.get("ids") or [None])[0] for name, spec in (post.get("special_tokens") or {}).items()}
+    out: list[tuple[str, int] | None] = []
+    for item in post.get("single") or []:
+        if "Sequence" in item:
+            out.append(None)
+        elif "SpecialToken" in item and isinstance(ids.get(item["SpecialToken"].get("id")), int):
+            name = item["SpecialToken"]["id"]
+            out.append((name, ids[name]))
+        else:
+            raise InputError(f"{where}: the post-processor's template item {item!r} is not one explain knows")
+    return tuple(out)
+
+
+def _post(w: Walkthrough, template: tuple[tuple[str, int] | None, ...]) -> None:
+    """The template's special tokens around the text: pieces of their own (empty spans at its two ends, as they
+    stand in no character of it), the match steps' piece numbers moved past those put first."""
+    at = template.index(None) if None in template else len(template)
+    before, after = [t for t in template[:at] if t], [t for t in template[at + 1:] if t]
+    end = len(w.normalized)
+    w.pieces = ([Piece(0, 0, t, (t,), i) for t, i in before] + w.pieces
+                + [Piece(end, end, t, (t,), i) for t, i in after])
+    w.steps = [replace(s, piece=s.piece + len(before)) for s in w.steps]
+    w.tokens = list(before) + w.tokens + list(after)
 
 
 __all__ = ["WordPiece"]

@@ -153,3 +153,23 @@ def test_the_plain_reference_is_bertmodel() -> None:
     batch = reference_bert.encode(FOLDER, [str(t) for t in want["texts"]])
     assert [len(b) for b in batch] == want["lengths"].tolist()
     np.testing.assert_allclose(reference_bert.sentence_embeddings(FOLDER, batch), want["sentence.pooled"], **TOL)
+
+
+def test_the_tokenizer_walkthrough_adds_the_template_as_tokenizers_does() -> None:
+    """--tokenizer-steps and explain tokenize on a BERT folder: [CLS] … [SEP] from the post-processor, as pieces of
+    their own, and the ids tokenizers' own encode gives (with special tokens, no padding)."""
+    from tokenizers import Tokenizer
+
+    from explain.tokenize.family import tokenizer_for
+
+    tok = Tokenizer.from_file(str(FOLDER / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    walker = tokenizer_for(open_checkpoint(str(FOLDER)))
+    for text in ["A man is eating food.", "[CLS] twice [SEP]", "", "Unplayable!! The cat, the dog.", "ça 東京"]:
+        w = walker.walk(text)
+        assert w.ids == tok.encode(text).ids, text
+        assert w.pieces[0].text == "[CLS]" and w.pieces[-1].text == "[SEP]"
+    trace = explain.run("bert", checkpoint=str(FOLDER), text=["A man is eating food.", "A baby."],
+                        tokenizer_steps=True)
+    assert trace["tokenizer.ids"].output.tolist() == trace["tokens"].output[0, :8].tolist()

@@ -54,3 +54,11 @@ def test_every_pair_view_sums_to_its_cosine() -> None:
         assert parts.shape == (len(trace.labels[f"text{a}"]), len(trace.labels[f"text{b}"]))
     # the pairs a reader would name first: the shared verb, the shared noun, then food with what else is eaten
     assert trace.labels["pairs0_1"][:4] == ["eating · eating", "man · man", "food · eating", "food · bread"]
+
+
+def test_the_tokenizer_steps_add_cls_and_sep() -> None:
+    from explain.checkpoints.open import open_checkpoint
+    from explain.tokenize.family import tokenizer_for
+
+    w = tokenizer_for(open_checkpoint(str(minilm()))).walk(TEXTS[0])
+    assert w.ids == [101, 1037, 2158, 2003, 5983, 2833, 1012, 102]
