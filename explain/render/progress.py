@@ -24,17 +24,22 @@ class RichBars:
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
+        # one column short of the terminal: a bar line exactly as wide as the terminal leaves the cursor past the
+        # edge, and each redraw then lands one line lower instead of over the last (seen in tmux at 80×24)
+        self.bars = Console(stderr=True, width=max(self.console.width - 1, 20)) if console is None else console
 
     @contextlib.contextmanager
     def task(self, description: str, total: int | None, unit: str = "bytes") -> Iterator[Callable[[int], None]]:
         if unit == "bytes":
-            columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                       TimeRemainingColumn()]
+            columns = [TextColumn("{task.description}"), BarColumn(bar_width=None), DownloadColumn(),
+                       TransferSpeedColumn(), TimeRemainingColumn()]
         else:
-            columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()]
-        with Progress(*columns, console=self.console, transient=True) as bars:
+            columns = [TextColumn("{task.description}"), BarColumn(bar_width=None), MofNCompleteColumn(),
+                       TimeRemainingColumn()]
+        # the bar takes what the other columns leave: a line wider than the terminal would wrap
+        with Progress(*columns, console=self.bars, transient=True, expand=True) as bars:
             task = bars.add_task(description, total=total)
             yield lambda n: bars.advance(task, n)
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self.console.print(text, markup=False, highlight=False)  # wrapped between words

@@ -99,6 +99,11 @@ def _full_weights(tutorial: Tutorial, opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(tutorial: Tutorial) -> Trace:
+    entry = CATALOGUE.get(str(tutorial.options.get("checkpoint")))
+    if entry is not None:  # fetched first, so that its own errors (the index, the disk) are not the options'
+        from explain.checkpoints.fetch import ensure  # lazy: pip's child and zipfile only for a catalogue model
+
+        ensure(entry)
     try:
         opts = run_options(tutorial)
         if tutorial.weights:  # given by [weights], the rest random from the seed: random_weights says the rest

