@@ -89,12 +89,15 @@ def words_of(inp: Inputs) -> list[list[str]]:
 
 
 def text_labels(words: list[list[str]]) -> list[str]:
-    """One label per text for the cosines' rulers: its words, the words every text starts with left out (two
-    texts that begin alike would show the same first letters in a narrow column)."""
-    same = 0
-    while len(words) > 1 and all(len(w) > same + 1 and w[same] == words[0][same] for w in words):
-        same += 1
-    return [("…" if same else "") + " ".join(w[same:]) for w in words]
+    """One label per text for the cosines' rulers: the words no other text has ('food', 'piece of bread'), since
+    texts that begin alike would show the same first letters in a narrow column; all its words when it has none
+    of its own."""
+    out = []
+    for b, w in enumerate(words):
+        others = {x.lower() for a, v in enumerate(words) if a != b for x in v}
+        own = [x for x in w if x.lower() not in others]
+        out.append(" ".join(own or w))
+    return out
 
 
 def pairs(rec: Recorder, x: Ref, pooled: Ref, cos: Ref, words: list[list[str]]) -> None:

@@ -99,7 +99,7 @@ def pair_parts(h, e, a, b, n_a, n_b):
 
 
 def ranked(parts):
-    """The parts in one row, the largest (by size, whatever its sign) first;
+    """The parts in one column, the largest (by size, whatever its sign) first;
     equal sizes keep their reading order."""
     flat = np.reshape(parts, -1)
-    return flat[np.argsort(-np.abs(flat), kind="stable")]
+    return flat[np.argsort(-np.abs(flat), kind="stable")][:, None]

@@ -7,7 +7,7 @@ e_a·e_b / (‖e_a‖·‖e_b‖) is therefore exactly Σᵢⱼ h_a,i·h_b,j / (
 | kind | what it computes |
 | --- | --- |
 | ``pair_parts`` | the (n_a, n_b) parts, the words of one text down the side and of the other across |
-| ``rank_parts`` | those parts in one row, largest first (by size) |
+| ``rank_parts`` | those parts in one column, largest first (by size), each row named by its two words |
 | ``pair_total`` | their sum, which is the cosine; its explanation lists the pairs ranked with the running sum |
 """
 
@@ -71,7 +71,7 @@ class PairParts(Op):
 
 @register
 class RankParts(Op):
-    """The parts in one row, ordered by size (largest |part| first), each named by its two words."""
+    """The parts in one column, ordered by size (largest |part| first), each named by its two words."""
 
     kind = "rank_parts"
     helpers = ("ranked",)
@@ -79,10 +79,10 @@ class RankParts(Op):
                     "texts together, negative ones apart.")
 
     def shape(self, parts, **attrs):
-        return (parts[0] * parts[1],)
+        return (parts[0] * parts[1], 1)  # a column: each row named by its two words, as a ranked list reads
 
     def axes(self, parts, a: int = 0, b: int = 1, **attrs):
-        return (f"pairs{a}_{b}",)
+        return (f"pairs{a}_{b}", "part")
 
     def formula(self, syms: Syms, **attrs) -> str:
         return f"{syms.out} = {syms.ins[0]} sorted by |part|, largest first"
@@ -91,14 +91,17 @@ class RankParts(Op):
         return f"ranked({ins[0]})"
 
     def feeds(self, index, inputs, **attrs):
-        return [_ranked_cell(inputs[0], index[0])]
+        return [_ranked_cell(inputs[0], index[0])]  # index is (rank, 0)
 
     def explain(self, index, inputs, output, syms: Syms, words_a: tuple = (), words_b: tuple = (),
                 **attrs) -> CellExplanation:
         i, j = _ranked_cell(inputs[0], index[0])
+        total = float(inputs[0].sum())
+        share = f" ({100 * float(output[index]) / total:.1f}% of it)" if total else ""
         return CellExplanation(index, float(output[index]), f"{syms.out}[{index[0]}]: pair {index[0] + 1} of "
                                f"{output.size}", lines=[f"'{_words(words_a, i)}' with '{_words(words_b, j)}': "
-                                                        f"{syms.ins[0]}[{i}, {j}] = {num(output[index])}"])
+                                                        f"{syms.ins[0]}[{i}, {j}] = {num(output[index])}",
+                                                        f"the {output.size} parts sum to the cosine {num(total)}{share}"])
 
 
 def ranked_pairs(parts) -> list[tuple[int, int]]:

@@ -96,6 +96,6 @@ def test_every_pair_sums_to_its_cosine(case: str) -> None:
             assert parts.shape == (expected["lengths"][a], expected["lengths"][b])
             assert abs(parts.sum() - cos[a, b]) < 1e-12
             assert abs(float(trace[f"pairs.{a}_{b}.total"].output) - cos[a, b]) < 1e-12
-            ranked = trace[f"pairs.{a}_{b}.ranked"].output
+            ranked = trace[f"pairs.{a}_{b}.ranked"].output[:, 0]
             assert sorted(ranked.tolist()) == sorted(parts.reshape(-1).tolist())
             assert np.all(np.diff(np.abs(ranked)) <= 0)
