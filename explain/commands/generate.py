@@ -15,6 +15,7 @@ from explain.core.errors import UsageError
 from explain.core.names import gen_step
 from explain.core.options import GENERATION
 from explain.core.registry import able, quoted
+from explain.core.served import interactive
 
 
 def generation_options(f):
@@ -122,7 +123,7 @@ def show_new_attention(trace: Any, options: dict, layer: int, head: int, plain: 
         json.dump({**att.to_dict(), "text": text.plain.removeprefix("text so far: ") if text else ""}, sys.stdout,
                   ensure_ascii=False)
         sys.stdout.write("\n")
-    elif plain or not sys.stdout.isatty():
+    elif plain or not interactive():
         from rich.console import Console  # lazy: rich out of the core
 
         from explain.render.generated import generated_table  # lazy: rich out of the core

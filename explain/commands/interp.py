@@ -13,6 +13,7 @@ import click
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.core.errors import UsageError
 from explain.core.registry import able, quoted
+from explain.core.served import interactive
 from explain.interp.names import ATTRIB, LENS, PATCH, attr, lens_point, lens_probs
 
 EPILOG = MODEL_HELP + f" These read the residual stream as a sum: use a pre-norm model ({quoted(able('pre_norm'))})."
@@ -32,7 +33,7 @@ def _output(trace: Any, steps: list[str], output: str | None, force: bool) -> No
 
 def _tui(plain: bool, as_json: bool) -> bool:
     """Whether to open the TUI: not asked for text or JSON, and stdout a terminal."""
-    return not plain and not as_json and sys.stdout.isatty()
+    return not plain and not as_json and interactive()
 
 
 def _open(trace: Any, options: dict[str, Any], start: str, then: str, cell: tuple[int, ...] | None = None) -> None:

@@ -11,6 +11,7 @@ import click
 
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.core.errors import UsageError
+from explain.core.served import interactive
 from explain.io.paths import check_output
 
 
@@ -91,7 +92,7 @@ def show(trace, options: dict, *, plain: bool = False, as_json: bool = False, pr
 
         write_trace_json(trace, sys.stdout.write, pick)  # streamed: the document is never whole in memory
         sys.stdout.write("\n")
-    elif plain or not sys.stdout.isatty():
+    elif plain or not interactive():
         from rich.console import Console  # lazy: rich out of the core
 
         from explain.render.plain import print_trace  # lazy: rich out of the core

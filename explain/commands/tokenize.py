@@ -8,6 +8,7 @@ import sys
 import click
 
 from explain.core.errors import UsageError
+from explain.core.served import interactive
 from explain.io.paths import check_output
 
 
@@ -78,7 +79,7 @@ def tokenize(model: str | None, checkpoint: str | None, text: str, plain: bool, 
             return
     if as_json:
         sys.stdout.write(json.dumps({"source": name, **w.to_json()}, ensure_ascii=False) + "\n")
-    elif plain or not sys.stdout.isatty():
+    elif plain or not interactive():
         from rich.console import Console  # lazy: rich out of the core
 
         from explain.render.tokenize import print_walkthrough  # lazy: rich out of the core

@@ -8,13 +8,13 @@ tutorial file a teacher wrote.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 
 from explain.core import progress
 from explain.core.errors import UsageError
+from explain.core.served import interactive
 
 
 class TutorialGroup(click.Group):
@@ -183,5 +183,6 @@ def _say_fetch(tut: Any) -> None:
 
 
 def _interactive() -> bool:
-    """Whether stdout is a terminal (the TUI); a pipe gets the plain walkthrough, as ``explain run`` does."""
-    return sys.stdout.isatty()
+    """Whether stdout is a terminal or the app is served (the TUI); a pipe gets the plain walkthrough, as
+    ``explain run`` does."""
+    return interactive()
