@@ -34,7 +34,8 @@ def print_walkthrough(console: Console, w: Walkthrough, source: str) -> None:
         syms = "(added token, never split)" if p.special is not None else " ".join(_sym(w, s) for s in p.symbols)
         pieces.add_row(str(n), shown(p.text), " ".join(f"{b:02x}" for b in p.raw), syms)
     console.print(pieces)
-    console.print(Rule(f"3. {'merges' if w.family == 'bpe' else 'matches' if w.family == 'wordpiece' else 'lookup'}",
+    stage = "matches" if w.family == "wordpiece" else "lookup" if w.family == "words" else "merges"
+    console.print(Rule(f"3. {stage}",
                        align="left"))
     if w.family == "words":
         console.print("  each piece is a word of the vocabulary, or the unknown token")
@@ -48,7 +49,7 @@ def print_walkthrough(console: Console, w: Walkthrough, source: str) -> None:
                      (" …" if len(s.tried) > 4 else "") if s.tried else ""
             found = f"{s.token} (id {s.token_id})" if s.token else "nothing: the word is the unknown token"
             console.print(f"  piece {s.piece}, from character {s.start}: {found}{missed}")
-    if w.family == "bpe" and not w.steps:
+    if w.family in ("bpe", "sentencepiece") and not w.steps:
         console.print("  no merge rule applies")
     console.print(Rule("4. ids", align="left"))
     toks = Table(box=None, pad_edge=False)

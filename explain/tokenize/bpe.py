@@ -98,6 +98,16 @@ class BPE:
         vocab = {str(t): int(i) for t, i in (model.get("vocab") or {}).items()}
         return cls(vocab, ranks, pre, norms, added, bool(model.get("ignore_merges")), label)
 
+    family = "bpe"  # byte-level; explain.tokenize.sentencepiece's subclass says "sentencepiece"
+
+    @property
+    def unk_id(self) -> int:
+        return -1
+
+    def symbols(self, piece: str) -> tuple[str, ...]:
+        """The symbols a piece starts from: one character of GPT-2's alphabet per UTF-8 byte."""
+        return tuple(to_byte_level(piece))
+
     # -- the stages ------------------------------------------------------------------------------------------
     def normalize(self, text: str) -> str:
         for n in self.normalizers:
@@ -160,7 +170,7 @@ class BPE:
             raise InputError(f"the text has {len(text):,} characters; explain tokenize walks through at most "
                              f"{MAX_TEXT:,} (every merge is recorded): give a shorter text")
         norms, pre = self.describe()
-        w = Walkthrough("bpe", text, "", norms, pre)
+        w = Walkthrough(self.family, text, "", norms, pre)
         normalized_parts = []
         at = 0
         for a, b, special in split_added(text, self.added):
@@ -172,7 +182,7 @@ class BPE:
             seg = self.normalize(text[a:b])
             normalized_parts.append(seg)
             for x, y in self._pre_tokenize(seg, 0):
-                w.pieces.append(Piece(at + x, at + y, seg[x:y], tuple(to_byte_level(seg[x:y]))))
+                w.pieces.append(Piece(at + x, at + y, seg[x:y], self.symbols(seg[x:y])))
             at += len(seg)
         w.normalized = "".join(normalized_parts)
         w.vocab_ids = {c: self.vocab.get(c, -1) for p in w.pieces if p.special is None for c in p.symbols}
@@ -186,7 +196,7 @@ class BPE:
                 symbols = [whole]
             else:
                 symbols = self.merge(n, list(p.symbols), steps)
-            w.tokens.extend((s, self.vocab[s]) for s in symbols if s in self.vocab)
+            w.tokens.extend((s, self.vocab.get(s, self.unk_id)) for s in symbols)
         w.steps = steps or []
         w.labels = {i: self.label(i) for _, i in w.tokens}
         for s in w.steps:

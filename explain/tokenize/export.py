@@ -10,7 +10,7 @@ from explain.tokenize.walk import Walkthrough
 _BPE = '''
 def bpe(piece):
     """Merge the adjacent pair with the best (lowest) rank, the leftmost on a tie, until no rule applies."""
-    symbols = list(piece)
+    symbols = list(piece)  # the piece's first symbols
     while len(symbols) > 1:
         pairs = [(RANKS[p], i) for i, p in enumerate(zip(symbols, symbols[1:])) if p in RANKS]
         if not pairs:
@@ -20,8 +20,8 @@ def bpe(piece):
     return symbols
 
 
-ids = [SPECIAL[piece] if piece in SPECIAL else VOCAB[s] for piece in PIECES
-       for s in ([piece] if piece in SPECIAL else bpe(piece))]
+ids = [SPECIAL[piece[0]] if piece[0] in SPECIAL else VOCAB.get(s, UNK) for piece in PIECES
+       for s in (piece if piece[0] in SPECIAL else bpe(piece))]
 print(*ids)
 '''
 
@@ -61,16 +61,18 @@ def script(w: Walkthrough, vocab: dict[str, int], ranks: dict[tuple[str, str], i
     head = [f'"""explain tokenize{f" ({source})" if source else ""}: {w.text[:60]!r}{"…" if len(w.text) > 60 else ""}',
             "", "Plain Python over the vocabulary and the merges: run it to print the ids.", "Normalisation: "
             + "; ".join(w.normalizers) + ".", "Pre-tokenization: " + "; ".join(w.pretokenizers)[:300] + '"""', ""]
-    if w.family == "bpe":
-        pieces = ["".join(p.symbols) for p in w.pieces]
+    if w.family in ("bpe", "sentencepiece"):
+        pieces = [list(p.symbols) for p in w.pieces]
         special = {p.text: p.special for p in w.pieces if p.special is not None}
-        subs = _substrings([p for p in pieces if p not in special])
+        subs = _substrings(["".join(p) for p in pieces if p[0] not in special])
         kept = sorted(((a, b), r) for (a, b), r in (ranks or {}).items() if a + b in subs)
-        body = [f"PIECES = {pieces!r}", "# the merge rules that can apply inside the pieces: (left, right) -> rank",
+        unk = next((i for t, i in w.tokens if t not in vocab), -1)
+        body = [f"PIECES = {pieces!r}  # each piece's first symbols",
+                "# the merge rules that can apply inside the pieces: (left, right) -> rank",
                 "RANKS = {" + ", ".join(f"{k!r}: {r}" for k, r in sorted(kept, key=lambda kv: kv[1])) + "}",
                 "# the tokens the pieces can become: token -> id",
                 "VOCAB = " + repr({t: i for t, i in sorted(vocab.items(), key=lambda kv: kv[1]) if t in subs}),
-                f"SPECIAL = {special!r}", _BPE]
+                f"SPECIAL = {special!r}", f"UNK = {unk}", _BPE]
     elif w.family == "wordpiece":
         pieces = [p.text for p in w.pieces]
         subs = _substrings(pieces)

@@ -8,7 +8,8 @@ from typing import Any
 
 from explain.core.errors import InputError
 from explain.core.words import SPECIALS, UNK, Tokenizer
-from explain.tokenize.bpe import BPE, GGUF_PRE
+from explain.tokenize.bpe import BPE, GGUF_PRE, _flat
+from explain.tokenize.sentencepiece import SentencePieceBPE
 from explain.tokenize.walk import Walkthrough
 from explain.tokenize.wordpiece import WordPiece
 from explain.tokenize.words import Words
@@ -30,7 +31,7 @@ def gguf_json(ck: Any) -> dict[str, Any]:
                                           "merges": merges, "ignore_merges": False}}
 
 
-Walker = BPE | WordPiece | Words
+Walker = BPE | SentencePieceBPE | WordPiece | Words
 
 
 def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
@@ -52,6 +53,8 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
     kind = (data.get("model") or {}).get("type")
     if kind == "WordPiece":
         return WordPiece.from_json(data, where, source.label, getattr(source, "special_tokens", False))
+    if kind == "BPE" and not any(p.get("type") == "ByteLevel" for p in _flat(data.get("pre_tokenizer"))):
+        return SentencePieceBPE.from_json(data, where, source.label)  # characters and ▁, not bytes
     return BPE.from_json(data, where, source.label)
 
 

@@ -84,6 +84,10 @@ def _piece(rec: Recorder, w: Walkthrough, n: int, p: Any, sym: Any) -> Ref:
         ids, labels = [w.vocab_ids.get(s, -1) for s in p.symbols], [sym(s) for s in p.symbols]
         note = (f"Piece {n}: {shown(p.text)!r}, bytes {' '.join(f'{b:02x}' for b in p.raw)}: one symbol per byte "
                 "(GPT-2's alphabet), as ids of the vocabulary. Pre-tokenization: " + "; ".join(w.pretokenizers))
+    elif w.family == "sentencepiece":
+        ids, labels = [w.vocab_ids.get(s, -1) for s in p.symbols], [sym(s) for s in p.symbols]
+        note = (f"Piece {n}: {shown(p.text)!r}: one symbol per character (▁ is a space; a character the vocabulary "
+                "lacks as its bytes, <0xE6> …), as ids of the vocabulary.")
     elif w.family == "wordpiece":
         ids, labels = [ord(c) for c in p.text], [shown(c) for c in p.text]
         note = f"Piece {n}: {shown(p.text)!r}, its characters' code points, before WordPiece matches them."

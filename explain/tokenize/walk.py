@@ -119,7 +119,7 @@ class Match:
 class Walkthrough:
     """What a tokenizer did to one text, stage by stage."""
 
-    family: str  # "bpe" (byte-level), "wordpiece", "words"
+    family: str  # "bpe" (byte-level), "sentencepiece" (characters and ▁), "wordpiece", "words"
     text: str
     normalized: str
     normalizers: tuple[str, ...]  # what the normaliser does, one line each ("lowercase", "NFC")

@@ -1,7 +1,9 @@
 """explain tokenize's walkthroughs equal ``tokenizers``' own encode, family by family, on the battery of
 tests/unit/tokenize_battery.py (246 texts: empty, spaces, digits, newlines, emoji, non-ASCII, control characters):
 byte-level BPE (the GPT-2 fixture's tokenizer.json, added token included), the word-level tokenizer.json of the
-shipped trained model (and explain's own encode of it), WordPiece (a BERT-style fixture). Each walkthrough's
+shipped trained model (and explain's own encode of it), WordPiece (a BERT-style fixture), SentencePiece-style BPE
+(the Gemma fixture's tokenizer.json: ▁ for a space, characters merged, bytes as <0xF0> … where a character is
+missing). Each walkthrough's
 exported script, run with plain Python, prints the same ids. SmolLM2's GGUF: tests/unit/test_tokenize_smollm2.py."""
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from explain.tokenize.walk import Merge
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TEXTS = texts()
-FOLDERS = {"bpe": DATA / "gpt2_tiny", "words": Path(SHIPPED), "wordpiece": DATA / "wordpiece_tiny"}
+FOLDERS = {"bpe": DATA / "gpt2_tiny", "words": Path(SHIPPED), "wordpiece": DATA / "wordpiece_tiny",
+           "sentencepiece": DATA / "gemma" / "hf_gemma"}
 
 
 class _Folder:
-    """A folder with only a tokenizer.json (the WordPiece fixture has no model), as a checkpoint hands it over."""
+    """A folder's tokenizer.json alone (the WordPiece fixture has no model), as a checkpoint hands it over."""
 
     def __init__(self, path: Path) -> None:
         import json
@@ -42,7 +45,7 @@ class _Folder:
 
 
 def _source(family: str):
-    return _Folder(FOLDERS[family]) if family == "wordpiece" else open_checkpoint(str(FOLDERS[family]))
+    return _Folder(FOLDERS[family]) if family in ("wordpiece", "sentencepiece") else open_checkpoint(str(FOLDERS[family]))
 
 
 def test_the_battery_has_every_kind_of_text() -> None:
@@ -98,3 +101,9 @@ def test_the_exported_script_prints_the_ids(family: str, tmp_path: Path) -> None
         out = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert [int(x) for x in out.stdout.split()] == w.ids, (family, text)
+
+
+def test_sentencepiece_falls_back_to_bytes() -> None:
+    w = tokenizer_for(_source("sentencepiece")).walk("The cat 😀")
+    assert w.normalized == "The▁cat▁😀" and w.family == "sentencepiece"
+    assert w.pieces[-1].symbols[-4:] == ("<0xF0>", "<0x9F>", "<0x98>", "<0x80>")
