@@ -94,7 +94,7 @@ NOTATION = [
     ("*attn.q_rope", "*", "Q_R", "The last {d_rope} features of each query head: the part that carries the "
                                  "position."),
     ("*attn.kv_a", "*", "[c_KV, k_R]", "One projection serves every head: x̂·W_DKV gives the latent ({kv_rank}) and "
-                                      "the rotary key ({d_rope}), a single head shared by all {n_heads}."),
+                                      "the rotary key ({d_rope}), one head that all {n_heads} heads share."),
     ("*attn.kv_latent", "*", "c_KV", "The latent that every key and value comes from: {kv_rank} numbers per token."),
     ("*attn.ln_kv", "*", "ĉ_KV", "RMSNorm of the latent (ε 1e-6). With the rotary key, this is all a generation "
                                  "caches: {cache_mla} numbers per token per layer, where plain attention with these "
