@@ -1,7 +1,8 @@
 """Benchmark: the tiled attention kernel (--attention-kernel tiled, the online softmax) against the plain one, on a
 random-weight gpt (d_model 256, 8 heads, 4 layers, d_ff 1024, vocabulary 512) over T tokens, in one process.
 
-For each tile size (and plain): the median wall time of N traced runs, the steps recorded, the bytes the trace
+For each tile size (and plain): the median wall time of N traced runs (and, last, of a run with --backward, whose
+tiled gradients come from FlashAttention's backward, the tiles recomputed), the steps recorded, the bytes the trace
 holds (trace.nbytes: every tile's scores and weights are kept, so the trace of a tiled run is not smaller; what
 the kernel never holds at once is the (T, T) matrix) and the largest attention array one step holds. The tiled
 outputs are checked equal to the plain ones (1e-13 relative to the largest value) before any time is printed.
@@ -63,6 +64,16 @@ def main() -> None:
             assert diff <= 1e-13 * float(np.abs(z).max()), (name, tile, diff)
         print(f"{f'tiled {tile}':>14} {t:8.3f} {t / base:8.2f} {len(tiled.steps):6d} {tiled.nbytes / 2**20:10.1f} "
               f"{largest_attention(tiled) / 2**20:17.2f}")
+    # --backward: the plain kernel's recorded backward against FlashAttention's (the tiles recomputed)
+    tile = max(1, args.tokens // 4)
+    back, plain_b = timed(args.runs, backward=True, **common)
+    t, tiled_b = timed(args.runs, backward=True, attention_kernel="tiled", attention_tile=tile, **common)
+    grads = [f"{p}.grad" for p in plain_b.specs if f"{p}.grad" in plain_b]
+    scale = max(float(np.abs(plain_b[g].output).max()) for g in grads)
+    worst = max(float(np.abs(tiled_b[g].output - plain_b[g].output).max()) for g in grads) / scale
+    assert worst <= 1e-13, worst
+    print(f"--backward: plain {back:.3f} s, tiled {tile} {t:.3f} s ({t / back:.2f} ×); gradients equal to "
+          f"{worst:.1e} of the largest")
 
 
 if __name__ == "__main__":
