@@ -1,10 +1,10 @@
 """GGUF files of the llama architecture (llama.cpp's format; SmolLM2, TinyLlama, Llama 2/3 …) opened as the
-engine's ``llama``, through the ``gguf`` package (ggml-org's own reader: pure Python and numpy).
+engine's ``llama`` (and, through the subclass of :mod:`explain.checkpoints.gguf_gemma`, the gemma3 architecture).
 
-Opening reads the metadata only (the file is memory-mapped; no tensor is touched), so ``explain shapes`` stays
-light. On first use every tensor is dequantized with ``gguf.quants.dequantize`` (every type it knows: F32, F16,
-BF16, Q8_0, Q4_0, Q4_1, the K-quants …) to float64 and mapped to Hugging Face's names, then to the engine's
-(:func:`explain.checkpoints.llama.to_engine`).
+Opening reads the metadata only (:mod:`explain.checkpoints.gguf_file`: the file is memory-mapped; no tensor is
+touched), so ``explain shapes`` stays light. On first use every tensor is dequantized (:func:`to_float64`: Q8_0
+directly in float64, the other types with ``gguf.quants.dequantize``: F32, F16, BF16, Q4_0, Q4_1, the K-quants …)
+and mapped to Hugging Face's names, then to the engine's (:func:`explain.checkpoints.llama.to_engine`).
 
 llama.cpp's converter stores the q and k weights permuted for its interleaved RoPE (pairs (2i, 2i+1)): within
 each head's d rows, Hugging Face's row i (i < d/2) sits at row 2i and row i + d/2 at row 2i + 1. The engine's
@@ -12,8 +12,8 @@ RoPE is Hugging Face's rotate-half, so :func:`unpermute` puts the rows back (per
 the key/value heads for k). Left permuted, the model would still run and quietly predict worse.
 
 A GGUF holds its tokenizer as a vocabulary and merges, and names its pre-tokenizer (``tokenizer.ggml.pre``)
-without its rules: the names explain knows are mapped to ``tokenizers`` pre-tokenizers (:data:`PRE_TOKENIZERS`,
-each as the model's own tokenizer.json has it); any other name is refused.
+without its rules: the names explain knows are mapped to ``tokenizers`` pre-tokenizers
+(:mod:`explain.checkpoints.gguf_vocab`); any other name is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from explain.checkpoints.gguf_vocab import PRE_TOKENIZERS, pre_tokenizer
 from explain.checkpoints.gpt2 import Checkpoint, DependencyError
 from explain.checkpoints.llama import to_engine
 from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
@@ -32,35 +33,12 @@ from explain.core.errors import InputError, WeightsError
 from explain.core.text import RowLabels
 
 INSTALL = "pip install gguf tokenizers (explain's default install has them)"
-# HF splits of Llama 3 and Qwen2 (their tokenizer.json's Split regex), then byte-level without its own regex
-_LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
-           r"|\s+(?!\S)|\s+")
-_QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
-          r"|\s+(?!\S)|\s+")
-PRE_TOKENIZERS = ("smollm", "gpt-2", "llama-bpe", "qwen2")
 # GGUF tensor name (per block under blk.N.) -> Hugging Face's (under model.layers.N.)
 _BLOCK = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
           "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
           "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
 _GLOBAL = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
 _NORMS = {"ln1": "attn_norm", "ln2": "ffn_norm", "ln_final": "output_norm"}  # engine's RMSNorm -> GGUF's tensor
-
-
-def pre_tokenizer(name: str, where: str) -> Any:
-    """The ``tokenizers`` pre-tokenizer of a GGUF's ``tokenizer.ggml.pre`` name."""
-    from tokenizers import Regex  # lazy: optional dependency (the gguf extra)
-    from tokenizers import pre_tokenizers as pt  # lazy: optional dependency (the gguf extra)
-
-    if name == "smollm":  # SmolLM2: each digit apart, then GPT-2's byte-level split
-        return pt.Sequence([pt.Digits(individual_digits=True), pt.ByteLevel(add_prefix_space=False, use_regex=True)])
-    if name == "gpt-2":
-        return pt.ByteLevel(add_prefix_space=False, use_regex=True)
-    if name in ("llama-bpe", "qwen2"):
-        split = _LLAMA3 if name == "llama-bpe" else _QWEN2
-        return pt.Sequence([pt.Split(Regex(split), behavior="isolated"),
-                            pt.ByteLevel(add_prefix_space=False, use_regex=False)])
-    raise InputError(f"{where} names the pre-tokenizer {name!r}, which explain does not know (it knows "
-                     f"{', '.join(PRE_TOKENIZERS)}); give --tokens (ids) instead of --text")
 
 
 def unpermute(w: Any, n_heads: int) -> Any:
@@ -87,22 +65,54 @@ def _number(where: str, key: str, v: Any, default: float, low: float, high: floa
 
 
 def _field(reader: Any, key: str, default: Any = None) -> Any:
-    f = reader.fields.get(key)
-    return default if f is None else f.contents()
+    return reader.get(key, default)
+
+
+def to_float64(t: Any, transposed: bool = False) -> Any:
+    """A tensor's values as float64, in its stored shape (innermost last); ``transposed``: a matrix laid out in
+    memory as its transpose (Fortran order), so that the engine's x·W, which reads it transposed, takes it without
+    a copy (the transposing is done here, in the one pass that converts the type).
+
+    Q8_0 (the embedding of most small GGUFs: 167 million values in Gemma 3 270M) is computed here, d·q in float64:
+    d is a float16 (11 significant bits) and q an int8 (8), so their product is exact in float32 as ggml computes
+    it and in float64 alike, and no float32 copy of the whole matrix is made (gguf's dequantize took 6 s for it,
+    this 1 s: the int8 columns are converted in one cast, then scaled in place). Every other type goes through
+    ``gguf.quants.dequantize`` (float32)."""
+    from gguf.quants import dequantize  # lazy: optional dependency (the gguf extra)
+
+    want = tuple(int(n) for n in reversed(t.shape.tolist()))  # the reader lists the innermost first
+    if t.tensor_type.name == "Q8_0":
+        blocks = t.data.reshape(-1, 34)
+        out = blocks[:, 2:].view(np.int8).astype(np.float64)  # (blocks, 32): the stored integers
+        out *= blocks[:, :2].copy().view(np.float16).astype(np.float64)  # × each block's scale d
+        arr = out.reshape(want)
+    else:
+        arr = np.asarray(dequantize(t.data, t.tensor_type)).reshape(want)
+    if transposed and arr.ndim == 2:
+        return arr.T.astype(np.float64, order="C").T
+    return arr.astype(np.float64, copy=False)
 
 
 class GGUFCheckpoint(Checkpoint):
     """A llama-architecture GGUF file: its metadata as ``llama`` options, its tokenizer, its weights."""
 
     model = "llama"
+    BLOCK, GLOBAL, NORMS = _BLOCK, _GLOBAL, _NORMS  # its tensor names (a subclass has its own)
+    permuted = True  # q/k rows stored permuted for interleaved RoPE (llama.cpp's LlamaModel.permute)
 
     def __init__(self, path: Path, reader: Any) -> None:
         self.path, self.reader = path, reader
-        where = f"'{path}'"
-        arch = _field(reader, "general.architecture")
-        if arch != "llama":
-            raise WeightsError(f"{where} is a GGUF of architecture {arch!r}; explain reads the 'llama' architecture")
         self.tensors = {t.name: t for t in reader.tensors}
+        self.options = self.read_options(f"'{path}'")
+        self.config = {"eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id")}
+        self.tokenizer_path = None
+        self._labels = None
+        self._tokenizer = None
+        self._params = None
+
+    def read_options(self, where: str) -> dict[str, Any]:
+        """The engine's options from the llama.* metadata, or a one-line error naming the key."""
+        reader = self.reader
         get = lambda key: _field(reader, f"llama.{key}")  # noqa: E731
         ints = {}
         for key in ("embedding_length", "attention.head_count", "block_count", "feed_forward_length",
@@ -126,19 +136,12 @@ class GGUFCheckpoint(Checkpoint):
         if m != d // h:
             raise WeightsError(f"{where}: rope.dimension_count {m} is not the head width {d // h}; explain rotates "
                                "every dimension of a head")
-        self.options = dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=d // h, n_layers=ints["block_count"],
-                            d_ff=ints["feed_forward_length"], d_vocab=int(emb.shape[1]),
-                            n_ctx=ints["context_length"],
-                            rope_theta=_number(where, "llama.rope.freq_base", get("rope.freq_base"), 10000.0, 1, 1e12),
-                            ln_eps=_number(where, "llama.attention.layer_norm_rms_epsilon",
-                                           get("attention.layer_norm_rms_epsilon"), 1e-5, 0, 1),
-                            qkv_bias="blk.0.attn_q.bias" in self.tensors,
-                            tie_embeddings="output.weight" not in self.tensors)
-        self.config = {"eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id")}
-        self.tokenizer_path = None
-        self._labels = None
-        self._tokenizer = None
-        self._params = None
+        return dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=d // h, n_layers=ints["block_count"],
+                    d_ff=ints["feed_forward_length"], d_vocab=int(emb.shape[1]), n_ctx=ints["context_length"],
+                    rope_theta=_number(where, "llama.rope.freq_base", get("rope.freq_base"), 10000.0, 1, 1e12),
+                    ln_eps=_number(where, "llama.attention.layer_norm_rms_epsilon",
+                                   get("attention.layer_norm_rms_epsilon"), 1e-5, 0, 1),
+                    qkv_bias="blk.0.attn_q.bias" in self.tensors, tie_embeddings="output.weight" not in self.tensors)
 
     # -- tokenizer ----------------------------------------------------------------------------------------------
     def _tokens(self) -> list[str]:
@@ -212,28 +215,29 @@ class GGUFCheckpoint(Checkpoint):
                     advance(1)
                     return arr
 
-                self._params = to_engine(tensor, self.options)
+                self._params = self.engine(tensor)
         return self._params
+
+    def engine(self, get: Any) -> dict[str, Any]:
+        return to_engine(get, self.options)
 
     def _hf_tensor(self, hf: str) -> Any:
         """One tensor by its Hugging Face name, dequantized to float64 [out, in], q/k rows un-permuted."""
-        from gguf.quants import dequantize  # lazy: optional dependency (the gguf extra)
-
         name, o = self._gguf_name(hf), self.options
         t = self.tensors.get(name)
         if t is None:
             raise WeightsError(f"'{self.path}' has no tensor '{name}'")
-        want = tuple(int(n) for n in reversed(t.shape.tolist()))  # the reader lists the innermost first
         try:  # a damaged scale is NaN or inf: refused below in one line, no numpy warning printed over it
-            with np.errstate(all="ignore"):
-                arr = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64).reshape(want)
+            with np.errstate(all="ignore"):  # the engine reads every matrix but the embedding transposed
+                arr = to_float64(t, transposed=name != "token_embd.weight")
         except Exception as exc:  # an unknown type or a block that does not fit: the file is not whole
             raise WeightsError(f"cannot dequantize '{name}' ({t.tensor_type.name}) in '{self.path}': {exc}") from None
-        if not np.isfinite(arr).all():
-            raise WeightsError(f"tensor '{name}' in '{self.path}' contains NaN or infinite values")
-        if name.endswith("attn_q.weight"):
+        with np.errstate(all="ignore"):  # a sum is NaN or inf when a value is (or finite ones overflow: look then)
+            if not np.isfinite(arr.sum()) and not np.isfinite(arr).all():
+                raise WeightsError(f"tensor '{name}' in '{self.path}' contains NaN or infinite values")
+        if self.permuted and name.endswith("attn_q.weight"):
             arr = unpermute(arr, o["n_heads"])
-        elif name.endswith("attn_k.weight"):
+        elif self.permuted and name.endswith("attn_k.weight"):
             arr = unpermute(arr, o["n_kv_heads"])
         return arr
 
@@ -244,7 +248,7 @@ class GGUFCheckpoint(Checkpoint):
         o = self.options
         m = o["d_head"]
         parts = name.split(".")
-        norm = _NORMS.get(parts[-2] if len(parts) >= 2 and parts[-1] == "w" else "")
+        norm = self.NORMS.get(parts[-2] if len(parts) >= 2 and parts[-1] == "w" else "")
         if norm is not None:  # an RMSNorm's gain: one value per column, stored as a vector
             tensor = (f"blk.{parts[1]}." if parts[0] == "blocks" else "") + norm + ".weight"
             row, col = None, index[0]
@@ -257,7 +261,7 @@ class GGUFCheckpoint(Checkpoint):
             if what in ("W_Q", "W_K", "W_V"):
                 s, i, j = index
                 row = s * m + j  # Hugging Face's row; q and k are stored permuted for interleaved RoPE
-                if what != "W_V":
+                if what != "W_V" and self.permuted:
                     row = s * m + (2 * j if j < m // 2 else 2 * (j - m // 2) + 1)
                 tensor, col = blk + {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v"}[what] + ".weight", index[1]
             else:
@@ -272,8 +276,8 @@ class GGUFCheckpoint(Checkpoint):
             raise InputError(f"'{name}' is no weight of '{self.path}'")
         qtype = t.tensor_type.name
         stored = f"value {col} of {tensor}" if row is None else f"row {row} of {tensor}, column {col}"
-        note = "(its q/k rows are stored permuted for interleaved RoPE)" if "attn_q" in tensor or \
-            "attn_k" in tensor else ""
+        note = "(its q/k rows are stored permuted for interleaved RoPE)" if self.permuted and \
+            tensor.endswith(("attn_q.weight", "attn_k.weight")) else ""
         if qtype in ("F32", "F16"):
             data = t.data if row is None else t.data[row]
             return explain_float(float(data[col]), qtype, col, name, tuple(index), stored, note)
@@ -281,13 +285,12 @@ class GGUFCheckpoint(Checkpoint):
             raise InputError(f"'{tensor}' is stored as {qtype}: explain explains Q8_0, Q4_0 and Q4_1 blocks")
         return explain_cell(t.data[row], qtype, col, name, tuple(index), stored, note)
 
-    @staticmethod
-    def _gguf_name(hf: str) -> str:
+    def _gguf_name(self, hf: str) -> str:
         base, kind = hf.rsplit(".", 1)
         if base.startswith("model.layers."):
             i, rest = base[len("model.layers."):].split(".", 1)
-            return f"blk.{i}.{next(g for g, h in _BLOCK.items() if h == rest)}.{kind}"
-        return f"{next(g for g, h in _GLOBAL.items() if h == base)}.{kind}"
+            return f"blk.{i}.{next(g for g, h in self.BLOCK.items() if h == rest)}.{kind}"
+        return f"{next(g for g, h in self.GLOBAL.items() if h == base)}.{kind}"
 
 
 _OPENED: dict[tuple[str, int, int], GGUFCheckpoint] = {}
@@ -306,15 +309,19 @@ def open_gguf(path: Path) -> GGUFCheckpoint:
 
 def _open(path: Path) -> GGUFCheckpoint:
     try:
-        from gguf import GGUFReader  # lazy: optional dependency (the gguf extra)
+        import gguf  # noqa: F401  # lazy: optional dependency (the gguf extra): its type tables and dequantize
     except ImportError:
         raise DependencyError(f"reading a GGUF file needs the 'gguf' package: {INSTALL}") from None
-    try:
-        reader = GGUFReader(path)
-    except Exception as exc:  # the reader's own errors (a truncated or inconsistent file) have no common base
-        msg = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise WeightsError(f"cannot read GGUF file '{path}': {msg}; the file is truncated or not a GGUF") from None
-    return GGUFCheckpoint(path, reader)
+    from explain.checkpoints.gguf_file import GGUFFile  # lazy: numpy and gguf's tables only for GGUF files
+    from explain.checkpoints.gguf_gemma import GemmaGGUF  # lazy: it builds on this module
+
+    reader = GGUFFile(path)
+    arch = reader.get("general.architecture")
+    kinds = {"llama": GGUFCheckpoint, "gemma3": GemmaGGUF}
+    if arch not in kinds:
+        raise WeightsError(f"'{path}' is a GGUF of architecture {arch!r}; explain reads the "
+                           f"{' and '.join(repr(k) for k in kinds)} architectures")
+    return kinds[arch](path, reader)
 
 
 __all__ = ["GGUFCheckpoint", "open_gguf", "unpermute", "pre_tokenizer", "PRE_TOKENIZERS"]

@@ -70,7 +70,7 @@ def _config_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
     """The engine's options from a GPT-2 config, or a one-line error naming the key that cannot be used."""
     if cfg.get("model_type") != "gpt2":
         raise WeightsError(f"{where} has model_type {cfg.get('model_type')!r}; explain reads model_type 'gpt2', "
-                           "the Llama family's ('llama', 'mistral', 'qwen2', …) or 'bert'")
+                           "the Llama family's ('llama', 'mistral', 'qwen2', …), 'gemma3_text' or 'bert'")
     get = {**_DEFAULTS, **cfg}.get
     n_ctx_key = "n_positions" if "n_positions" in cfg or "n_ctx" not in cfg else "n_ctx"
     ints = {}

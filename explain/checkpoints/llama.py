@@ -16,8 +16,10 @@ engine's parameters like this (a Hugging Face linear weight is stored [out, in];
     model.norm.weight                                ln_final.w
     lm_head.weight [V, d]                            unembed.W_U (d, V); absent: the output is tied to W_E
 
+Mistral's ``sliding_window`` (and Qwen2's with ``use_sliding_window``, in the layers ``max_window_layers`` and on,
+or as ``layer_types`` says) becomes the engine's ``--window``: a sliding layer's mask step and its window cache.
 What the engine does not compute is refused in one line naming it: another architecture, a rope scaling type,
-a sliding window shorter than the context, biases on o_proj or the MLP, an activation other than SiLU.
+biases on o_proj or the MLP, an activation other than SiLU.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from explain.checkpoints.gpt2 import (
 from explain.checkpoints.latent import LATENT_TYPES, latent_options, latent_shapes, latent_to_engine
 from explain.checkpoints.moe import MOE_TYPES, layout, moe_options, moe_shapes, moe_to_engine
 from explain.core.errors import InputError, WeightsError
+from explain.core.window import KINDS
 
 # mixtral, qwen2_moe: a mixture of experts (checkpoints.moe); deepseek_v3: latent attention too (checkpoints.latent)
 MODEL_TYPES = ("llama", "mistral", "qwen2", *MOE_TYPES, *LATENT_TYPES)
@@ -97,9 +100,6 @@ def llama_options(cfg: dict[str, Any], where: str, names: set[str]) -> dict[str,
         raise WeightsError(f"{where} sets attention_bias (biases on q, k, v and o_proj); explain's llama takes "
                            "biases on q, k and v only (Qwen2's)")
     n_ctx = ints["max_position_embeddings"]
-    window = cfg.get("sliding_window") if (kind in ("mistral", "mixtral") or cfg.get("use_sliding_window")) else None
-    if isinstance(window, int) and not isinstance(window, bool) and window < n_ctx:
-        n_ctx = window  # a longer run would need the window's mask: refused as longer than the context
     eps = cfg.get("rms_norm_eps", 1e-6)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
         raise WeightsError(f"{where}: rms_norm_eps must be a small positive number, got {eps!r}")
@@ -109,11 +109,38 @@ def llama_options(cfg: dict[str, Any], where: str, names: set[str]) -> dict[str,
     o = dict(d_model=ints["hidden_size"], n_heads=h, n_kv_heads=kv, d_head=ints["head_dim"],
              n_layers=ints["num_hidden_layers"], d_ff=ints["intermediate_size"], d_vocab=ints["vocab_size"],
              n_ctx=n_ctx, rope_theta=rope_theta(cfg, where, scaling_ok=not names), ln_eps=float(eps),
-             qkv_bias=qkv_bias, tie_embeddings=tied, **moe_options(cfg, where, ints["num_hidden_layers"]))
+             qkv_bias=qkv_bias, tie_embeddings=tied, **moe_options(cfg, where, ints["num_hidden_layers"]),
+             **window_options(cfg, where, ints["num_hidden_layers"]))
     latent = latent_options(cfg, where)
     if latent:  # latent attention: no key/value heads, a head of no-rope + rotary parts
         del o["n_kv_heads"], o["d_head"]
     return {**o, **latent}
+
+
+def window_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any]:
+    """Mistral's and Mixtral's ``sliding_window`` (every layer), Qwen2's with ``use_sliding_window`` (the layers
+    from ``max_window_layers`` on, or its ``layer_types``) as the engine's window options; none without one."""
+    kind = cfg.get("model_type")
+    window = cfg.get("sliding_window") if kind in ("mistral", "mixtral") or cfg.get("use_sliding_window") else None
+    if window is None:
+        return {}
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        raise WeightsError(f"{where}: sliding_window must be a positive whole number or null, got {window!r}")
+    types = cfg.get("layer_types")
+    if types is None and kind in ("qwen2", "qwen2_moe"):
+        first = cfg.get("max_window_layers", 28)
+        if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+            raise WeightsError(f"{where}: max_window_layers must be a whole number, got {first!r}")
+        types = ["sliding" if i >= first else "full" for i in range(n_layers)]
+    return dict(sliding_window=window, **({} if types is None else {"layer_types": layer_types(types, where)}))
+
+
+def layer_types(types: Any, where: str) -> str:
+    """A config's ``layer_types`` list as the engine's ``sliding,full,…``, or a one-line error."""
+    if not isinstance(types, list) or not all(isinstance(t, str) and t in KINDS for t in types):
+        raise WeightsError(f"{where}: layer_types must list 'sliding_attention' or 'full_attention' per layer, got "
+                           f"{str(types)[:60]}")
+    return ",".join(KINDS[t] for t in types)
 
 
 def _moe_layer(o: dict[str, Any], i: int) -> bool:
@@ -205,24 +232,31 @@ class LlamaCheckpoint(Checkpoint):
         else:  # a config.json alone: explain shapes counts and plans it; a run is refused (params)
             tables, wmap = {}, {}
         self.files = {k: path / v for k, v in wmap.items()}
-        self.options = llama_options(config, f"'{path / CONFIG}'", set(self.files))
+        self.options = self.read_options(config, f"'{path / CONFIG}'", set(self.files))
         kind = config.get("model_type")
         self.moe = (kind, layout(set(self.files))) if self.options.get("n_experts") else None
         check_caps(self.options)
         table = {k: t[k] for t in tables.values() for k in t}  # every tensor the folder holds: the files agree
         if tables:
-            check_tensors(table, expected_shapes(self.options, self.moe), self._says(), short=lambda k: k,
+            check_tensors(table, self.shapes(), self._says(), short=lambda k: k,
                           stored=lambda k: k, where=lambda k: f"'{self.files[k]}'",
                           missing_where=f"checkpoint '{path}'")
-        if self.options["n_ctx"] < (config.get("max_position_embeddings") or 0):  # a sliding window binds past it
-            self.context_what = (f"the checkpoint's sliding window of {self.options['n_ctx']} tokens (explain does "
-                                 "not compute windowed attention)")
         tok = path / "tokenizer.json"
         self.tokenizer_path = tok if tok.is_file() else None
         self.weights_path = path / WEIGHTS
         self._labels = None
         self._tokenizer = None
         self._params = None
+
+    # -- what a family's folder reads: its config as options, its tensors' names and shapes, the engine's names
+    def read_options(self, config: dict[str, Any], where: str, names: set[str]) -> dict[str, Any]:
+        return llama_options(config, where, names)
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        return expected_shapes(self.options, self.moe)
+
+    def engine(self, get: Callable[[str], Any]) -> dict[str, Any]:
+        return to_engine(get, self.options, self.moe)
 
     def _says(self) -> str:
         """config.json's sizes, as an error names them."""
@@ -257,7 +291,7 @@ class LlamaCheckpoint(Checkpoint):
             from safetensors import safe_open  # lazy: optional dependency (the checkpoint extra)
         except ImportError:
             raise DependencyError(f"reading {WEIGHTS} needs the 'safetensors' package: {INSTALL}") from None
-        want = expected_shapes(self.options, self.moe)  # every name, shape and type was checked on opening
+        want = self.shapes()  # every name, shape and type was checked on opening
         handles: dict[Path, Any] = {}
         try:
             for path in sorted(set(self.files[k] for k in want)):
@@ -272,7 +306,7 @@ class LlamaCheckpoint(Checkpoint):
                 arr = _bf16(self.files[k], k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)
                 return arr.astype(np.float64)
 
-            return to_engine(get, self.options, self.moe)
+            return self.engine(get)
         finally:
             for h in handles.values():
                 h.__exit__(None, None, None)

@@ -111,6 +111,9 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     from explain.checkpoints import bert as bert  # lazy: as llama's
     if config.get("model_type") in bert.MODEL_TYPES:
         return bert.BertCheckpoint(p, config)
+    from explain.checkpoints import gemma  # lazy: as the Llama family's reader, which it builds on
+    if config.get("model_type") in (*gemma.MODEL_TYPES, "gemma3"):
+        return gemma.GemmaCheckpoint(p, config)
     if not (p / WEIGHTS).is_file():
         other = [n for n in ("model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5") if (p / n).exists()]
         hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "

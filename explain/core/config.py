@@ -68,6 +68,7 @@ class Config:
     rope_local_base_freq: float | None = default("rope_local_base_freq")  # the sliding layers' θ; None: rope_theta
     query_pre_attn_scalar: int | None = default("query_pre_attn_scalar")  # scores / √N; None: d_head
     sliding_window_pattern: int = 0  # not an option: a full layer every Nth by default (the registry's gemma: 6)
+    assumed: str = ""  # not an option: what a checkpoint did not store ("layer_types,…"), said in the notes
     ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option
 
     @property

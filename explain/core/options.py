@@ -99,9 +99,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
            help="Parameters from an .npz (see 'explain params')."),
     Option("checkpoint", "--checkpoint", "path", group="weights", metavar="PATH", needs="checkpoint",
-           help="Pretrained weights for {models}: a Hugging Face folder (GPT-2, Llama, Mistral, Qwen2), a hub id in "
-                "the local Hugging Face cache, a GGUF file (llama), or a model of 'explain models' (smollm2, …: "
-                "fetched on first use); MODEL may then be left out. A tutorial names a model of 'explain models'."),
+           help="Pretrained weights for {models}: a Hugging Face folder (GPT-2, Llama, Mistral, Qwen2, Gemma 3), a "
+                "hub id in the local Hugging Face cache, a GGUF file (llama, gemma3), or a model of 'explain "
+                "models' (smollm2, …: fetched on first use); MODEL may then be left out. A tutorial names a model "
+                "of 'explain models'."),
     Option("trained", "--trained", "flag", group="weights", needs="trains",
            help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
                 "sentences and copying); its config sets every size. gpt opens it by default, unless "

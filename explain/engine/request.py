@@ -32,7 +32,7 @@ def prepare_run(model: str, text: str | list[str] | None = None, target: str | l
     ck = None
     if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
         ck = _open_checked(model, checkpoint, embeddings, target, options)
-        options = {**options, **ck.options}
+        options = {**options, **with_assumed(ck.options, options)}
     if not texts and not specs and embeddings is None:
         texts = MODELS[model].texts
     if target is None:
@@ -59,6 +59,18 @@ def prepare_run(model: str, text: str | list[str] | None = None, target: str | l
         where = getattr(ck, "context_what", "the checkpoint's context") if ck else "the context"
         raise InputError(f"the input has {longest} tokens but {where} is {cfg.n_ctx}; {fix}")
     return cfg, inp
+
+
+def with_assumed(options: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's options, where the user's own value replaces one the file did not store (its ``assumed``
+    keys: a GGUF's layer pattern, local θ, attention scale), which then is no longer said to be assumed."""
+    assumed = [k for k in options.get("assumed", "").split(",") if k]
+    mine = [k for k in assumed if given.get(k) is not None]
+    if not mine:
+        return options
+    out = {k: v for k, v in options.items() if k not in mine}
+    out["assumed"] = ",".join(k for k in assumed if k not in mine)
+    return out
 
 
 def check_ids(inp: Inputs, d_vocab: int | None, flag: str | None) -> None:
@@ -93,9 +105,10 @@ def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, opt
     if embeddings is not None or target is not None:
         raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
     ck = open_for(model, checkpoint)
+    assumed = set(ck.options.get("assumed", "").split(","))
     for key, value in ck.options.items():
         given = options.get(key)
-        if given is not None and given != value:
+        if given is not None and given != value and key not in assumed:
             raise ConfigError(f"{flag(key)} {given} conflicts with the checkpoint's {key} = {value}; "
                               "drop the option (the checkpoint's config.json sets it)")
     return ck

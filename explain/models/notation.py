@@ -19,6 +19,7 @@ from explain.core.names import as_first_token, is_generated, param_name
 from explain.models.mla import NOTATION as MLA_NOTATION
 from explain.models.mla import notation_context as mla_context
 from explain.models.notation_bert import BERT_ROWS
+from explain.models.notation_gemma import GEMMA, GEMMA_CACHE, assumed_context
 from explain.trace.recorder import Notation
 
 Row = tuple[str, str, str, str | None]
@@ -190,53 +191,9 @@ OWN["llama"] = [
      "Position t predicts token t+1; the last position has nothing after it to check against."),
 ]
 
-OWN["gemma"] = [
-    ("gen.*.attn.k_cache", "*", "K_cache", "The cache: earlier positions' keys are kept and the new one's appended. "
-                                           "A sliding layer keeps only the last {sliding_window}: no query will "
-                                           "look further back."),
-    ("gen.*.attn.v_cache", "*", "V_cache", "The values are cached the same way (a sliding layer: its window only)."),
-    *[row for row in OWN["gpt"] if row[0].startswith("gen.")],  # a generation's new tokens read as gpt's
-    ("embed", "*", "x", "Each token id picks its row of W_E. There is no position embedding: positions enter "
-                        "through the rotation of Q and K in every block."),
-    ("embed_scaled", "*", "x", "Gemma multiplies the embeddings by √d_model = √{n} = {sqrt_n:.4g}: W_E is also the "
-                               "output layer, and its rows are small."),
-    ("blocks.*.ln1", "*", "x̂", "RMSNorm before attention. Gemma's gain is 1 + w, the stored w around 0."),
-    ("blocks.*.ln1_post", "*", "Ô", "The attention output is RMS-normalised (gain 1 + w) before it joins the "
-                                    "stream: Gemma normalises each branch twice, on the way in and on the way out."),
-    ("blocks.*.ln2", "*", "x̂", "RMSNorm before the MLP (Gemma's pre_feedforward_layernorm)."),
-    ("blocks.*.ln2_post", "*", "F̂", "The MLP output is RMS-normalised (gain 1 + w) before it joins the stream."),
-    ("ln_final", "*", "x̂", "A last RMSNorm (gain 1 + w) before the output layer."),
-    ("*attn.q_norm", "*", "Q̂", "QK-norm: every query head's row is RMS-normalised over its {d_head} dimensions "
-                               "(gain 1 + w, one w per dimension, shared by the heads) before the rotation."),
-    ("*attn.k_norm", "*", "K̂", "QK-norm on the keys too: the scores Q̂·K̂ᵀ cannot grow just because Q or K grew."),
-    ("*attn.rot_q", "*", "Qᵣ", "Rotate every normalised query: pair (i, i + {half}) at position p turns by "
-                               "p·θ^(−2i/{d_head}), θ = {theta:g} here (sliding layers {local_theta:g}, full "
-                               "layers {rope_theta:g})."),
-    ("*attn.rot_k", "*", "Kᵣ", "Rotate every key the same way, with this layer's θ = {theta:g}."),
-    ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
-                               "query head h reads key head h // {group}."),
-    ("*attn.v_rep", "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
-    ("*attn.scores", "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),
-    ("*attn.scaled", "*", "S'", "Divide by √query_pre_attn_scalar = √{n} = {sqrt_n:g}, Gemma's scale (the heads "
-                                "are {d_head} wide)."),
-    ("*attn.window_masked", "*", "S_w", "Sliding window of {window}: query i sees keys i − {window} + 1 … i only; "
-                                        "a key {window} or more back gets −inf (the future was masked already)."),
-    ("*mlp.pre", "*", "G", "The gate: x̂·W_gate, {d_model} → {d_ff} features (no bias)."),
-    ("*mlp.pre_linear", "*", "U", "The up projection: x̂·W_in, {d_model} → {d_ff} features (no bias)."),
-    ("*mlp.post", "*", "H", "GeGLU: gelu(G) ⊙ U, GELU's tanh approximation of the gate deciding how much of each "
-                            "feature of U passes."),
-    ("*mlp_out", "*", "F", "The down projection: H·W_out, back to {d_model} features."),
-    ("blocks.*.resid_mid", "*", "x", "Add the normalised attention output to the residual stream."),
-    ("blocks.*.resid_post", "*", "x", "Add the normalised MLP output to the residual stream."),
-    ("logits", "*", "logits", "Logits: the residual stream times {unembed_llama}, one score per vocabulary word at "
-                              "each position."),
-    ("probs", "*", "P", "Softmax over the vocabulary: the next-token probabilities."),
-    ("log_probs_pred", "*", "log P[:, :-1]",
-     "Position t predicts token t+1; the last position has nothing after it to check against."),
-]
+OWN["gemma"] = [*GEMMA_CACHE, *[row for row in OWN["gpt"] if row[0].startswith("gen.")], *GEMMA]
 
 OWN["bert"] = BERT_ROWS
-
 
 _compiled: dict[str, list[tuple[re.Pattern, bool, str, str, str | None]]] = {}
 _found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)
@@ -292,6 +249,7 @@ def notation(cfg: Config) -> Notation:
                    unembed_llama="W_Eᵀ (tied to the embedding)" if cfg.tie_embeddings else "its own W_U",
                    n_kv_heads=cfg.kv_heads, group=cfg.n_heads // max(cfg.kv_heads, 1), half=cfg.head_dim // 2,
                    rope_theta=cfg.rope_theta, local_theta=cfg.local_theta, sliding_window=cfg.sliding_window,
+                   **assumed_context(cfg),
                    **_moe_context(cfg), d_value=cfg.head_dim, d_rope=cfg.head_dim,
                    q_note="Q for every head: X·W_Q" + (" + b_Q" if cfg.qkv_bias else " (no bias)")
                    + ", a different projection per head.",

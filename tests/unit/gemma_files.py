@@ -80,7 +80,7 @@ def write_gguf(path: Path, qtype: str = "F32", folder: Path = HF, vocab: dict | 
                   "." + kind
         if base.endswith("norm") and plus_one:
             arr = arr + 1.0  # llama.cpp's Gemma converter: data_torch + 1
-        if arr.ndim == 1 or qtype == "F32":
+        if arr.ndim == 1 or qtype == "F32" or arr.shape[-1] % 32:  # rows not whole blocks: F32, as llama.cpp
             w.add_tensor(out, arr.astype(np.float32))
         else:
             w.add_tensor(out, gguf.quants.quantize(arr.astype(np.float32), q), raw_dtype=q)

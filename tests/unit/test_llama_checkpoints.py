@@ -124,12 +124,23 @@ def test_unsupported_configs_are_refused_in_one_line(tmp_path: Path, change: dic
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 
-def test_a_sliding_window_that_binds_is_refused(tmp_path: Path) -> None:
+def test_mistrals_sliding_window_is_the_window_mask(tmp_path: Path) -> None:
+    # Mistral's sliding_window on the same weights: the window mask hides the keys 8 or more back, in every layer,
+    # and the run equals the folder's weights run with --window 8; before the window binds, the logits are the same
     folder = copy("hf_llama", tmp_path)
     edit_config(folder, model_type="mistral", sliding_window=8)
-    explain.run("llama", checkpoint=str(folder), text="Paris")  # 2 tokens: the window does not bind
-    with pytest.raises(ExplainError, match="sliding window of 8"):
-        explain.run("llama", checkpoint=str(folder), text=str(expected("hf_llama")["text"]))
+    text = str(expected("hf_llama")["text"])
+    windowed = explain.run("llama", checkpoint=str(folder), text=text)
+    assert windowed.config.sliding_window == 8 and "blocks.1.attn.window_masked" in windowed
+    plain = explain.run("llama", checkpoint=str(DATA / "hf_llama"), text=text)
+    same = explain.run("llama", weights=dict(plain.params), tokens=plain["tokens"].output[0].tolist(),
+                       **{k: v for k, v in windowed.config.to_dict().items() if k in ("d_model", "n_heads",
+                          "n_kv_heads", "d_head", "n_layers", "d_ff", "d_vocab", "n_ctx", "rope_theta",
+                          "tie_embeddings", "sliding_window")}, qkv_bias=False)
+    np.testing.assert_allclose(windowed["logits"].output, same["logits"].output, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(windowed["logits"].output[0, :8], plain["logits"].output[0, :8], rtol=1e-12,
+                               atol=1e-12)
+    assert not np.allclose(windowed["logits"].output[0, -1], plain["logits"].output[0, -1])
 
 
 def test_a_truncated_file_is_refused(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def test_tutorial_keys_and_config_fields_come_from_the_definitions() -> None:
     for o in OPTIONS:
         if o.group == "config":
             assert fields[o.name].default == o.default, o.name
-    assert set(fields) - {"model", "ln_eps", "sliding_window_pattern"} == {o.name for o in OPTIONS if o.group == "config"}
+    assert set(fields) - {"model", "ln_eps", "sliding_window_pattern", "assumed"} == {o.name for o in OPTIONS if o.group == "config"}
 
 
 @pytest.mark.parametrize("name", list(MODELS))
