@@ -2,7 +2,7 @@
 engine's ``llama`` (and, through the subclass of :mod:`explain.checkpoints.gguf_gemma`, the gemma3 architecture).
 
 Opening reads the metadata only (:mod:`explain.checkpoints.gguf_file`: the file is memory-mapped; no tensor is
-touched), so ``explain shapes`` stays light. On first use every tensor is dequantized (:func:`to_float64`: Q8_0
+touched), so ``explain shapes`` stays light. On first use every tensor is dequantized (:func:`explain.checkpoints.gguf_file.to_float64`: Q8_0
 directly in float64, the other types with ``gguf.quants.dequantize``: F32, F16, BF16, Q4_0, Q4_1, the K-quants …)
 and mapped to Hugging Face's names, then to the engine's (:func:`explain.checkpoints.llama.to_engine`).
 
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from explain.checkpoints.gguf_file import to_float64
 from explain.checkpoints.gguf_vocab import PRE_TOKENIZERS, pre_tokenizer
 from explain.checkpoints.gpt2 import Checkpoint, DependencyError
 from explain.checkpoints.llama import to_engine
@@ -66,31 +67,6 @@ def _number(where: str, key: str, v: Any, default: float, low: float, high: floa
 
 def _field(reader: Any, key: str, default: Any = None) -> Any:
     return reader.get(key, default)
-
-
-def to_float64(t: Any, transposed: bool = False) -> Any:
-    """A tensor's values as float64, in its stored shape (innermost last); ``transposed``: a matrix laid out in
-    memory as its transpose (Fortran order), so that the engine's x·W, which reads it transposed, takes it without
-    a copy (the transposing is done here, in the one pass that converts the type).
-
-    Q8_0 (the embedding of most small GGUFs: 167 million values in Gemma 3 270M) is computed here, d·q in float64:
-    d is a float16 (11 significant bits) and q an int8 (8), so their product is exact in float32 as ggml computes
-    it and in float64 alike, and no float32 copy of the whole matrix is made (gguf's dequantize took 6 s for it,
-    this 1 s: the int8 columns are converted in one cast, then scaled in place). Every other type goes through
-    ``gguf.quants.dequantize`` (float32)."""
-    from gguf.quants import dequantize  # lazy: optional dependency (the gguf extra)
-
-    want = tuple(int(n) for n in reversed(t.shape.tolist()))  # the reader lists the innermost first
-    if t.tensor_type.name == "Q8_0":
-        blocks = t.data.reshape(-1, 34)
-        out = blocks[:, 2:].view(np.int8).astype(np.float64)  # (blocks, 32): the stored integers
-        out *= blocks[:, :2].copy().view(np.float16).astype(np.float64)  # × each block's scale d
-        arr = out.reshape(want)
-    else:
-        arr = np.asarray(dequantize(t.data, t.tensor_type)).reshape(want)
-    if transposed and arr.ndim == 2:
-        return arr.T.astype(np.float64, order="C").T
-    return arr.astype(np.float64, copy=False)
 
 
 class GGUFCheckpoint(Checkpoint):
