@@ -62,3 +62,41 @@ def test_the_cache_note_names_both_sizes_on_screen():
         assert "Together 6 per token per layer, against 16 for plain attention." in screen, screen
 
     drive(app, script, size=(120, 40))
+
+
+def test_the_rerun_form_refuses_hostile_widths_in_one_line():
+    """At 80×24: the re-run form of a latent-attention run has its widths (empty: derived), a rank of 0 is refused
+    under its field, and a rotary part as wide as the head by the config's one line; a good width re-runs."""
+    from conftest import _until
+    from textual.widgets import Input, Select, Static
+
+    opts = {"attention": "mla"}
+    app = ExplainApp(explain.run("llama", **opts), options=opts)
+
+    def said(screen) -> list[str]:
+        return [str(s.render()) for s in screen.query(Static) if "↑" in str(s.render()) or "Error" in str(s.render())]
+
+    async def script(pilot):
+        s = app.screen
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert form.query_one("#attention", Select).value == "mla"
+        assert form.query_one("#kv_lora_rank", Input).value == ""
+        form.query_one("#kv_lora_rank", Input).value = "0"
+        await pilot.press("ctrl+r")
+        await _until(pilot, lambda: bool(said(form)))
+        assert any("kv-lora-rank must be at least 1, got 0" in line and "\n" not in line for line in said(form))
+        form.query_one("#kv_lora_rank", Input).value = "3"
+        form.query_one("#d_head", Input).value = ""
+        form.query_one("#qk_rope_head_dim", Input).value = "4"
+        await pilot.press("ctrl+r")
+        await _until(pilot, lambda: any("narrower" in line for line in said(form)))
+        assert any("qk rope 4 is not narrower than the head (d_head 4)" in line for line in said(form)), said(form)
+        form.query_one("#qk_rope_head_dim", Input).value = "2"
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await _until(pilot, lambda: s.trace.config.kv_lora_rank == 3)
+        assert s.trace["blocks.0.attn.ln_kv"].shape == (1, 1, 4, 3)
+
+    drive(app, script, size=(80, 24))
