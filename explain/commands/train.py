@@ -99,14 +99,17 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     out = output if output is not None else str(default_output(model))
     stop = StopOnCtrlC()
     view = _View(settings.steps)
+    earlier = _saved_step(out)  # an earlier run's checkpoint (--force): not this run's if nothing replaced it
     previous = signal.signal(signal.SIGINT, stop)
     try:
         with view:
             cfg, res = train_model(model, corpus, out, settings, view.update, lambda: stop.asked, force,
                                    **sizes)
     except KeyboardInterrupt:  # the second Ctrl-C: a save under way was dropped whole (explain.io.atomic)
-        step = _saved_step(out)
-        kept = f"'{out}' holds the checkpoint of step {step}" if step else "nothing was saved"
+        now = _saved_step(out)
+        kept = (f"'{out}' holds the checkpoint of step {now[0]}" if now and now != earlier else
+                f"this run saved nothing; '{out}' still holds the earlier run's checkpoint of step {now[0]}" if now
+                else "nothing was saved")
         raise ExplainError(f"stopped at once by a second Ctrl-C during step {len(view.losses) + 1}; {kept}") from None
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -119,12 +122,13 @@ def train(model: str, steps: int | None, lr: float | None, batch_size: int | Non
     click.echo(f"saved '{out}'; open it with: explain run {model} --checkpoint {out}")
 
 
-def _saved_step(out: str) -> int | None:
-    """The step of the checkpoint the folder holds (its explain_train.json), or None."""
+def _saved_step(out: str) -> tuple[int, int] | None:
+    """The step of the checkpoint the folder holds (its explain_train.json) and when that was written, or None."""
     from explain.train.hf import MARKER  # lazy: as train_model
 
+    marker = Path(out).expanduser() / MARKER
     try:
-        return int(json.loads((Path(out).expanduser() / MARKER).read_text())["step"])
+        return int(json.loads(marker.read_text())["step"]), marker.stat().st_mtime_ns
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -88,6 +88,9 @@ def test_a_second_ctrl_c_stops_at_once_and_names_the_checkpoint_kept(tmp_path, m
     explain.run("gpt", checkpoint=str(tmp_path / "m"), text="the cat")
     monkeypatch.setattr(explain.train, "train_model", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     one_line_error(invoke("train", "gpt", "-o", str(tmp_path / "none")), 1, "nothing was saved")
+    # over an earlier run's checkpoint (--force) a run that saved nothing does not call it its own (issue 36 item 7)
+    one_line_error(invoke("train", "gpt", "-o", str(tmp_path / "m"), "--force"), 1,
+                   f"this run saved nothing; '{tmp_path / 'm'}' still holds the earlier run's checkpoint of step 2")
     assert not (tmp_path / "none").exists()
 
 
