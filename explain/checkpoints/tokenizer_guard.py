@@ -71,8 +71,9 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**{k: os.environ[k] for k in _ENV_KEPT if k in os.environ}, **extra}
 
 
-def regexes(data: Any) -> list[str]:
-    """Every ``{"Regex": …}`` pattern the normalizer and the pre-tokenizer of a tokenizer.json carry."""
+def regexes(data: Any, parts: tuple[str, ...] = ("normalizer", "pre_tokenizer")) -> list[str]:
+    """Every ``{"Regex": …}`` pattern the normalizer and the pre-tokenizer of a tokenizer.json carry (``parts``:
+    of those only)."""
     found: list[str] = []
 
     def walk(node: Any) -> None:
@@ -87,8 +88,8 @@ def regexes(data: Any) -> list[str]:
                 walk(v)
 
     if isinstance(data, dict):
-        walk(data.get("normalizer"))
-        walk(data.get("pre_tokenizer"))
+        for part in parts:
+            walk(data.get(part))
     return found
 
 
@@ -135,6 +136,7 @@ class Sandboxed:
 
     def __init__(self, path: Path, patterns: list[str], special: bool = False) -> None:
         self.path, self.patterns, self.special = path, patterns, special
+        self.part = "pre-tokenizer"  # which part of the tokenizer.json holds patterns[0] (load() says)
 
     def encode(self, text: str) -> list[int]:
         env = child_env(RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
@@ -148,7 +150,7 @@ class Sandboxed:
         except subprocess.TimeoutExpired:  # a hang guard: the CPU limit ends a busy child long before
             raise InputError(f"the tokenizer '{self.path}' did not finish on this text; give --tokens") from None
         if proc.returncode < 0 or "MemoryError" in proc.stderr:
-            raise InputError(f"the tokenizer '{self.path}' has a pre-tokenizer regex explain does not know "
+            raise InputError(f"the tokenizer '{self.path}' has a {self.part} regex explain does not know "
                              f"({shown!r}) and it ran out of its {CPU_SECONDS} s / {MEMORY_BYTES // 2**30} GiB "
                              f"limit on {len(text):,} characters; give the token ids with --tokens")
         if proc.returncode != 0:
@@ -168,4 +170,8 @@ def load(path: Path, data: Any, special: bool = False) -> InProcess | Sandboxed:
     """The tokenizer of ``path`` (whose JSON ``data`` was already read and checked), in or out of process, its
     padding and truncation off; ``special``: the special tokens its post-processor adds are added."""
     unknown = unknown_regexes(data)
-    return Sandboxed(path, unknown, special) if unknown else InProcess(path, special)
+    if not unknown:
+        return InProcess(path, special)
+    box = Sandboxed(path, unknown, special)
+    box.part = "normalizer" if unknown[0] in regexes(data, ("normalizer",)) else "pre-tokenizer"  # for its messages
+    return box

@@ -62,3 +62,18 @@ def test_running_out_of_the_cpu_limit_is_refused(tmp_path: Path, monkeypatch) ->
     # the CPU limit ends it after 1 s of CPU; on a machine so loaded that a minute passes first, the wall guard
     with pytest.raises(InputError, match=r"tokenizer\.json' (has a pre-tokenizer .* ran out of its 1 s|did not finish)"):
         guard.load(_write(tmp_path, data), data).encode("abc")
+
+
+def test_a_normalizers_regex_is_called_a_normalizers(tmp_path: Path, monkeypatch) -> None:
+    """Issue 36 item 7: an unknown regex in the normalizer was called a pre-tokenizer regex."""
+    data = hostile_tokenizer(r"\s+")
+    data["normalizer"] = {"type": "Replace", "pattern": {"Regex": "(a+)+$"}, "content": ""}
+    data["pre_tokenizer"] = None
+    monkeypatch.setattr(guard, "_CHILD", "while True: pass")
+    tok = guard.load(_write(tmp_path, data), data)
+    assert tok.part == "normalizer"
+    with pytest.raises(InputError, match=r"has a normalizer regex explain does not know|did not finish"):
+        tok.encode("abc")
+    data["normalizer"] = None
+    data["pre_tokenizer"] = hostile_tokenizer(r"\s+")["pre_tokenizer"]
+    assert guard.load(_write(tmp_path, data), data).part == "pre-tokenizer"
