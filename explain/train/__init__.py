@@ -21,6 +21,7 @@ import numpy as np
 from explain.checkpoints.trained import SIZES
 from explain.core.config import Config, make_config
 from explain.core.errors import ConfigError, InputError, UsageError
+from explain.core.limits import MAX_VOCAB
 from explain.core.registry import MODELS
 from explain.core.words import Tokenizer
 from explain.engine.api import estimate, plan
@@ -92,6 +93,9 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
     out = check_output(output, force, corpus) if output is not None else None  # before training: ~ expanded, refusals in one line
     data = load_corpus(corpus)
     tok = Tokenizer(data.train + data.held_out)
+    if len(tok) > MAX_VOCAB:  # make_config would name --vocab, an option train does not have: the corpus sets it
+        raise InputError(f"the corpus has {len(tok):,} different words, more than the {MAX_VOCAB:,} a vocabulary may "
+                         "hold; train on a smaller corpus (its words are the vocabulary)")
     given = {k: v for k, v in sizes.items() if v is not None}
     _check_sizes({**SIZES, **given})
     cfg = make_config(model, **{**SIZES, **given, "d_vocab": len(tok), "seed": settings.seed})

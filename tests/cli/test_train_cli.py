@@ -312,3 +312,15 @@ def test_a_file_put_beside_the_checkpoint_during_training_is_kept(tmp_path):
     with pytest.raises(WriteError, match="notes.txt"):
         save_folder(out, {}, None, [], {})
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_corpus_with_too_many_words_names_the_corpus_not_vocab(tmp_path, monkeypatch):
+    """Issue 36 item 7: the refusal named --vocab, which explain train does not have (the corpus sets it)."""
+    import explain.train
+
+    monkeypatch.setattr(explain.train, "MAX_VOCAB", 50)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"w{i} x{i} y{i}" for i in range(40)) + "\n")
+    r = invoke("train", "gpt", "--steps", "1", "--corpus", str(corpus))
+    one_line_error(r, 1, "the corpus has", "different words", "smaller corpus")
+    assert "--vocab" not in r.output
