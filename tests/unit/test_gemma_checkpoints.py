@@ -186,3 +186,17 @@ def test_bad_gguf_files_are_one_line(tmp_path: Path) -> None:
         with pytest.raises(ExplainError) as err:
             explain.run("gemma", checkpoint=str(tmp_path / name), tokens=[2, 5])
         assert "\n" not in str(err.value) and name in str(err.value), (name, str(err.value))
+
+
+def test_shapes_counts_gemma3_270m_from_its_config_alone(tmp_path: Path) -> None:
+    # google/gemma-3-270m's config.json (its values; no weights): 268,098,176 parameters, 167,772,160 of them W_E
+    from click.testing import CliRunner
+
+    from explain.cli import main
+
+    (tmp_path / "config.json").write_text((HF.parent / "gemma3_270m_config.json").read_text())
+    r = CliRunner().invoke(main, ["shapes", "--checkpoint", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["n_params"] == 268_098_176
+    assert next(p["size"] for p in doc["params"] if p["name"] == "W_E") == 167_772_160
