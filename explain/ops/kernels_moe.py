@@ -64,10 +64,11 @@ def expert_linear(x, w, choice):
 def expert_swiglu(gate, up, choice):
     """silu(gate) * up in the rows each expert took (gate, up (..., E, T, f);
     choice (..., T, E)), 0 in the others: only the taken rows are computed."""
-    taken = np.moveaxis(choice, -1, -2) > 0  # (..., E, T)
+    rows = np.flatnonzero(np.moveaxis(choice, -1, -2) > 0)  # the taken (e, t) rows
+    f = gate.shape[-1]
     out = np.zeros(gate.shape)
-    g = gate[taken]
-    out[taken] = g * (0.5 * (1.0 + np.tanh(0.5 * g))) * up[taken]
+    g, u = gate.reshape(-1, f)[rows], up.reshape(-1, f)[rows]
+    out.reshape(-1, f)[rows] = g * (0.5 * (1.0 + np.tanh(0.5 * g))) * u
     return out
 
 
