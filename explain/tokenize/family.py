@@ -10,7 +10,7 @@ from explain.core.errors import InputError
 from explain.core.words import SPECIALS, UNK, Tokenizer
 from explain.tokenize.bpe import BPE, GGUF_PRE, _flat
 from explain.tokenize.sentencepiece import SentencePieceBPE
-from explain.tokenize.walk import Walkthrough
+from explain.tokenize.walk import Walkthrough, frame
 from explain.tokenize.wordpiece import WordPiece
 from explain.tokenize.words import Words
 
@@ -31,7 +31,7 @@ def gguf_json(ck: Any) -> dict[str, Any]:
                                           "merges": merges, "ignore_merges": False}}
 
 
-Walker = BPE | SentencePieceBPE | WordPiece | Words
+Walker = BPE | SentencePieceBPE | WordPiece | Words  # or Framed: one of them with <bos> first
 
 
 def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
@@ -54,8 +54,32 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
     if kind == "WordPiece":
         return WordPiece.from_json(data, where, source.label, getattr(source, "special_tokens", False))
     if kind == "BPE" and not any(p.get("type") == "ByteLevel" for p in _flat(data.get("pre_tokenizer"))):
-        return SentencePieceBPE.from_json(data, where, source.label)  # characters and ▁, not bytes
-    return BPE.from_json(data, where, source.label)
+        return _bos_first(source, SentencePieceBPE.from_json(data, where, source.label))  # characters and ▁
+    return _bos_first(source, BPE.from_json(data, where, source.label))
+
+
+class Framed:
+    """A walker whose checkpoint puts a token before every text (Gemma's <bos>): the walkthrough ends with the ids
+    the run reads."""
+
+    def __init__(self, inner: Any, template: tuple[tuple[str, int] | None, ...]) -> None:
+        self.inner, self.template = inner, template
+        self.vocab, self.ranks = inner.vocab, inner.ranks
+
+    def walk(self, text: str) -> Walkthrough:
+        w = self.inner.walk(text)
+        frame(w, self.template)
+        w.labels.update({i: self.inner.label(i) for _, i in w.tokens})
+        return w
+
+    def encode(self, text: str) -> list[int]:
+        return self.walk(text).ids
+
+
+def _bos_first(source: Any, walker: Any) -> Any:
+    """``walker`` with the checkpoint's <bos> before every text, when its encode puts one there (a ``bos()``)."""
+    bos = source.bos() if callable(getattr(source, "bos", None)) else None
+    return walker if bos is None else Framed(walker, ((source.label(bos), bos), None))
 
 
 def walker(source: Any, texts: list[str] = ()) -> Callable[[str], Walkthrough]:

@@ -11,7 +11,7 @@ only read it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explain.core.text import visible
@@ -157,3 +157,16 @@ class Walkthrough:
         out["tokens"] = [{"token": t, "id": i, "label": self.label(i)} for t, i in self.tokens]
         out["ids"] = self.ids
         return out
+
+
+def frame(w: Walkthrough, template: tuple[tuple[str, int] | None, ...]) -> None:
+    """The special tokens a checkpoint puts around every text (BERT's [CLS] … [SEP], Gemma's <bos> first), as
+    ``template`` gives them ((token, id) each, None for the text): pieces of their own (empty spans at the text's
+    two ends, as they stand in no character of it), the steps' piece numbers moved past those put first."""
+    at = template.index(None) if None in template else len(template)
+    before, after = [t for t in template[:at] if t], [t for t in template[at + 1:] if t]
+    end = len(w.normalized)
+    w.pieces = ([Piece(0, 0, t, (t,), i) for t, i in before] + w.pieces
+                + [Piece(end, end, t, (t,), i) for t, i in after])
+    w.steps = [replace(s, piece=s.piece + len(before)) for s in w.steps]
+    w.tokens = list(before) + w.tokens + list(after)

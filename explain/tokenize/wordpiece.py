@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from explain.core.errors import InputError
-from explain.tokenize.walk import Match, Piece, Walkthrough, split_added
+from explain.tokenize.walk import Match, Piece, Walkthrough, frame, split_added
 
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
@@ -139,7 +139,7 @@ class WordPiece:
                 start = end
             w.tokens.extend([(t, self.vocab[t]) for t in found] if found is not None else [(self.unk, unk_id)])
         if self.template:
-            _post(w, self.template)
+            frame(w, self.template)
         w.labels = {i: self.label(i) for _, i in w.tokens}
         return w
 
@@ -166,18 +166,6 @@ def _template(post: Any, where: str) -> tuple[tuple[str, int] | None, ...]:
         else:
             raise InputError(f"{where}: the post-processor's template item {item!r} is not one explain knows")
     return tuple(out)
-
-
-def _post(w: Walkthrough, template: tuple[tuple[str, int] | None, ...]) -> None:
-    """The template's special tokens around the text: pieces of their own (empty spans at its two ends, as they
-    stand in no character of it), the match steps' piece numbers moved past those put first."""
-    at = template.index(None) if None in template else len(template)
-    before, after = [t for t in template[:at] if t], [t for t in template[at + 1:] if t]
-    end = len(w.normalized)
-    w.pieces = ([Piece(0, 0, t, (t,), i) for t, i in before] + w.pieces
-                + [Piece(end, end, t, (t,), i) for t, i in after])
-    w.steps = [replace(s, piece=s.piece + len(before)) for s in w.steps]
-    w.tokens = list(before) + w.tokens + list(after)
 
 
 __all__ = ["WordPiece"]

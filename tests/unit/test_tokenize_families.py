@@ -107,3 +107,13 @@ def test_sentencepiece_falls_back_to_bytes() -> None:
     w = tokenizer_for(_source("sentencepiece")).walk("The cat 😀")
     assert w.normalized == "The▁cat▁😀" and w.family == "sentencepiece"
     assert w.pieces[-1].symbols[-4:] == ("<0xF0>", "<0x9F>", "<0x98>", "<0x80>")
+
+
+def test_a_gemma_folder_walks_with_its_bos_first() -> None:
+    """The Gemma fixture folder as a checkpoint: its encode puts <bos> first (tokenizer_config's add_bos_token);
+    the walkthrough ends with the same ids on every text, so --tokenizer-steps agrees with the run."""
+    ck = open_checkpoint(str(FOLDERS["sentencepiece"]))
+    tok = tokenizer_for(ck)
+    assert [tok.walk(t).ids for t in TEXTS] == [ck.encode(t) for t in TEXTS]
+    w = tok.walk("The cat")
+    assert w.pieces[0].special == w.ids[0] == ck.bos() and w.pieces[0].start == w.pieces[0].end == 0
