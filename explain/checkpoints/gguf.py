@@ -26,6 +26,7 @@ import numpy as np
 from explain.checkpoints.gguf_file import to_float64
 from explain.checkpoints.gguf_vocab import PRE_TOKENIZERS, pre_tokenizer
 from explain.checkpoints.gpt2 import Checkpoint, DependencyError
+from explain.checkpoints.keys import capped
 from explain.checkpoints.llama import to_engine
 from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
 from explain.checkpoints.token_labels import _byte_decoder, _visible
@@ -96,7 +97,7 @@ class GGUFCheckpoint(Checkpoint):
             v = get(key)
             if not isinstance(v, int) or v < 1:
                 raise WeightsError(f"{where}: llama.{key} must be a positive whole number, got {v!r}")
-            ints[key] = v
+            ints[key] = capped(where, f"llama.{key}", v)
         d, h = ints["embedding_length"], ints["attention.head_count"]
         kv = get("attention.head_count_kv") or h
         if not isinstance(kv, int) or kv < 1 or h % kv:

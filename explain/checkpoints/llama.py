@@ -38,6 +38,7 @@ from explain.checkpoints.gpt2 import (
     _bf16,
     _read_json,
 )
+from explain.checkpoints.keys import capped
 from explain.checkpoints.latent import LATENT_TYPES, latent_options, latent_shapes, latent_to_engine
 from explain.checkpoints.moe import MOE_TYPES, layout, moe_options, moe_shapes, moe_to_engine
 from explain.core.errors import InputError, WeightsError
@@ -87,7 +88,7 @@ def llama_options(cfg: dict[str, Any], where: str, names: set[str]) -> dict[str,
             v = 2048
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise WeightsError(f"{where}: {key} must be a positive whole number, got {v!r}")
-        ints[key] = v
+        ints[key] = capped(where, key, v)
     h, kv = ints["num_attention_heads"], ints["num_key_value_heads"]
     if h % kv:
         raise WeightsError(f"{where}: {h} attention heads cannot share {kv} key/value heads equally")

@@ -39,3 +39,23 @@ def test_a_huge_ref_is_refused_before_it_is_read(hub: Path) -> None:
                                         ("a/" * 3000, "it is 6,000 characters")])
 def test_an_id_past_the_file_systems_limits_is_one_line(hub: Path, name: str, said: str) -> None:
     one_line_error(invoke("run", "--checkpoint", name, "--text", "hi", "--plain"), 1, said, "too long")
+
+
+@pytest.mark.parametrize("key, option", [("hidden_size", "d_model"), ("num_hidden_layers", "n_layers"),
+                                         ("max_position_embeddings", "n_ctx")])
+def test_a_config_size_past_the_maximum_names_the_key_and_the_file(tmp_path: Path, key: str, option: str) -> None:
+    """Issue 36 item 7: a config.json's hidden_size of 10⁹ was refused as '--d-model 1,000,000,000 is above the
+    maximum', a flag the user never typed."""
+    import json
+    import shutil
+
+    from explain.core.options import OPTION
+
+    folder = tmp_path / "ck"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "llama" / "hf_llama", folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg[key] = OPTION[option].max + 1
+    (folder / "config.json").write_text(json.dumps(cfg))
+    r = invoke("shapes", "--checkpoint", str(folder))
+    one_line_error(r, 1, "config.json", f"{key} is {OPTION[option].max + 1:,}, above explain's maximum")
+    assert "--" not in r.output.split("maximum")[0].split("Error:")[1].replace(str(tmp_path), "")
