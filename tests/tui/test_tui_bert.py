@@ -80,3 +80,40 @@ def test_the_ranked_drill_down_ends_at_the_cosine(runs):
     assert abs(ex.rows[-1][-1] - cos) < 1e-12 and ex.rows[0][0] == 1
     assert [abs(r[3]) for r in ex.rows] == sorted((abs(r[3]) for r in ex.rows), reverse=True)
     assert trace.labels["text"][0] == "food" and trace.labels["text"][2].startswith("the girl")
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_tutorial_27_reads_on_minilm(size) -> None:
+    """Every stop of "What BERT sees" opens on its step with its narration at each size (all-MiniLM-L6-v2,
+    fetched once per run: fails, never skips, without the network)."""
+    import sys
+
+    from conftest import region_lines
+
+    from explain.tui.widgets.narration import NarrationPane
+    from explain.tutorial import load_tutorial, run_tutorial
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+    from test_minilm import minilm
+
+    minilm()  # the fetch, as a test failure if it cannot be done
+    tut = load_tutorial("27")
+    app = ExplainApp(run_tutorial(tut), tutorial=tut)
+    seen: list[tuple[str, str, str]] = []
+
+    async def script(pilot):
+        for k in range(len(tut.stops)):
+            if k:
+                await pilot.press("n")
+            await pilot.pause()
+            pane = pilot.app.screen.query_one(NarrationPane)
+            screen = " ".join(" ".join(region_lines(pilot.app, pilot.app.screen.region)).split())
+            seen.append((pilot.app.screen.view.step.name, pane.text, screen))
+
+    drive(app, script, size=size)
+    assert [s for s, _, _ in seen] == [stop.step for stop in tut.stops]
+    for k, (stop, (_, text, screen)) in enumerate(zip(tut.stops, seen)):
+        assert f"stop {k + 1} of {len(tut.stops)}" in text and stop.title in text, (k, text[:200])
+        assert stop.step in screen
+    assert "eating · eating 0.0536" in seen[9][2] and "0.7553" in seen[10][2]

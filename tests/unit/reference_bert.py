@@ -31,8 +31,9 @@ def encode(folder: Path, texts: list[str]) -> list[list[int]]:
     return [tok.encode(t).ids for t in texts]
 
 
-def sentence_embeddings(folder: Path, batch: list[list[int]]) -> np.ndarray:
-    """(B, d): mean over each text's tokens of BertModel's last hidden state, divided by its length."""
+def encoder(folder: Path, batch: list[list[int]]) -> dict[str, np.ndarray]:
+    """BertModel's last hidden state (B, T, d), which positions are real (B, T), the first layer's attention
+    masked scores and pattern (B, h, T, T) and its GELU output (B, T, d_ff)."""
     cfg = json.loads((folder / "config.json").read_text())
     t = {k.removeprefix("bert."): v.astype(np.float64) for k, v in load_file(str(folder / "model.safetensors")).items()}
     h, eps = cfg["num_attention_heads"], cfg["layer_norm_eps"]
@@ -61,7 +62,16 @@ def sentence_embeddings(folder: Path, batch: list[list[int]]) -> np.ndarray:
                 t[p + "attention.output.LayerNorm.bias"], eps)
         f = lin("intermediate.dense", x)
         f = 0.5 * f * (1 + _erf(f / math.sqrt(2)))
+        if i == 0:
+            first = dict(pad_masked0=s, pattern0=a, gelu0=f)
         x = _ln(x + lin("output.dense", f), t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"], eps)
+    return dict(hidden=x, real=real, **first)
+
+
+def sentence_embeddings(folder: Path, batch: list[list[int]]) -> np.ndarray:
+    """(B, d): mean over each text's tokens of BertModel's last hidden state, divided by its length."""
+    out = encoder(folder, batch)
+    x, real = out["hidden"], out["real"]
     return (x * real[..., None]).sum(1) / real.sum(1, keepdims=True)
 
 
