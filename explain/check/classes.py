@@ -203,7 +203,7 @@ def _init_statement(ck: Checker, ctx: ClassContext, stmt: ast.stmt) -> None:
     if n is not None:
         named = claim(ck, value)
         ck.b.dims[name] = ck.sizes[name] = n
-        from explain.check.roles import role_of_name  # a size with a role of its own keeps its name
+        from explain.check.roles import role_of_name  # lazy: a size with a role of its own keeps its name
 
         if named is not None and named != (name,) and role_of_name(name) is None:
             ck.aliases[name] = named

@@ -10,7 +10,6 @@ Function calls are handled in :mod:`explain.check.calls`, fix suggestions in :mo
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
@@ -18,6 +17,7 @@ from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.names import Ax, Names, binop_names, fmt_names
 from explain.check.node import Node, origin, sqrt_claim
 from explain.check.parse import Bindings, check_length, parse_expression
+from explain.check.spelling import EINOPS, looks_like_torch
 from explain.check.supported import supported_text
 from explain.core import shape_rules as rules
 from explain.core.errors import ShapeError, UsageError
@@ -199,7 +199,7 @@ class Checker:
         except ShapeError as err:
             from explain.check import hints  # lazy: only a mismatch needs the fix finder (bench_check_startup)
 
-            einops = _EINOPS.search(self.src) is not None
+            einops = EINOPS.search(self.src) is not None
             if mat:
                 hint, fix = hints.matmul_hint(left, right)
                 if fix is None:
@@ -239,7 +239,7 @@ class Checker:
 
             hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
             if fix is None:
-                hint, fix = hints.names_hint(left, right, self.torch, _EINOPS.search(self.src) is not None, mat)
+                hint, fix = hints.names_hint(left, right, self.torch, EINOPS.search(self.src) is not None, mat)
             from explain.check.repair import repaired  # lazy: only a mismatch (bench_check_startup)
 
             raise repaired(self, ShapeError(f"the sizes fit only by coincidence: {clash}"), span, left, right, mat,
@@ -294,18 +294,6 @@ class Checker:
         if isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in self.unknown:
             raise UsageError(self.unknown[f"{node.value.id}.{node.attr}"])
         raise unsupported(f"the attribute .{node.attr} (only .T, .mT, .shape[i])")
-
-
-_TORCH = re.compile(r"\btorch\.|\bF\.|\.(view|permute|unsqueeze|masked_fill|size|contiguous|expand|"
-                    r"repeat_interleave|bmm|mT)\b|\b(dim|keepdim)\s*=")
-
-
-_EINOPS = re.compile(r"(^|[^.\w])(rearrange|repeat|reduce)\(|\beinops\.")
-
-
-def looks_like_torch(source: str) -> bool:
-    """Whether the text is written in PyTorch's spelling (its own functions, methods or keywords)."""
-    return _TORCH.search(source) is not None
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -40,7 +40,7 @@ def _assigned(body: list[ast.stmt]) -> list[str]:
 def _bind_loop(run: FunctionCheck, stmt: ast.For) -> bool:
     """``for block in self.h:`` over a ModuleList of one kind of module: the body is checked once with ``block``
     that module (each layer keeps the shape, so once stands for them all)."""
-    from explain.check.calls import dotted
+    from explain.check.calls import dotted  # lazy: check's modules import each other; calls loads after this one
 
     cls = run.ck.cls
     path = dotted(stmt.iter) or ""

@@ -61,7 +61,7 @@ def apply(ck: Checker, call: ast.Call, m: Module, x: Node, span: Span, label: st
                           span[0], span[1], [x])
         return ck.make(call, "layer_norm", x.shape, [x], m.text, names=x.names)
     if m.kind == "softmax":
-        from explain.check.shaping import softmax_over
+        from explain.check.shaping import softmax_over  # lazy: check's modules import each other
 
         dim = m.sizes[0][0] if m.sizes else -1
         node = ck.make(call, "softmax", x.shape, [x], f"dim={dim}", names=x.names)
@@ -155,7 +155,7 @@ def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef
 
     if ctx.depth > MAX_NESTING:
         raise UsageError(f"{label}: calls nest deeper than {MAX_NESTING} levels")
-    from explain.check.source import tag
+    from explain.check.source import tag  # lazy: check's modules import each other
 
     for node in given.values():  # a fix for an argument goes on the caller's line
         tag(node, ck.line, ck.src)

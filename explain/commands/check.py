@@ -167,7 +167,7 @@ def check(expr: str, shapes: tuple[str, ...], dims: tuple[str, ...], as_json: bo
 def looks_torch(expr: str, lib: str) -> bool:
     if lib != "auto":
         return lib == "torch"
-    from explain.check.expr import looks_like_torch
+    from explain.check.spelling import looks_like_torch  # lazy: loads only when it runs (start-up)
 
     return looks_like_torch(expr)
 

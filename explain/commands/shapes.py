@@ -149,7 +149,7 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
             doc["cost"] = cost_doc(sections)
         click.echo(json.dumps(doc, ensure_ascii=False))
     elif sections is not None:
-        from explain.report.shape_report import header
+        from explain.report.shape_report import header  # lazy: the report loads only when --cost prints it
 
         click.echo("\n".join(header(trace, show_tokens=False) + [""] + cost_lines(sections)))
     else:

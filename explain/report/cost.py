@@ -141,7 +141,7 @@ def _windows(cfg: Any) -> dict[int, int]:
     """Block index → its sliding window, for the sliding layers."""
     if getattr(cfg, "sliding_window", None) is None:
         return {}
-    from explain.core.window import FULL, layer_kinds
+    from explain.core.window import FULL, layer_kinds  # lazy: only for models with those layers
 
     return {i: cfg.sliding_window for i, kind in enumerate(layer_kinds(cfg)) if kind != FULL}
 
@@ -178,7 +178,7 @@ def cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str) ->
 def window_cache_section(cfg: Any, positions: int, batch: int, dtype: str, why: str, kind: str) -> Section:
     """A cache with sliding layers (:mod:`explain.core.window`): a full layer keeps every token, a sliding layer
     only the last ``window`` (Gemma 3: five sliding layers to one full; Mistral: every layer sliding)."""
-    from explain.core.window import FULL, layer_kinds
+    from explain.core.window import FULL, layer_kinds  # lazy: only for models with those layers
 
     b, kv, dh, w = BYTES[dtype], cfg.kv_heads, cfg.head_dim, cfg.sliding_window
     kinds = layer_kinds(cfg)
@@ -244,7 +244,7 @@ def cost(trace: Trace, *, stored: str | None, stored_why: str, dtype: str | None
         params.figures.append(Figure(label, n * BYTES[d], f"N × {BYTES[d]} = {n:,} × {BYTES[d]}", "bytes"))
     if stored is not None and stored not in BYTES:
         params.figures.append(Figure(f"as stored ({stored})", 0, stored_why, ""))
-    from explain.core.moe import ACTIVE_RULE, active_params, moe_cost
+    from explain.core.moe import ACTIVE_RULE, active_params, moe_cost  # lazy: only for models with those layers
 
     if getattr(cfg, "n_experts", None):
         active = active_params(cfg, n)
@@ -288,7 +288,7 @@ def cost(trace: Trace, *, stored: str | None, stored_why: str, dtype: str | None
 
 
 def _sum_text(trace: Trace) -> str:
-    from explain.report.shape_report import breakdown, select
+    from explain.report.shape_report import breakdown, select  # lazy: only for models with those layers
 
     sel = select(trace, None, False, True)
     return breakdown(trace, sel.layer)
