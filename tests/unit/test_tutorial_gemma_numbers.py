@@ -45,10 +45,16 @@ def derive() -> dict[str, np.ndarray]:
     s = rq @ rk.T / np.sqrt(SCALAR)
     i, j = np.arange(6)[:, None], np.arange(6)[None, :]
     masked = np.where((j > i) | (i - j >= WINDOW), -np.inf, s)
+    # layer 0 writes nothing (W_O, W_out zero): its MLP and layer 1 read the embeddings' own rows
+    x_hat = rms(x, np.zeros(4))
+    gate, up = x_hat @ np.array(w["blocks.0.mlp.W_gate"], float), x_hat @ np.array(w["blocks.0.mlp.W_in"], float)
+    post = 0.5 * gate * (1 + np.tanh(np.sqrt(2 / np.pi) * (gate + 0.044715 * gate ** 3))) * up
+    q1 = rope(rms(x_hat @ np.array(w["blocks.1.attn.W_Q"][0], float), np.zeros(4)), 1e6)  # a full layer: θ 10⁶
     stored = [0, 2, 1, 3]  # a GGUF's row order: rotate-half pairs (0, 2), (1, 3) stored as (0, 1), (2, 3)
     qs, ks = q[:, stored], k[:, stored]
     return {"embed_scaled": x, "blocks.0.ln1": h, "blocks.0.attn.q_norm": q, "blocks.0.attn.rot_q": rq,
-            "blocks.0.attn.window_masked": masked, "interleaved": rope(q, LOCAL, interleaved=True)[1],
+            "blocks.0.attn.window_masked": masked, "blocks.0.mlp.post": post, "blocks.1.attn.rot_q": q1,
+            "interleaved": rope(q, LOCAL, interleaved=True)[1],
             "score": s[5, 4], "score_interleaved": (rope(qs, LOCAL, True) @ rope(ks, LOCAL, True).T)[5, 4] / 2,
             "score_misread": (rope(qs, LOCAL) @ rope(ks, LOCAL).T)[5, 4] / 2}
 
@@ -64,14 +70,15 @@ def test_every_expectation_is_derived_again() -> None:
         mine = got[stop["step"]][expect["index"][-1]]  # the index is (batch, [head,] position): a row per position
         np.testing.assert_allclose(mine, want, atol=1e-5, err_msg=stop["step"])
         checked += 1
-    assert checked == 5
+    assert checked == 7
 
 
 def test_the_narrated_figures() -> None:
     doc, got = tomllib.loads(TUTORIAL.read_text()), derive()
     text = " ".join(s["narration"] for s in doc["stops"]).replace("−", "-").replace("\n", " ")
     figures = [*got["blocks.0.attn.q_norm"][1], *got["blocks.0.attn.rot_q"][1], *got["interleaved"],
-               got["score"], got["score_misread"], got["blocks.0.attn.window_masked"][5, 3]]
+               got["score"], got["score_misread"], got["blocks.0.attn.window_masked"][5, 3], got["blocks.0.mlp.post"][1, 0],
+               *got["blocks.1.attn.rot_q"][1]]
     for value in figures:
         assert f"{value:.4f}" in text, f"{value:.4f}"
     assert abs(got["score_interleaved"] - got["score"]) < 1e-12  # stored interleaved, turned interleaved: the same

@@ -28,7 +28,7 @@ EXPECTED_NAMES = [
     "17-the-llama-block", "18-the-logit-lens", "19-which-head-writes-the-word",
     "20-which-position-carries-the-word", "21-one-training-step", "22-from-text-to-ids",
     "23-attention-without-the-matrix", "24-which-expert-reads-this-word", "25-latent-attention",
-    "26-where-does-paris-come-from", "27-what-bert-sees",
+    "26-where-does-paris-come-from", "27-what-bert-sees", "28-the-gemma-block",
 ]
 # Tutorials on a model of the catalogue (explain models) fetch it from the package registry on first use
 NETWORK = {p.stem for p in SHIPPED if "checkpoint" in tomllib.loads(p.read_text()).get("options", {})}
