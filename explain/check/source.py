@@ -139,7 +139,9 @@ def parse_file(path: Path, source: str) -> ast.Module:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return ast.parse(source, filename=str(path))
-    except SyntaxError as err:
-        raise UsageError(f"{path}:{err.lineno}: cannot parse: {err.msg}") from None
+    except SyntaxError as err:  # a NUL byte has no line: 'm.py:None:' said nothing
+        where = f"{path}:{err.lineno}" if err.lineno else f"{path}"
+        line = next((i for i, ln in enumerate(source.splitlines(), 1) if "\0" in ln), None) if "\0" in source else None
+        raise UsageError(f"{where}: cannot parse: {err.msg}" + (f" (line {line})" if line else "")) from None
     except (ValueError, RecursionError, MemoryError) as err:
         raise UsageError(f"cannot parse {path}: {err}") from None

@@ -257,3 +257,11 @@ def test_an_einops_size_int_cannot_read_is_one_line() -> None:
     last = assert_clean_error(run('rearrange(x, "b (h ²) -> b h", h=2)', "--shape", "x=B,C", "--dim", "B=2",
                                   "--dim", "C=4"), 2)
     assert "got '²'" in last
+
+
+def test_a_nul_byte_in_a_checked_file_names_its_line(tmp_path) -> None:
+    """Issue 36 item 7: a NUL byte's syntax error has no line number, and the report began 'm.py:None:'."""
+    f = tmp_path / "m.py"
+    f.write_bytes(b"def f(x):\n    return x\x00\n")
+    last = assert_clean_error(run(f"{f}::f"), 2)
+    assert "None" not in last and "null bytes (line 2)" in last, last
