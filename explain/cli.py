@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "tokenize": "explain.commands.tokenize:tokenize",
     "models": "explain.commands.models:models",
     "fetch": "explain.commands.models:fetch",
+    "serve": "explain.commands.serve:serve",
 }
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

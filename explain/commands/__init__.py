@@ -2,6 +2,6 @@
 by :mod:`explain.cli`.
 
 It may import ``core``, ``check``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``tokenize``, ``report``, ``engine``,
-``interp``, ``train``, ``export``, ``tutorial``, ``render`` and ``tui``.
+``interp``, ``train``, ``export``, ``tutorial``, ``render``, ``tui`` and ``serve``.
 """
 
