@@ -56,10 +56,11 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
 
 
 def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | list[str] | None,
-            embeddings: Any = None, tokenizer: TextTokenizer | None = None) -> Inputs:
+            embeddings: Any = None, tokenizer: TextTokenizer | None = None, defaulted: bool = False) -> Inputs:
     """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
     checkpoint's) or the word-level tokenizer over the texts. Several texts (or ``tokens``, one "3,1,4" per
-    sequence) make a batch; sequences of different lengths are right-padded (see :mod:`explain.core.padding`)."""
+    sequence) make a batch; sequences of different lengths are right-padded (see :mod:`explain.core.padding`).
+    ``defaulted``: the texts are the model's own, not the user's (messages then say so)."""
     tokens = [tokens] if isinstance(tokens, str) else tokens
     if tokens is not None and not all(t.strip() for t in tokens):
         raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
@@ -105,7 +106,9 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
         batch = [tok.encode(t) for t in texts]
         for t, ids in zip(texts, batch):
             if not ids:
-                raise InputError(f"--text '{t}' has no {'words' if not tok.fixed else 'tokens'}; give some text")
+                what = f"the default text '{t}'" if defaulted else f"--text '{t}'"
+                raise InputError(f"{what} has no {'words' if not tok.fixed else 'tokens'} in this tokenizer; give "
+                                 + ("--text or --tokens" if defaulted else "some text"))
         inp.ids = batch
         if needs_padding(batch):
             inp.pad_id, inp.lengths = tok.pad_id(), [len(b) for b in batch]

@@ -33,11 +33,12 @@ def prepare_run(model: str, text: str | list[str] | None = None, target: str | l
     if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
         ck = _open_checked(model, checkpoint, embeddings, target, options)
         options = {**options, **with_assumed(ck.options, options)}
-    if not texts and not specs and embeddings is None:
+    defaulted = not texts and not specs and embeddings is None
+    if defaulted:
         texts = MODELS[model].texts
     if target is None:
         target = MODELS[model].target
-    inp = prepare(model, texts, target, specs, embeddings, ck)
+    inp = prepare(model, texts, target, specs, embeddings, ck, defaulted)
     if inp.embeddings is not None:
         width = int(inp.embeddings.shape[-1])
         if options.get("d_model") is None:

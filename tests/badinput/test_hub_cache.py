@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clitools import invoke, one_line_error  # noqa: E402
 
 
@@ -59,3 +60,21 @@ def test_a_config_size_past_the_maximum_names_the_key_and_the_file(tmp_path: Pat
     r = invoke("shapes", "--checkpoint", str(folder))
     one_line_error(r, 1, "config.json", f"{key} is {OPTION[option].max + 1:,}, above explain's maximum")
     assert "--" not in r.output.split("maximum")[0].split("Error:")[1].replace(str(tmp_path), "")
+
+
+def test_the_default_text_with_no_tokens_is_called_the_default(tmp_path: Path) -> None:
+    """Issue 36 item 7: 'explain shapes --checkpoint DIR' with no --text said "--text 'The cat is happy' has no
+    tokens", a --text the user never gave: the model's default text found no token in the checkpoint's
+    tokenizer (here one of 8 letters)."""
+    import json
+
+    from badfixtures import _checkpoint, _gpt2_config, hostile_tokenizer
+
+    tok = hostile_tokenizer()
+    tok["pre_tokenizer"] = None
+    tok["model"]["vocab"] = {c: i for i, c in enumerate("qwxz0123")}  # no letter of the default text
+    _checkpoint(tmp_path / "ck", _gpt2_config(), tokenizer=json.dumps(tok))
+    r = invoke("shapes", "--checkpoint", str(tmp_path / "ck"))
+    one_line_error(r, 1, "the default text 'The cat is happy' has no tokens", "give --text or --tokens")
+    r = invoke("shapes", "--checkpoint", str(tmp_path / "ck"), "--text", "hello")
+    one_line_error(r, 1, "--text 'hello' has no tokens", "give some text")
