@@ -79,7 +79,11 @@ class LazyGroup(click.Group):
             _fail(exc.format_message(), exc.exit_code)
         except click.exceptions.Abort:
             _fail("aborted", 1, prefix="")
-        except MemoryError:
+        except MemoryError:  # what to shrink depends on the command: train has no --backward, its corpus is the input
+            args = list(args[0]) if args and args[0] is not None else sys.argv[1:]
+            if args[:1] == ["train"]:
+                _fail("ran out of memory; use a smaller --corpus, --batch-size or --context, fewer --layers, or a "
+                      "smaller --d-model/--d-ff (explain refuses runs it can estimate; this one was not)", 1)
             _fail("ran out of memory; use a shorter input or drop --backward (without --checkpoint, fewer --layers "
                   "or a smaller --vocab/--d-model too; explain refuses runs it can estimate; this one was not)", 1)
         except BrokenPipeError:

@@ -324,3 +324,16 @@ def test_a_corpus_with_too_many_words_names_the_corpus_not_vocab(tmp_path, monke
     r = invoke("train", "gpt", "--steps", "1", "--corpus", str(corpus))
     one_line_error(r, 1, "the corpus has", "different words", "smaller corpus")
     assert "--vocab" not in r.output
+
+
+def test_running_out_of_memory_in_train_names_trains_options(monkeypatch, capsys):
+    """Issue 36 item 7: a MemoryError while training (a large corpus) advised "drop --backward", an option train
+    does not have."""
+    import explain.train
+    from explain.cli import main
+
+    monkeypatch.setattr(explain.train, "train_model", lambda *a, **k: (_ for _ in ()).throw(MemoryError))
+    with pytest.raises(SystemExit) as code:
+        main(["train", "gpt", "--steps", "1"])
+    err = capsys.readouterr().err
+    assert code.value.code == 1 and "--corpus" in err and "--backward" not in err, err
