@@ -42,6 +42,8 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
         return Words(tok.index, tok.label, grows=True)
     where = f"'{getattr(source, 'path', source)}'"
     if hasattr(source, "tokenizer_fields"):  # a GGUF
+        if callable(getattr(source, "sentencepiece_json", None)) and source.tokenizer_fields()[0] == "llama":
+            return _bos_first(source, PerText(source, where))  # Gemma's: the merges listed per text's characters
         return BPE.from_json(gguf_json(source), where, source.label)
     data = source.tokenizer_json()
     if data is None:
@@ -58,13 +60,49 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
     return _bos_first(source, BPE.from_json(data, where, source.label))
 
 
+class PerText:
+    """A GGUF's SentencePiece vocabulary, walked as the tokenizer explain builds for each text's characters
+    (:meth:`explain.checkpoints.gguf.GGUFCheckpoint.sentencepiece_json`): the last one is kept."""
+
+    ranks: dict = {}
+
+    def __init__(self, source: Any, where: str) -> None:
+        self.source, self.where, self.label = source, where, source.label
+        self._chars: frozenset[str] = frozenset()
+        self._walker: SentencePieceBPE | None = None
+
+    def _for(self, text: str) -> SentencePieceBPE:
+        chars = frozenset(text.replace(" ", "▁"))
+        if self._walker is None or not chars <= self._chars:
+            self._chars = self._chars | chars
+            data = self.source.sentencepiece_json("".join(sorted(self._chars)))
+            self._walker = SentencePieceBPE.from_json(data, self.where, self.label)
+        return self._walker
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self._for("").vocab
+
+    def walk(self, text: str) -> Walkthrough:
+        walker = self._for(text)
+        self.ranks = walker.ranks
+        return walker.walk(text)
+
+
 class Framed:
     """A walker whose checkpoint puts a token before every text (Gemma's <bos>): the walkthrough ends with the ids
     the run reads."""
 
     def __init__(self, inner: Any, template: tuple[tuple[str, int] | None, ...]) -> None:
         self.inner, self.template = inner, template
-        self.vocab, self.ranks = inner.vocab, inner.ranks
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self.inner.vocab
+
+    @property
+    def ranks(self) -> Any:
+        return self.inner.ranks
 
     def walk(self, text: str) -> Walkthrough:
         w = self.inner.walk(text)
