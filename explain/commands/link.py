@@ -25,13 +25,12 @@ def is_link(arg: str) -> bool:
     return arg.startswith(("http://", "https://", "explain:", "?"))
 
 
-def _tutorial(link: Link) -> tuple[Any, Any, str | None]:
-    from explain.tutorial import load_tutorial, run_tutorial, stop_step  # lazy: engine not loaded for --help
+def _tutorial(link: Link) -> tuple[Any, Any, int | None]:
+    from explain.tutorial import load_tutorial, run_tutorial  # lazy: engine not loaded for --help
 
     tut = load_tutorial(link.tutorial)
     trace = run_tutorial(tut)
-    start = stop_step(trace, tut.stops[link.stop - 1]).name if link.stop else None
-    return trace, tut, start
+    return trace, tut, link.stop - 1 if link.stop else None
 
 
 def _run(link: Link) -> tuple[Any, dict[str, Any]]:
@@ -68,8 +67,8 @@ def open_link(text: str) -> None:
 
     link = parse_link(text)
     if link.tutorial is not None:
-        trace, tut, start = _tutorial(link)
-        open_trace(trace, tutorial=tut, start=start)
+        trace, tut, stop = _tutorial(link)
+        open_trace(trace, tutorial=tut, stop=stop)
     elif link.model is not None:
         trace, options = _run(link)
         _check_cell(trace, link)

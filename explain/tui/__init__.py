@@ -13,13 +13,14 @@ from typing import Any
 
 def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None,
                start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None,
-               then: str | None = None) -> None:
+               then: str | None = None, stop: int | None = None) -> None:
     """Step through ``trace`` in the terminal; with a tutorial, stop by stop with its narration; ``start`` names
     the step to open on (the first by default), ``cell`` the cell of it; ``pick`` opens the tutorial picker over
-    it first; ``then`` names a key's action to run as it opens (``lens``: the logit lens screen)."""
+    it first; ``then`` names a key's action to run as it opens (``lens``: the logit lens screen); ``stop`` the
+    tutorial's stop to open on (0-based)."""
     from explain.tui.app import ExplainApp  # lazy: screen loaded on first use
 
-    ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick, cell=cell, then=then).run()
+    ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick, cell=cell, then=then, stop=stop).run()
 
 
 __all__ = ["open_trace"]

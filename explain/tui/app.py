@@ -52,8 +52,9 @@ class ExplainApp(App[None]):
 
     def __init__(self, trace: Trace, tutorial: Walkthrough | None = None, options: dict[str, Any] | None = None,
                  start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None,
-                 then: str | None = None) -> None:
+                 then: str | None = None, stop: int | None = None) -> None:
         super().__init__()
+        self.stop = stop  # the tutorial's stop to open on (0-based; a link's stop=N is N - 1)
         self.pick = pick
         self.trace = trace
         self.tutorial = tutorial
@@ -77,6 +78,9 @@ class ExplainApp(App[None]):
         if self.start is not None and self.start in self.trace:
             view = screen.view.go(self.trace[self.start].index)
             screen.set_reactive(StepScreen.view, view if self.cell is None else view.at(self.cell))
+        if self.stop is not None and screen.tour is not None:
+            screen.set_reactive(StepScreen.tour, screen.tour.at(self.stop))
+            screen.set_reactive(StepScreen.view, screen.tour.stop_view(screen.view))
         return screen
 
     def on_mount(self) -> None:

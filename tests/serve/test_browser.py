@@ -1,0 +1,108 @@
+"""explain serve in a real browser: Debian's chromium, driven by Selenium through chromium-driver (installed by
+.ci/run; without them these tests fail, never skip). Outside hosts are unresolvable to the browser. The screen is
+xterm.js on a canvas: what the app shows is read from xterm's buffer (the page's ``window.explainTerminals``,
+which explain serve's copy of textual.js keeps). Screenshots go to tests/serve/screenshots/ (not committed)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from serving import start_server, stop_server
+
+from explain.tutorial import load_tutorial
+
+SHOTS = Path(__file__).parent / "screenshots"
+SCREEN_JS = """
+const ts = window.explainTerminals || [];
+if (!ts.length) return null;
+const t = ts[ts.length - 1], b = t.buffer.active, out = [];
+for (let i = 0; i < t.rows; i++) { const l = b.getLine(i); out.push(l ? l.translateToString(true) : ''); }
+return out.join('\\n');
+"""
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A server whose visitors stay while a test looks (the idle timeout is the server tests')."""
+    s = start_server(tmp_path_factory.mktemp("serve"), "--max-sessions", "3", "--idle-timeout", "600")
+    yield s
+    stop_server(s)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "these tests need Debian's chromium and chromium-driver: apt-get install -y chromium " \
+                                "chromium-driver (as .ci/run does)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium')}", "--window-size=1280,800"]:
+        options.add_argument(flag)
+    b = webdriver.Chrome(options=options, service=Service(driver))
+    yield b
+    b.quit()
+
+
+def screen(browser, has: str, seconds: float = 60.0) -> str:
+    """What the app shows, once it holds ``has``."""
+    deadline, text = time.monotonic() + seconds, ""
+    while time.monotonic() < deadline:
+        text = browser.execute_script(SCREEN_JS) or ""
+        if has in text:
+            return text
+        time.sleep(0.3)
+    raise AssertionError(f"the screen never showed {has!r}:\n{text}")
+
+
+def shot(browser, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SHOTS / f"{name}.png"))
+
+
+def press(browser, keys: str) -> None:
+    ActionChains(browser).send_keys(keys).perform()
+
+
+def test_start_tutorial_one_and_step(served, browser):
+    """The teacher's path: the address serve printed, Start, tutorial 1 on screen, n to the next stop."""
+    stops = [s.title for s in load_tutorial("1").stops]
+    browser.set_window_size(1280, 800)
+    browser.get(served.url + "&delay=1")
+    browser.find_element(By.ID, "start").click()
+    screen(browser, stops[0][:20])
+    browser.find_element(By.CSS_SELECTOR, ".xterm-screen").click()
+    press(browser, "n")
+    screen(browser, stops[1][:20])
+    shot(browser, "tutorial-1-stop-2-1280x800")
+
+
+def test_a_link_opens_a_stop(served, browser):
+    stops = [s.title for s in load_tutorial("18").stops]
+    browser.set_window_size(1280, 800)
+    browser.get(served.url + "&tutorial=18&stop=3")
+    screen(browser, stops[2][:20])
+    shot(browser, "tutorial-18-stop-3-1280x800")
+
+
+def test_a_phone_sized_window(served, browser):
+    browser.set_window_size(390, 844)
+    browser.get(served.url + "&tutorial=1&stop=2")
+    try:
+        screen(browser, "step 2 of 4")
+    finally:
+        shot(browser, "tutorial-1-stop-2-phone")
+
+
+def test_without_the_token_the_browser_gets_403(served, browser):
+    browser.get(served.base + "/?tutorial=1")
+    assert "needs the token" in browser.find_element(By.ID, "message").text
