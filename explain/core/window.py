@@ -73,6 +73,26 @@ def check_window(cfg: Any) -> None:
                           f"take; drop {flag('sliding_window')} or {OPTION['attention'].flag} mla")
 
 
+def _short(theta: float) -> str:
+    """θ as a narrow column says it: 10k, 1M, 500k, 10,000.5 as it is."""
+    for size, unit in ((1e6, "M"), (1e3, "k")):
+        if theta >= size and (theta / size) % 1 == 0:
+            return f"{theta / size:g}{unit}"
+    return f"{theta:g}"
+
+
+def kind_text(cfg: Any, group: str) -> str | None:
+    """What the step tree says beside a block of a run with a window, in its narrow column (28 characters, a
+    block's name included): ``sliding θ10k`` or ``full θ1M``; None for another group, or a run without a window.
+    The window's width is in the window mask's own step."""
+    if cfg.sliding_window is None or not group.startswith("blocks.") or not group[7:].isdigit():
+        return None
+    layer = int(group[7:])
+    if layer >= cfg.n_layers:
+        return None
+    return f"{cfg.layer_kind(layer)} θ{_short(cfg.theta(layer))}"
+
+
 def describe(cfg: Any) -> str:
     """The layer kinds as a line says them: ``sliding ×5, full, sliding ×5, full`` (runs collapsed)."""
     runs: list[list[Any]] = []
@@ -84,5 +104,5 @@ def describe(cfg: Any) -> str:
     return ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in runs)
 
 
-__all__ = ["FULL", "GEMMA_PATTERN", "KINDS", "SLIDING", "check_window", "describe", "layer_kinds",
+__all__ = ["FULL", "GEMMA_PATTERN", "KINDS", "SLIDING", "check_window", "describe", "kind_text", "layer_kinds",
            "parse_layer_types", "pattern_kinds"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from explain.core.config import Config
 from explain.core.inputs import Inputs
-from explain.core.window import SLIDING
 from explain.models.layers import key_padding, next_token_head, sdpa
 from explain.models.llama import INIT, cached, unembed, weight
 from explain.trace.recorder import Recorder, Ref
@@ -110,11 +109,4 @@ def gemma_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[di
     return unembed(rec, cfg, norm(rec, cfg, "ln_final", x))  # (B, 1, V)
 
 
-def kind_line(cfg: Config, layer: int) -> str:
-    """``sliding (window 4, θ 10000)`` / ``full (θ 1000000)``: a layer's attention as the screen says it."""
-    if cfg.layer_kind(layer) == SLIDING:
-        return f"sliding (window {cfg.sliding_window}, θ {cfg.theta(layer):g})"
-    return f"full (θ {cfg.theta(layer):g})"
-
-
-__all__ = ["gemma", "gemma_step", "kind_line"]
+__all__ = ["gemma", "gemma_step"]

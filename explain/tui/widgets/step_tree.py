@@ -9,6 +9,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from explain.core.shape_rules import fmt_shape
+from explain.core.window import kind_text
 from explain.trace import Trace
 from explain.tui.messages import StepSelected
 
@@ -41,7 +42,9 @@ class StepTree(Tree[int]):
             path = path[:depth]
             parent = path[-1][1] if path else self.root
             for part in step.group[depth:]:
-                parent = parent.add(Text(part, style="bold"), data=-1, expand=expand)
+                kind = kind_text(trace.config, part)  # a local or global layer: its window and θ
+                label = Text.assemble((part, "bold"), *([(" " + kind, "dim")] if kind else []))
+                parent = parent.add(label, data=-1, expand=expand)
                 path.append((part, parent))
             label = Text.assemble(step.label, " ", (fmt_shape(step.shape), "dim"))
             self._leaves.append(parent.add_leaf(label, data=step.index))
