@@ -24,15 +24,7 @@ from typing import Any
 import numpy as np
 
 from explain.checkpoints.gguf_file import to_float64
-from explain.checkpoints.gguf_vocab import (
-    CONTROL,
-    PRE_TOKENIZERS,
-    USER_DEFINED,
-    merges,
-    pre_tokenizer,
-    respelled,
-    text_chars,
-)
+from explain.checkpoints.gguf_vocab import PRE_TOKENIZERS, as_json, pre_tokenizer, text_chars
 from explain.checkpoints.gpt2 import Checkpoint, DependencyError
 from explain.checkpoints.keys import capped
 from explain.checkpoints.llama import to_engine
@@ -192,24 +184,15 @@ class GGUFCheckpoint(Checkpoint):
                 self._tokens(), list(merges) if isinstance(merges, list) else [])
 
     def sentencepiece_json(self, text: str) -> dict[str, Any] | None:
-        """A SentencePiece vocabulary (``tokenizer.ggml.model`` llama: Gemma's) as the tokenizer.json document
-        :func:`explain.checkpoints.gguf_vocab.build` makes with ``tokenizers``, for the characters of ``text``
-        (its merges are listed for those alone); None for a byte-level BPE file. explain tokenize walks it."""
+        """A SentencePiece vocabulary (``tokenizer.ggml.model`` llama: Gemma's) as a tokenizer.json document for
+        the characters of ``text`` (:func:`explain.checkpoints.gguf_vocab.as_json`); None for a byte-level BPE file.
+        explain tokenize walks it."""
         if _field(self.reader, "tokenizer.ggml.model") != "llama":
             return None
         tokens, types = self._tokens(), _field(self.reader, "tokenizer.ggml.token_type")
         if types is None or len(types) != len(tokens):
             raise InputError(f"'{self.path}' has no tokenizer.ggml.token_type for its {len(tokens)} pieces")
-        pieces = respelled(tokens)
-        vocab = {t: i for i, t in enumerate(pieces)}  # a repeated piece keeps its last id, as build's dict does
-        added = [{"id": vocab.get(t, i), "content": t, "special": int(k) == CONTROL}
-                 for i, (t, k) in enumerate(zip(tokens, types)) if int(k) == CONTROL
-                 or (int(k) == USER_DEFINED and t in vocab)]
-        return {"normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
-                "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious"},
-                "added_tokens": added,
-                "model": {"type": "BPE", "vocab": vocab, "merges": [list(m) for m in merges(vocab, text_chars(text))],
-                          "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True}}
+        return as_json(tokens, [int(t) for t in types], text_chars(text))
 
     # -- weights ------------------------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:

@@ -99,4 +99,18 @@ def build(tokens: Sequence[str], types: Sequence[int], unk: str = "<unk>", chars
     return tok
 
 
-__all__ = ["PRE_TOKENIZERS", "build", "merges", "pre_tokenizer", "respelled", "text_chars"]
+def as_json(tokens: Sequence[str], types: Sequence[int], chars: set[str], unk: str = "<unk>") -> dict[str, Any]:
+    """:func:`build`'s tokenizer as a tokenizer.json document, for texts made of ``chars``: what explain tokenize
+    walks through (it reads no ``tokenizers``)."""
+    pieces = respelled(tokens)
+    vocab = {t: i for i, t in enumerate(pieces)}  # a repeated piece keeps its last id, as build's dict does
+    added = [{"id": vocab.get(t, i), "content": t, "special": kind == CONTROL}
+             for i, (t, kind) in enumerate(zip(tokens, types)) if kind == CONTROL or (kind == USER_DEFINED and t in vocab)]
+    return {"normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+            "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious"},
+            "added_tokens": added,
+            "model": {"type": "BPE", "vocab": vocab, "merges": [list(m) for m in merges(vocab, chars)],
+                      "unk_token": unk, "fuse_unk": True, "byte_fallback": True}}
+
+
+__all__ = ["PRE_TOKENIZERS", "as_json", "build", "merges", "pre_tokenizer", "respelled", "text_chars"]

@@ -12,6 +12,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     elementwise,
     embedding,
     experts,
+    flash,
     gated,
     gates,
     grad,
