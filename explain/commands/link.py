@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from explain.core.errors import ExplainError, StepNotFound, UsageError
+from explain.core.served import interactive
 from explain.serve.links import Link, LinkError, parse_link
 
 LINK_ENV = "EXPLAIN_LINK"
@@ -77,6 +78,17 @@ def open_link(text: str) -> None:
         from explain.commands.open import open_default  # lazy: as above
 
         open_default()
+
+
+def open_link_here(text: str, other_outputs: bool) -> None:
+    """``explain run LINK``: the TUI on the link (it opens nothing else)."""
+    parse_link(text)  # a wrong link is named first
+    if other_outputs:
+        raise UsageError("a link opens the TUI; for --plain, --json, --save or --match give the model and its "
+                         "options instead of a link")
+    if not interactive():
+        raise UsageError("a link opens the TUI, and stdout is not a terminal; give the model and --plain instead")
+    open_link(text)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from explain.commands.link import is_link, open_link_here
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.core.errors import UsageError
 from explain.core.served import interactive
@@ -129,7 +130,10 @@ def run(model: str, plain: bool, as_json: bool, precision: int, save: str | None
       explain run gpt --save run.npz
       explain run multihead --heads 4 --d-model 16 --plain --match attn.pattern --slice head=3
       explain run attention --text "Thinking Machines" --plain --match attn.pattern --cell 0,1
+      explain run '?tutorial=18&stop=3'          # a link (the TUI's U key shows the one to its screen)
     """
+    if model is not None and is_link(model):  # explain run '?tutorial=18&stop=3': what the U key showed
+        return open_link_here(model, plain or as_json or save is not None or (match, slice_, cell) != (None,) * 3)
     check_outputs(plain, as_json, save, force)
     check_pick(plain, as_json, match, slice_, cell)
     from explain.engine.api import (

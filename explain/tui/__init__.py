@@ -3,7 +3,7 @@
 Importing this package imports no Textual; :mod:`explain.tui.app` does, when a trace is opened.
 
 It may import ``core``, ``ops``, ``trace``, ``io``, ``checkpoints``, ``models``, ``tokenize``, ``report``, ``engine``, ``interp``,
-``train``, ``export``, ``tutorial`` and ``render``.
+``train``, ``export``, ``tutorial``, ``render`` and ``serve``.
 """
 
 from __future__ import annotations

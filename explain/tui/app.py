@@ -122,6 +122,17 @@ class ExplainApp(App[None]):
 
         self.push_screen(TutorialPicker(shipped(), current), chosen)
 
+    def action_show_link(self) -> None:
+        """U: the link to what is on screen, shown and copied (the step screen under any screen over it)."""
+        from explain.tui.link import shown_link  # lazy: only when asked
+
+        screen = next((s for s in reversed(self.screen_stack) if isinstance(s, StepScreen)), None)
+        if screen is None:
+            return
+        url, how = shown_link(screen)
+        self.copy_to_clipboard(url)
+        self.notify(f"{url}\n{how}", title="link to this screen", timeout=30, markup=False)
+
     def action_model_map(self) -> None:
         """The model map (M) over the step screen; Enter there moves the step screen to the part chosen."""
         from explain.tui.screens.model_map import ModelMapScreen  # lazy: screen loaded on first use

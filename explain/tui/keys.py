@@ -115,6 +115,8 @@ KEYS: list[Key] = [
     # its order at every width
     Key("M", "app.model_map", "map", "The model map: embed → blocks → logits, this step lit; Enter jumps",
         "View"),
+    Key("U", "app.show_link", "link", "The link to what is on screen: the tutorial's stop, or the run's model, "
+        "text, step and cell (served: the address to share; in a terminal: explain run LINK)", "App"),
     Key("D", "app.live_sampling", "draw", "Live sampling: change this new token's temperature, top-k, top-p "
         "and seed; its draw is redone at once and the tokens after it regenerated", "Run"),
 ]
