@@ -82,6 +82,11 @@ CASES: dict[str, Case] = {
                                          {"theta": 100.0, "start": n, "layout": "interleaved"}),
     "repeat_kv": lambda r, n, m: ([r.standard_normal((2, 2, n, m))], {"n": 3}),
     "swiglu": lambda r, n, m: ([2 * r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
+    # the Gemma block's: its norm's gain 1 + w (QK-norm over the last axis of heads), GeGLU, the sliding window
+    "rms_norm_plus_one": lambda r, n, m: ([r.standard_normal((2, 2, n, m + 1)), 0.3 * r.standard_normal(m + 1)],
+                                          {"eps": 1e-6, "plus_one": True}),
+    "geglu": lambda r, n, m: ([2 * r.standard_normal((n, m)), r.standard_normal((n, m))], {}),
+    "window_mask": lambda r, n, m: ([kernels.causal_mask(r.standard_normal((2, n + 2, n + 2)))], {"window": 2}),
     # the mixture of experts' (the choice itself, route, has no gradient)
     "keep": lambda r, n, m: ([r.uniform(0.1, 1.0, (2, n, 4)), _choice(r, (2, n), 4, 2)],
                              {"norm": True, "scale": 2.5}),
@@ -141,7 +146,8 @@ def kind_of(case: str) -> str:
     return {"matmul_broadcast": "matmul", "linear_tied": "linear", "scale_multiply": "scale",
             "softmax_masked": "softmax", "pick_ignore": "pick", "mean_ignore": "mean", "keep_plain": "keep",
             "rope_interleaved": "rope", "slice_start": "slice", "mean_pool_padded": "mean_pool",
-            "expert_linear_each": "expert_linear", "tile_normalize_causal": "tile_normalize"}.get(case, case)
+            "expert_linear_each": "expert_linear", "tile_normalize_causal": "tile_normalize",
+            "rms_norm_plus_one": "rms_norm"}.get(case, case)
 
 
 def test_every_op_kind_with_a_backward_is_checked() -> None:

@@ -16,7 +16,8 @@ from explain.core.sampling import make_sampling
 from explain.ops.base import Syms
 from explain.ops.kernels import softmax
 
-MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama", "bert"]
+MODELS = ["simple", "attention", "causal", "multihead", "synthesizer", "encoder", "transformer", "gpt", "llama", "bert",
+          "gemma"]
 
 
 def _cells(step, n=3):
