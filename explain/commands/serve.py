@@ -28,7 +28,8 @@ def default_sessions(available: int) -> int:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Another than 127.0.0.1 shares explain on the network (a warning says so).")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0: a free one, printed in the address).")
 @click.option("--max-sessions", type=click.IntRange(1, 1000), default=None,
               help="Visitors at once; one more gets a one-line 'full' page.  [default: from the machine's memory]")
 @click.option("--idle-timeout", type=click.FloatRange(1, 86400), default=1800, show_default=True,

@@ -102,6 +102,9 @@ class ExplainServer(Server):
         await runner.setup()
         try:
             await web.TCPSite(runner, self.host, self.port).start()
+            if self.port == 0:  # the port the system chose
+                self.port = runner.addresses[0][1]
+                self.public_url = f"http://{self.host}:{self.port}"
             self.console.print(f"explain serve: open {self.url}", highlight=False, soft_wrap=True)
             self.console.print("Press Ctrl+C to stop.", highlight=False)
             self.console.file.flush()

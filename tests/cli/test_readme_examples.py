@@ -6,6 +6,7 @@ The SmolLM2 commands download from the package registry: marked ``network``, the
 The installation lines (``python3 -m venv … && pip install …``, and ``pytest``) are not run: the test runs
 inside that installation already, and re-installing would need the network. Commands that open the TUI are run
 with stdout not a terminal, where explain prints the same content instead (as documented for ``run``).
+``explain serve`` runs on a free port until the test has fetched the address it printed.
 """
 
 from __future__ import annotations
@@ -62,8 +63,29 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "NO_COLOR": "1"}
 
 
+def _serves(command: str, folder: Path) -> None:
+    """``explain serve`` runs until stopped: on a free port, it must print its address, answer it, and stop on
+    SIGTERM."""
+    import urllib.request
+
+    proc = subprocess.Popen(["bash", "-c", f"exec {command} --port 0"], cwd=folder, env=_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+        assert url, f"$ {command}\n{line}{proc.stderr.read() if proc.poll() is not None else ''}"
+        with urllib.request.urlopen(url.group(0), timeout=30) as r:
+            assert r.status == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+    assert "Traceback" not in proc.stderr.read()
+
+
 @pytest.mark.parametrize("command", [_marked(c) for c in COMMANDS])
 def test_every_shell_example_runs(command: str, folder: Path) -> None:
+    if command.startswith("explain serve"):
+        return _serves(command, folder)
     proc = subprocess.run(["bash", "-c", command], cwd=folder, env=_env(), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=300)
     assert proc.returncode == 0, f"$ {command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
