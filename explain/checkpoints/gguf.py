@@ -123,8 +123,13 @@ class GGUFCheckpoint(Checkpoint):
     # -- tokenizer ----------------------------------------------------------------------------------------------
     def _tokens(self) -> list[str]:
         tokens = _field(self.reader, "tokenizer.ggml.tokens")
-        if not isinstance(tokens, list) or not tokens:
+        if tokens is None or not len(tokens):
             raise InputError(f"'{self.path}' holds no tokenizer.ggml.tokens; give --tokens (ids)")
+        if not isinstance(tokens, list):  # an array of numbers where the words should be
+            raise InputError(f"'{self.path}': tokenizer.ggml.tokens[0] is a number, not text; give --tokens (ids)")
+        if len(tokens) > self.options["d_vocab"]:  # ids past the embedding's rows could never be looked up
+            raise InputError(f"'{self.path}' holds {len(tokens):,} tokens but token_embd has {self.options['d_vocab']:,} "
+                             "rows; the file is not a whole model: give --tokens (ids)")
         if (bad := next((i for i, t in enumerate(tokens) if not isinstance(t, str)), None)) is not None:
             raise InputError(f"'{self.path}': tokenizer.ggml.tokens[{bad}] is {type(tokens[bad]).__name__}, not "
                              "text; give --tokens (ids)")
@@ -171,7 +176,11 @@ class GGUFCheckpoint(Checkpoint):
         pre = pre_tokenizer(str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
         merges = self._merges()
         vocab = {t: i for i, t in enumerate(self._tokens())}
-        tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=False))
+        try:  # merges naming tokens the vocabulary lacks: tokenizers' own Exception, a traceback before
+            tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=False))
+        except Exception as exc:
+            raise InputError(f"{where}: its tokens and merges do not make a tokenizer ({str(exc)[:80]}); give "
+                             "--tokens (ids)") from None
         tok.pre_tokenizer = pre
         tok.decoder = decoders.ByteLevel()
         return tok

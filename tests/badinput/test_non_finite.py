@@ -53,9 +53,12 @@ def test_a_hostile_gguf_epsilon_is_one_line_naming_the_key(tmp_path: Path, eps: 
 
 
 @pytest.mark.parametrize("field, value, said", [
-    ("tokens", list(range(40)), "tokenizer.ggml.tokens[0] is int"),
+    ("tokens", list(range(40)), "tokenizer.ggml.tokens[0] is a number, not text"),
     ("merges", ["ab"], "tokenizer.ggml.merges[0] is 'ab', not two tokens"),
     ("merges", ["a  b"], "tokenizer.ggml.merges[0] is 'a  b'"),
+    ("merges", ["zz qq"], "its tokens and merges do not make a tokenizer"),
+    # a vocabulary longer than the embedding's rows (issue 36: 3,000,000 tokens took 75 s and 4.7 GB to open)
+    ("tokens", [f"t{i}" for i in range(3000)], "holds 3,000 tokens but token_embd has"),
 ])
 def test_a_hostile_gguf_vocabulary_is_one_line(tmp_path: Path, field: str, value: list, said: str) -> None:
     """Issue 36 item 4: numbers where the tokens should be, and merges that are not two tokens, were tracebacks
