@@ -173,8 +173,7 @@ class Op:
         return tuple(shapes[0])
 
     def axes(self, *axes: Axes, **attrs: Any) -> Axes:
-        """Names of the output's axes from the inputs' axis names; the first input's by default."""
-        return axes[0]
+        return axes[0]  # the output's axis names from the inputs': the first input's by default
 
     def signature(self, shapes: list[Shape], out: Shape, **attrs: Any) -> str:
         """``(4, 64) · (64, 4) → (4, 4)``."""
@@ -182,9 +181,8 @@ class Op:
         return f"{ins} → {fmt_shape(out)}" if ins else f"→ {fmt_shape(out)}"
 
     def flops(self, shapes: list[Shape], out: Shape, **attrs: Any) -> int:
-        """Floating-point operations of the step's contraction, a multiply-add counted as 2 (``explain shapes
-        --cost``); 0 for an op that contracts nothing (elementwise, a lookup, a reshape), which the count leaves
-        out."""
+        """FLOPs of the step's contraction, a multiply-add counted as 2 (``explain shapes --cost``); 0 for an op
+        that contracts nothing (elementwise, a lookup, a reshape)."""
         return 0
 
     def stored_values(self, out: Shape, shapes: list[Shape], **attrs: Any) -> int:
