@@ -51,8 +51,8 @@ class PairParts(Op):
         return f"pair_parts({ins[0]}, {ins[1]}, {a}, {b}, {n_a}, {n_b})"
 
     def feeds(self, index, inputs, a: int = 0, b: int = 1, **attrs):
-        i, j = index  # h[b, j] is read too; a linkage mark names one row per input: text a's
-        return [(a, i, slice(None)), (a, slice(None))]
+        i, j = index  # token i of text a and token j of text b, and both texts' pooled vectors (their lengths)
+        return [([a, b], [i, j], slice(None)), ([a, b], slice(None))]
 
     def explain(self, index, inputs, output, syms: Syms, a: int = 0, b: int = 1, n_a: int = 1, n_b: int = 1,
                 words_a: tuple = (), words_b: tuple = (), **attrs) -> CellExplanation:
@@ -91,7 +91,7 @@ class RankParts(Op):
         return f"ranked({ins[0]})"
 
     def feeds(self, index, inputs, **attrs):
-        return [_ranked_cell(inputs[0], index[0])]  # index is (rank, 0)
+        return [(slice(None), slice(None))]  # which pair stands at rank r depends on every part
 
     def explain(self, index, inputs, output, syms: Syms, words_a: tuple = (), words_b: tuple = (),
                 **attrs) -> CellExplanation:
@@ -123,6 +123,7 @@ class PairTotal(Op):
     lists the pairs ranked, with the running sum."""
 
     kind = "pair_total"
+    skips = True  # the run's cosine stands beside the sum for comparison; the sum does not read it
     default_note = ("The parts add up to the cosine: the similarity of the two texts is exactly the sum of what "
                     "their word pairs contribute.")
 
@@ -139,7 +140,7 @@ class PairTotal(Op):
         return f"{ins[0]}.sum()"
 
     def feeds(self, index, inputs, a: int = 0, b: int = 1, **attrs):
-        return [(slice(None), slice(None)), (a, b)]
+        return [(slice(None), slice(None)), None]
 
     def explain(self, index, inputs, output, syms: Syms, a: int = 0, b: int = 1, words_a: tuple = (),
                 words_b: tuple = (), **attrs) -> CellExplanation:

@@ -134,7 +134,7 @@ class L2Normalize(Op):
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
         row = tuple(index[:-1]) + (slice(None),)
-        return [row, row, row]
+        return [row, row, None]  # u is recomputed from x by l2_normalize_backward: the output is not read
 
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
         r = tuple(index[:-1])
