@@ -5,12 +5,14 @@ before overwriting a file."""
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from explain.core.errors import ExplainError
+from explain.core.served import served
 from explain.io.atomic import write_bytes
 from explain.io.paths import check_output, expand
 from explain.trace import Trace
@@ -44,11 +46,24 @@ def target_path(name: str, directory: Path | None = None, suffix: str = ".py") -
     return path.with_suffix(suffix)
 
 
+ALLOW_WRITES = "EXPLAIN_ALLOW_WRITES"  # explain serve --allow-writes DIR, in each visitor's environment
+
+
+def allowed_folder() -> Path | None:
+    """Served, the folder a visitor may write into (``explain serve --allow-writes``), or None: then exports and
+    pictures are downloads. In a terminal, None too (the working directory, as always)."""
+    folder = os.environ.get(ALLOW_WRITES)
+    return Path(folder) if served() and folder else None
+
+
 def check_name(name: str, directory: Path | None = None, suffix: str = ".py") -> str | None:
     """Why the dialog cannot write ``name`` (the CLI's own message, without its --force advice: the dialog
-    asks before replacing a file), or None."""
+    asks before replacing a file), or None. Served, a name outside the allowed folder is refused."""
     try:
-        check_output(target_path(name, directory, suffix), force=True, example=f"export{suffix}")
+        path = target_path(name, directory, suffix)
+        if directory is not None and not path.resolve().is_relative_to(directory.resolve()):
+            return f"'{name}' is outside {directory}, the folder explain serve allows writes in"
+        check_output(path, force=True, example=f"export{suffix}")
     except ExplainError as exc:
         return str(exc)
     return None
@@ -60,10 +75,12 @@ def ask_path(host: Any, what: str, default: str, suffix: str, write: Callable[[P
     from explain.tui.screens.confirm import ConfirmScreen  # lazy: a screen loaded on first use
     from explain.tui.screens.prompt import PromptScreen  # lazy: a screen loaded on first use
 
+    folder = allowed_folder()
+
     def named(name: str | None) -> None:
         if name is None:
             return
-        path = target_path(name, suffix=suffix)
+        path = target_path(name, folder, suffix=suffix)
         if not os.path.lexists(path):
             write(path, False)
             return
@@ -76,8 +93,8 @@ def ask_path(host: Any, what: str, default: str, suffix: str, write: Callable[[P
 
         host.app.push_screen(ConfirmScreen(f"`{path}` exists. Replace it?", yes="Replace", no="Keep it"), answered)
 
-    host.app.push_screen(PromptScreen(f"{what}. File name (in {Path.cwd()}):", default,
-                                      lambda name: check_name(name, suffix=suffix)), named)
+    host.app.push_screen(PromptScreen(f"{what}. File name (in {folder or Path.cwd()}):", default,
+                                      lambda name: check_name(name, folder, suffix=suffix)), named)
 
 
 def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None, path: Path,
@@ -108,6 +125,18 @@ def save_export(controller: Any, steps: list[str] | None) -> None:
                          refused="export failed", group="export")
 
     what = f"step {steps[0]}" if steps else "the whole run"
+    if served() and allowed_folder() is None:  # a visitor writes no file on the server: a download, or one line
+        from explain.export import export_source  # lazy: numpy off the shape path
+
+        text, arrays = export_source(trace, steps=steps, narration=narration)
+        if arrays:
+            controller.host.notify("this export needs a .npz file beside the script, and explain serve allows no "
+                                   "writes here (the teacher can, with --allow-writes DIR)", severity="error",
+                                   timeout=8, markup=False)
+            return
+        controller.host.app.deliver_text(io.StringIO(text), save_filename=default_name(trace, steps))
+        controller.host.notify("export offered as a download", timeout=4)
+        return
     ask_path(controller.host, f"Export {what} as a numpy script", default_name(trace, steps), ".py", write)
 
 
@@ -115,6 +144,10 @@ def save_picture(controller: Any) -> None:
     """``c``: the screen as it is now, as an SVG, taken before the file-name dialog opens (not in the picture)."""
     step = controller.host.view.step.name
     svg = controller.host.app.export_screenshot(title=f"explain: {step}")
+    if served() and allowed_folder() is None:  # a visitor writes no file on the server: a download
+        controller.host.app.deliver_text(io.StringIO(svg), save_filename=picture_name(step))
+        controller.host.notify("picture offered as a download", timeout=4)
+        return
 
     def write(path: Path, overwrite: bool) -> None:
         try:
