@@ -4,7 +4,6 @@ writes only inside DIR (Pilot, with the environment explain serve gives each vis
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from explain.core.served import WEB_DRIVER
 from explain.engine.api import run
