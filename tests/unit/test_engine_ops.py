@@ -52,8 +52,11 @@ def test_every_op_kind_is_exercised_by_the_zoo() -> None:
     kinds |= {s.op for s in plan("gpt", text=["the cat sat", "a dog"], backward=True)}  # padding
     kinds |= {s.op for s in interp_run()}  # recorded after a run: lens, attribution, a patch (explain.interp)
     kinds |= {s.op for s in plan("llama", sampling=make_sampling(2, greedy=True))}  # shared key heads' cache
-    kinds |= {s.op for s in plan("gpt", attention_kernel="tiled", attention_tile=3)}  # the online softmax
+    kinds |= {s.op for s in plan("gpt", attention_kernel="tiled", attention_tile=3, backward=True)}  # online softmax
     kinds |= {s.op for s in plan("gpt", tokenizer_steps=True, checkpoint=str(GPT2_TINY))}  # BPE merges
+    # a mixture of experts with DeepSeek's router (sigmoid scores, groups, a gated shared expert), backward
+    kinds |= {s.op for s in plan("llama", n_experts=6, router="sigmoid", n_group=3, topk_group=2, n_shared_experts=1,
+                                 shared_expert_gate=True, backward=True)}
     kinds |= {"wordpiece_match"}  # no model of the zoo reads WordPiece: tests/unit/test_export_sources.py runs it
     assert kinds == set(ops.REGISTRY), set(ops.REGISTRY) - kinds
 
