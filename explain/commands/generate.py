@@ -27,10 +27,12 @@ def generation_options(f):
 
 PROMPT_HELP = ("Prompt text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a batch of "
                "prompts with the same number of tokens (a generation pads none).")
+TOKENS_HELP = ("Token ids instead of text, e.g. 3,1,4. Repeat for a batch of prompts of the same length (a generation "
+               "pads none).")
 
 
 @click.command(epilog=MODEL_HELP + f" Generation needs {quoted(able('generates'))}.")
-@lambda f: model_options(f, {"text": PROMPT_HELP})
+@lambda f: model_options(f, {"text": PROMPT_HELP, "tokens": TOKENS_HELP})
 @generation_options
 @click.option("--plain", is_flag=True, help="Print every step, then the generated text, instead of the TUI.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document: every step, the new tokens, "
