@@ -24,7 +24,14 @@ from typing import Any
 import numpy as np
 
 from explain.checkpoints.gguf_file import to_float64
-from explain.checkpoints.gguf_vocab import PRE_TOKENIZERS, as_json, pre_tokenizer, text_chars
+from explain.checkpoints.gguf_vocab import (
+    PRE_TOKENIZERS,
+    as_json,
+    bpe_merges,
+    byte_level_bpe,
+    pre_tokenizer,
+    text_chars,
+)
 from explain.checkpoints.gpt2 import Checkpoint, DependencyError
 from explain.checkpoints.keys import capped
 from explain.checkpoints.llama import to_engine
@@ -136,13 +143,7 @@ class GGUFCheckpoint(Checkpoint):
         return tokens
 
     def _merges(self) -> list[tuple[str, str]]:
-        """tokenizer.ggml.merges as pairs: each entry is two tokens separated by one space."""
-        merges = _field(self.reader, "tokenizer.ggml.merges", [])
-        for i, m in enumerate(merges if isinstance(merges, list) else [merges]):
-            if not isinstance(m, str) or len(m.split(" ")) != 2 or "" in m.split(" "):
-                raise InputError(f"'{self.path}': tokenizer.ggml.merges[{i}] is {str(m)[:40]!r}, not two tokens "
-                                 "separated by one space; give --tokens (ids)")
-        return [tuple(m.split(" ", 1)) for m in merges]
+        return bpe_merges(f"'{self.path}'", _field(self.reader, "tokenizer.ggml.merges", []))
 
     def _token_labels(self) -> dict[int, str]:
         if self._labels is None:
@@ -174,16 +175,7 @@ class GGUFCheckpoint(Checkpoint):
         except ImportError:
             raise DependencyError(f"reading text with a GGUF's tokenizer needs 'tokenizers': {INSTALL}") from None
         pre = pre_tokenizer(str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
-        merges = self._merges()
-        vocab = {t: i for i, t in enumerate(self._tokens())}
-        try:  # merges naming tokens the vocabulary lacks: tokenizers' own Exception, a traceback before
-            tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=False))
-        except Exception as exc:
-            raise InputError(f"{where}: its tokens and merges do not make a tokenizer ({str(exc)[:80]}); give "
-                             "--tokens (ids)") from None
-        tok.pre_tokenizer = pre
-        tok.decoder = decoders.ByteLevel()
-        return tok
+        return byte_level_bpe(where, self._tokens(), self._merges(), pre, Tokenizer, models, decoders)
 
     def tokenizer_fields(self) -> tuple[Any, str, list[str], list[str]]:
         """What the file says of its tokenizer: (tokenizer.ggml.model, .pre, .tokens, .merges), as stored;

@@ -114,3 +114,27 @@ def as_json(tokens: Sequence[str], types: Sequence[int], chars: set[str], unk: s
 
 
 __all__ = ["PRE_TOKENIZERS", "as_json", "build", "merges", "pre_tokenizer", "respelled", "text_chars"]
+
+
+def bpe_merges(where: str, merges: Any) -> list[tuple[str, str]]:
+    """tokenizer.ggml.merges as pairs: each entry two tokens separated by one space, or a one-line error."""
+    for i, m in enumerate(merges if isinstance(merges, list) else [merges]):
+        if not isinstance(m, str) or len(m.split(" ")) != 2 or "" in m.split(" "):
+            raise InputError(f"{where}: tokenizer.ggml.merges[{i}] is {str(m)[:40]!r}, not two tokens separated by "
+                             "one space; give --tokens (ids)")
+    return [tuple(m.split(" ", 1)) for m in merges]
+
+
+def byte_level_bpe(where: str, tokens: list[str], merges: list[tuple[str, str]], pre: Any, Tokenizer: Any,
+                   models: Any, decoders: Any) -> Any:
+    """A byte-level BPE tokenizer (``tokenizers``' classes passed in, imported where they are optional) from a
+    file's vocabulary and merges, or a one-line error when they do not make one."""
+    vocab = {t: i for i, t in enumerate(tokens)}
+    try:  # merges naming tokens the vocabulary lacks: tokenizers' own Exception, a traceback before
+        tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=False))
+    except Exception as exc:
+        raise InputError(f"{where}: its tokens and merges do not make a tokenizer ({str(exc)[:80]}); give "
+                         "--tokens (ids)") from None
+    tok.pre_tokenizer = pre
+    tok.decoder = decoders.ByteLevel()
+    return tok
