@@ -28,6 +28,8 @@ from explain.core.errors import ExplainError
 from explain.serve.links import MAX_LINK, parse_link
 from explain.serve.session import VisitorApp, visitor_env
 
+log = logging.getLogger("explain.serve")
+
 STATIC = Path(textual_serve.__file__).parent / "static"
 TEMPLATES = Path(__file__).parent / "templates"
 COOKIE = "explain_token"
@@ -147,6 +149,9 @@ class ExplainServer(Server):
                    "application": {"name": "explain"}}
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
         response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+        # not kept in the back-forward cache (its websocket, and so its app, would live on behind another page),
+        # and its address, which holds the token, is not sent to other sites
+        response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
         return response
 
     async def handle_download(self, request: web.Request) -> web.StreamResponse:
@@ -173,6 +178,7 @@ class ExplainServer(Server):
         app = VisitorApp(env, write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=websocket.close,
                          download_manager=self.download_manager)
         self.sessions[app] = websocket
+        log.info("a session started: %d of %d open", len(self.sessions), self.max_sessions)
         try:
             await app.start(width, height)
             await self._process_messages(websocket, app)
@@ -184,6 +190,7 @@ class ExplainServer(Server):
             self.sessions.pop(app, None)
             await app.end()
             await websocket.close()
+            log.info("a session ended: %d of %d open", len(self.sessions), self.max_sessions)
         return websocket
 
     async def _watch_idle(self) -> None:

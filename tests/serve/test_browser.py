@@ -61,7 +61,8 @@ def screen(browser, has: str, seconds: float = 60.0) -> str:
         if has in text:
             return text
         time.sleep(0.3)
-    raise AssertionError(f"the screen never showed {has!r}:\n{text}")
+    page = browser.find_element(By.TAG_NAME, "body").text
+    raise AssertionError(f"the screen never showed {has!r}:\n{text}\npage: {page[:500]}")
 
 
 def shot(browser, name: str) -> None:
@@ -106,3 +107,13 @@ def test_a_phone_sized_window(served, browser):
 def test_without_the_token_the_browser_gets_403(served, browser):
     browser.get(served.base + "/?tutorial=1")
     assert "needs the token" in browser.find_element(By.ID, "message").text
+
+
+def test_a_link_past_the_run_is_one_line_in_the_app(served, browser):
+    """A step the run has not, or a cell out of range, is found only once the run is made: the visitor's app says
+    it in one line (no traceback in the browser)."""
+    browser.set_window_size(1280, 800)
+    browser.get(served.url + "&model=gpt&text=the+cat+sat&step=blocks.0.attn.pattern&cell=0,0,4,2")
+    text = screen(browser, "explain cannot open this link")
+    shot(browser, "cell-out-of-range-1280x800")
+    assert "is not a cell of blocks.0.attn.pattern" in text and "Traceback" not in text
