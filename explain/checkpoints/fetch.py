@@ -32,6 +32,7 @@ from explain.checkpoints.catalogue import Entry
 from explain.checkpoints.tokenizer_guard import child_command, child_env
 from explain.core import progress
 from explain.core.errors import ExplainError, ResourceError, UsageError
+from explain.core.served import served
 from explain.io.atomic import WriteError, atomic_folder
 
 # What pip may read of the user's environment besides child_env's short list: its own settings, where its
@@ -76,6 +77,9 @@ def ensure(entry: Entry, source: str | Path | None = None) -> Path:
         return where(entry)
     if os.path.lexists(where(entry)) and damaged(entry) is None:
         return where(entry)
+    if served():  # a visitor of explain serve downloads nothing onto the server
+        raise UsageError(f"{entry.title} is not on this machine, and explain serve fetches nothing for a visitor; "
+                         f"the teacher can run 'explain fetch {entry.name}' on it first")
     return fetch(entry, source)
 
 

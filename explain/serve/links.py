@@ -64,12 +64,16 @@ def _query(link: str) -> str:
 def _tutorial(name: str) -> tuple[str, int]:
     """A shipped tutorial's file stem and number of stops (by its name, its name without the number, or the
     number); never a path."""
+    from explain.tutorial import to_fetch  # lazy: the tutorials are read only for a link
     from explain.tutorial.loader import find_shipped, load_tutorial  # lazy: the tutorials are read only for a link
 
     f = find_shipped(name) if _NAME.fullmatch(name) else None
     if f is None:
         raise LinkError(f"no tutorial named '{name[:60]}' for a link; list them with 'explain tutorial list'")
     tut = load_tutorial(f.name.removesuffix(".toml"))
+    if to_fetch(tut):  # a catalogue model not on this machine: explain serve downloads nothing for a visitor
+        raise LinkError(f"tutorial '{tut.name}' runs a model that is not on this machine; the teacher can fetch it "
+                        "first ('explain models' lists them)")
     return tut.name, len(tut.stops)
 
 

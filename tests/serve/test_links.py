@@ -62,3 +62,20 @@ def test_a_link_past_the_run_is_one_line(text, says, monkeypatch):
     with pytest.raises(Exception) as e:
         link_cmd.open_link(text)
     assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_visitor_fetches_no_model(tmp_path, monkeypatch):
+    """A tutorial on a catalogue model not on this machine: its link is one line, and a served app (the picker)
+    refuses to fetch it, instead of downloading onto the server."""
+    from explain.checkpoints.catalogue import CATALOGUE
+    from explain.checkpoints.fetch import ensure
+    from explain.core.served import WEB_DRIVER
+    from explain.serve.links import LinkError
+
+    monkeypatch.setenv("EXPLAIN_CACHE", str(tmp_path))
+    with pytest.raises(LinkError, match="not on this machine"):
+        parse_link("?tutorial=26")
+    monkeypatch.setenv("TEXTUAL_DRIVER", WEB_DRIVER)
+    with pytest.raises(Exception, match="explain serve fetches nothing for a visitor"):
+        ensure(CATALOGUE["smollm2"])
+    assert list(tmp_path.iterdir()) == []
