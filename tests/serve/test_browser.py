@@ -117,3 +117,35 @@ def test_a_link_past_the_run_is_one_line_in_the_app(served, browser):
     text = screen(browser, "explain cannot open this link")
     shot(browser, "cell-out-of-range-1280x800")
     assert "is not a cell of blocks.0.attn.pattern" in text and "Traceback" not in text
+
+
+def test_u_gives_a_link_another_browser_opens(served, browser, tmp_path):
+    """The teacher's path: stop 3 of tutorial 18, U shows the link (with the token), and a second browser opens
+    it at that stop."""
+    stops = [s.title for s in load_tutorial("18").stops]
+    browser.set_window_size(1280, 800)
+    browser.get(served.url + "&tutorial=18&stop=3")
+    screen(browser, stops[2][:20])
+    browser.find_element(By.CSS_SELECTOR, ".xterm-screen").click()
+    press(browser, "U")
+    text = screen(browser, "link to this screen")
+    shot(browser, "u-link-1280x800")
+    toast = [line.split("▌", 1)[1].strip() for line in text.splitlines() if "▌" in line]
+    start = next(i for i, line in enumerate(toast) if "link to this screen" in line)
+    url = ""
+    for line in toast[start + 1:]:
+        if line.startswith("open it"):
+            break
+        url += line
+    assert url.startswith(served.url) and url.endswith("&tutorial=18-the-logit-lens&stop=3"), toast
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in FLAGS + [f"--user-data-dir={tmp_path / 'second'}", "--window-size=390,844"]:
+        options.add_argument(flag)
+    second = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    try:
+        second.get(url)
+        screen(second, "lens.blocks.0.resid_mid.probs")
+        shot(second, "u-link-opened-phone")
+    finally:
+        second.quit()
