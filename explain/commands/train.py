@@ -126,10 +126,10 @@ def _saved_step(out: str) -> tuple[int, int] | None:
     """The step of the checkpoint the folder holds (its explain_train.json) and when that was written, or None."""
     from explain.train.hf import MARKER  # lazy: as train_model
 
-    marker = Path(out).expanduser() / MARKER
-    try:
+    try:  # before the folder's checks: '~nosuchuser/ck' cannot be expanded (RuntimeError), which they refuse
+        marker = Path(out).expanduser() / MARKER
         return int(json.loads(marker.read_text())["step"]), marker.stat().st_mtime_ns
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return None
 
 

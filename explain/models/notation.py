@@ -16,10 +16,10 @@ from typing import Any
 
 from explain.core.config import Config
 from explain.core.names import as_first_token, is_generated, param_name
-from explain.models.mla import NOTATION as MLA_NOTATION
-from explain.models.mla import notation_context as mla_context
 from explain.models.notation_bert import BERT_ROWS
 from explain.models.notation_gemma import GEMMA, GEMMA_CACHE, assumed_context
+from explain.models.notation_mla import NOTATION as MLA_NOTATION
+from explain.models.notation_mla import notation_context as mla_context
 from explain.trace.recorder import Notation
 
 Row = tuple[str, str, str, str | None]

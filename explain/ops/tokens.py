@@ -83,7 +83,7 @@ class WordPieceMatch(Op):
 
     def feeds(self, index, inputs, first: bool = False, **attrs):
         i = index[0]
-        return [slice(None) if first or i >= inputs[0].shape[0] else (i,)]
+        return [(slice(None),) if first or i >= inputs[0].shape[0] else (i,)]  # an index tuple, as every feed
 
     def explain(self, index, inputs, output, syms: Syms, token: str = "", tried: tuple = (), vocab: Any = None,
                 first: bool = False, **attrs) -> CellExplanation:

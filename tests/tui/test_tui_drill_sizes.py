@@ -33,6 +33,7 @@ from explain.tui.state import View, matrix_shape, split_index
 from explain.tui.widgets.cell_panel import CellPanel
 
 SIZES = [(80, 24), (100, 30), (120, 40), (160, 45), (200, 50)]
+DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = 400  # cells looked at for the longest result line (a vocabulary-wide slice is sampled evenly)
 
 # The sample runs: between them, every op kind of the registry (see test_every_kind_has_a_run).
@@ -49,6 +50,18 @@ RUNS: dict[str, Any] = {
     "llama generate": lambda: explain.generate("llama", max_new_tokens=1, greedy=True),
     "gpt patched, lens, attribution": lambda: _interp_run(),
     "gpt adamw": lambda: explain.run("gpt", random_weights=True, n_layers=1, lr=0.01, optimizer="adamw"),
+    # this round's families and kernels: BERT (WordPiece's walk, the sentence head, the pair view), Gemma (GeGLU,
+    # the window), a mixture of experts with DeepSeek's router, the tiled kernel's backward, byte-level BPE merges
+    "bert folder, tokenizer steps": lambda: explain.run("bert", checkpoint=str(DATA / "bert" / "hf_bert"),
+                                                        tokenizer_steps=True),
+    "bert backward": lambda: explain.run("bert", backward=True),
+    "gemma backward": lambda: explain.run("gemma", backward=True),
+    "llama experts backward": lambda: explain.run("llama", n_experts=6, router="sigmoid", n_group=3, topk_group=2,
+                                                  n_shared_experts=1, shared_expert_gate=True, backward=True),
+    "gpt tiled backward": lambda: explain.run("gpt", random_weights=True, attention_kernel="tiled", attention_tile=3,
+                                              backward=True),
+    "gpt2 folder, tokenizer steps": lambda: explain.run("gpt", checkpoint=str(DATA / "gpt2_tiny"),
+                                                        tokenizer_steps=True),
 }
 
 

@@ -14,7 +14,7 @@ from explain.core import names
 
 PACKAGE = Path(explain.__file__).parent
 # A notation table's globs ("gen.*.probs") are data keyed by step name, not names built or parsed.
-ALLOWED = {PACKAGE / "core" / "names.py", PACKAGE / "models" / "notation.py"}
+ALLOWED = {PACKAGE / "core" / "names.py", *(PACKAGE / "models").glob("notation*.py")}  # the families' tables too
 SPELLED = ("gen.", ".grad.from", ".from.", ".updated")
 
 

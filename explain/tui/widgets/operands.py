@@ -48,7 +48,8 @@ def marks_of(feed: tuple | None, ndim: int) -> tuple[tuple[int, ...] | None, Mar
     slices take all); (None, None) when the feed does not pin the leading axes."""
     if feed is None or ndim == 0:
         return None, None
-    feed = tuple(feed) + (slice(None),) * (ndim - len(feed))
+    feed = feed if isinstance(feed, tuple) else (feed,)  # a bare slice or int: one axis's index
+    feed = feed + (slice(None),) * (ndim - len(feed))
     lead = feed[: max(ndim - 2, 0)]
     if not all(isinstance(i, int) for i in lead):
         return None, None
