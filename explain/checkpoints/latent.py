@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from explain.checkpoints.keys import capped
 from explain.core.errors import WeightsError
 
 LATENT_TYPES = ("deepseek_v3",)
@@ -44,7 +45,10 @@ def latent_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
         v = cfg.get(key, _V3[key])
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise WeightsError(f"{where}: {key} must be a positive whole number, got {v!r}")
-        out[key] = v
+        out[key] = capped(where, key, v)
+    if out["qk_rope_head_dim"] % 2:
+        raise WeightsError(f"{where}: qk_rope_head_dim {out['qk_rope_head_dim']} is odd; a rotation turns pairs of "
+                           "dimensions, so it must be even (DeepSeek-V3: 64)")
     if cfg.get("attention_bias"):
         raise WeightsError(f"{where} sets attention_bias; explain's latent attention has no biases")
     interleave = cfg.get("rope_interleave", True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from explain.checkpoints.keys import capped
 from explain.core.errors import WeightsError
 
 MOE_TYPES = ("mixtral", "qwen2_moe")  # and deepseek_v3 (whose latent attention is checkpoints.latent's)
@@ -34,7 +35,13 @@ def _whole(cfg: dict[str, Any], key: str, where: str, default: Any = None, minim
     v = cfg.get(key, default)
     if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
         raise WeightsError(f"{where}: {key} must be a whole number of at least {minimum}, got {v!r}")
-    return v
+    return capped(where, key, v)
+
+
+def _fits(where: str, part: str, k: int, whole: str, n: int) -> None:
+    """Refuse ``part`` ``k`` of ``whole`` ``n`` (experts chosen of experts, groups kept of groups) when k > n."""
+    if k > n:
+        raise WeightsError(f"{where}: {part} {k} is more than {whole} {n}; set {part} to at most {n}")
 
 
 def moe_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any]:
@@ -43,8 +50,9 @@ def moe_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any
     if kind == "deepseek_v3":
         return _deepseek_options(cfg, where, n_layers)
     if kind == "mixtral":
-        E = _whole(cfg, "num_local_experts", where, 8)
-        return dict(n_experts=E, experts_per_token=_whole(cfg, "num_experts_per_tok", where, 2), router="softmax",
+        E, k = _whole(cfg, "num_local_experts", where, 8), _whole(cfg, "num_experts_per_tok", where, 2)
+        _fits(where, "num_experts_per_tok", k, "num_local_experts", E)
+        return dict(n_experts=E, experts_per_token=k, router="softmax",
                     norm_topk_prob=True)
     if kind != "qwen2_moe":
         return {}
@@ -62,7 +70,9 @@ def moe_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[str, Any
     norm = cfg.get("norm_topk_prob", False)
     if not isinstance(norm, bool):
         raise WeightsError(f"{where}: norm_topk_prob must be true or false, got {norm!r}")
-    o = dict(n_experts=E, experts_per_token=_whole(cfg, "num_experts_per_tok", where, 4), router="softmax",
+    k = _whole(cfg, "num_experts_per_tok", where, 4)
+    _fits(where, "num_experts_per_tok", k, "num_experts", E)
+    o = dict(n_experts=E, experts_per_token=k, router="softmax",
              norm_topk_prob=norm, moe_d_ff=_whole(cfg, "moe_intermediate_size", where, 1408),
              first_k_dense_replace=len(dense))
     shared = _whole(cfg, "shared_expert_intermediate_size", where, 5632, minimum=0)
@@ -79,12 +89,18 @@ def _deepseek_options(cfg: dict[str, Any], where: str, n_layers: int) -> dict[st
     norm, scale = cfg.get("norm_topk_prob", True), cfg.get("routed_scaling_factor", 2.5)
     if not isinstance(norm, bool):
         raise WeightsError(f"{where}: norm_topk_prob must be true or false, got {norm!r}")
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
         raise WeightsError(f"{where}: routed_scaling_factor must be a positive number, got {scale!r}")
     if dense >= n_layers:
         return {}  # every layer dense (first_k_dense_replace ≥ num_hidden_layers): no mixture at all
-    o = dict(n_experts=E, experts_per_token=_whole(cfg, "num_experts_per_tok", where, 8), router="sigmoid",
-             norm_topk_prob=norm, n_group=G, topk_group=_whole(cfg, "topk_group", where, 4),
+    if E % G:
+        raise WeightsError(f"{where}: n_group {G} does not split n_routed_experts {E} into equal groups; set n_group "
+                           f"to a divisor of {E}")
+    k, kg = _whole(cfg, "num_experts_per_tok", where, 8), _whole(cfg, "topk_group", where, 4)
+    _fits(where, "num_experts_per_tok", k, "n_routed_experts", E)
+    _fits(where, "topk_group", kg, "n_group", G)
+    o = dict(n_experts=E, experts_per_token=k, router="sigmoid",
+             norm_topk_prob=norm, n_group=G, topk_group=kg,
              routed_scaling_factor=float(scale), first_k_dense_replace=dense,
              moe_d_ff=_whole(cfg, "moe_intermediate_size", where, 2048))
     shared = _whole(cfg, "n_shared_experts", where, 1, minimum=0)
