@@ -17,6 +17,7 @@ from explain.check.errors import CheckShapeError
 from explain.check.names import Ax, Names, fmt_ax, fmt_names
 from explain.check.node import Node, origin
 from explain.core.errors import UsageError
+from explain.core.limits import MAX_DIGITS
 from explain.core.shape_rules import Shape, fmt_shape
 
 MAX_PERMUTED = 6  # 720 orders: instant
@@ -36,7 +37,9 @@ def parse_expect(raw: str, dims: dict[str, int], aliases: dict[str, Ax] | None =
     sizes: list[int] = []
     names: list[Ax] = []
     for item in items:
-        if item.isdigit():
+        if item.isascii() and item.isdigit():  # '²' is a digit to str.isdigit, not to int()
+            if len(item) > MAX_DIGITS:
+                raise UsageError(f"{what}: a size with {len(item):,} digits; give a number below 10^{MAX_DIGITS}")
             sizes.append(int(item))
             names.append(None)
         elif item.isidentifier() and item in dims:

@@ -153,8 +153,9 @@ def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef
     """Check ``fn``'s body with ``given`` arguments; its result as the call's node."""
     from explain.check.function import FunctionCheck, run_body  # lazy: function imports the checker
 
-    if ctx.depth > MAX_NESTING:
-        raise UsageError(f"{label}: calls nest deeper than {MAX_NESTING} levels")
+    level = getattr(ck, "calls", 0) + 1  # self.f() calling self.f() stays in one class: count the calls themselves
+    if ctx.depth > MAX_NESTING or level > MAX_NESTING:
+        raise UsageError(f"{label}: calls nest deeper than {MAX_NESTING} levels (a method that calls itself?)")
     from explain.check.source import tag  # lazy: check's modules import each other
 
     for node in given.values():  # a fix for an argument goes on the caller's line
@@ -167,6 +168,7 @@ def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef
     if ctx is not ck.cls:
         read_init(run.ck, ctx, init_args or {})
     run.depth = ctx.depth
+    run.ck.calls = level
     try:
         run_body(run)
     finally:
