@@ -77,6 +77,14 @@ def tile_sup(t: int) -> str:
     return f"⁽{str(t).translate(_SUPERSCRIPT)}⁾"
 
 
+def lens_read(name: str) -> str | None:
+    """The logits step of the logit lens's read that a step belongs to (``lens.blocks.0.resid_mid.probs`` →
+    ``lens.blocks.0.resid_mid.logits``), or None for a step outside the lens."""
+    if not name.startswith(LENS + ".") or name.count(".") < 2:
+        return None
+    return name.rsplit(".", 1)[0] + ".logits"
+
+
 # -- generation ----------------------------------------------------------------------------------------------
 def gen_scope(n: int) -> str:
     """The scope of new token ``n`` of a generation: ``gen.3``."""

@@ -34,6 +34,18 @@ def lens_point(name: str) -> str:
     return name[len(LENS) + 1:].rsplit(".", 1)[0]
 
 
+def point_phrase(point: str) -> str:
+    """Where a lens read is taken, as a student reads it: ``blocks.0.resid_mid`` → "after block 0's attention",
+    ``blocks.0.resid_post`` → "after block 0", the residual before block 0 → "the embeddings"."""
+    parts = point.split(".")
+    if len(parts) == 3 and parts[0] == "blocks" and parts[1].isdigit():
+        if parts[2] == "resid_mid":
+            return f"after block {parts[1]}'s attention"
+        if parts[2] == "resid_post":
+            return f"after block {parts[1]}"
+    return "the embeddings"
+
+
 def head_result(layer: int) -> str:
     """Each head's write in ``layer``, relative to the attribution's scope: ``blocks.0.attn.result``."""
     return f"blocks.{layer}.attn.result"
@@ -72,4 +84,4 @@ def attn_pattern(layer: int, n: int | None = None) -> str:
 
 
 __all__ = ["ATTR", "LENS", "PATCH", "attn_pattern", "attr", "head_result", "lens_logits", "lens_point", "lens_probs",
-           "lens_scope", "patch_clean", "patched", "resid_mid", "resid_post", "resid_pre"]
+           "lens_scope", "patch_clean", "patched", "point_phrase", "resid_mid", "resid_post", "resid_pre"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explain.core.names import gen_number, gen_step
+from explain.core.names import gen_number, gen_step, lens_read
 from explain.core.registry import MODELS
 from explain.trace import Step, Trace
 
@@ -55,7 +55,11 @@ def has_predictions(trace: Trace) -> bool:
 
 
 def source_of(trace: Trace, step: Step | None = None) -> tuple[str, int | None]:
-    """The logits step that predicts at ``step`` (a generation's token n: its own logits), and n or None."""
+    """The logits step that predicts at ``step`` (a generation's token n: its own logits; a read of the logit lens,
+    ``lens.blocks.0.resid_mid.probs``: that read's own logits, not the model's final ones), and n or None."""
+    own = lens_read(step.name) if step is not None and step.axes[-1:] == ("vocab",) else None
+    if own is not None and own in trace:
+        return own, None
     n = gen_number(step.name) if step is not None else None
     if n is None:
         return "logits", None

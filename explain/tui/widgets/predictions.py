@@ -14,6 +14,8 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from explain.core.names import lens_read
+from explain.interp.names import lens_point, point_phrase
 from explain.render.predictions import predictions_view, repr_token
 from explain.report.predict import has_predictions, predictions
 from explain.trace import Step
@@ -56,6 +58,8 @@ class PredictionsPane(ViewWidget):
         k = max(1, min(TOP, self.size.height - 4)) if self.size.height else TOP
         p = predictions(view.trace, step, position, batch, k)
         after = f" {repr_token(p.after)}" if p.after else ""
-        head = Text.assemble(("next token", "bold"), (f" after position {p.position}{after}", "bold cyan"),
+        read = lens_read(step.name)
+        lens = f"the lens {point_phrase(lens_point(read))}: " if read is not None and p.source == read else ""
+        head = Text.assemble((lens, "bold magenta"), ("next token", "bold"), (f" after position {p.position}{after}", "bold cyan"),
                              (f", sequence {p.batch}" if p.batch else "", "dim"))
         return Group(head, predictions_view(p, title=False))
