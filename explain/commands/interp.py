@@ -52,9 +52,18 @@ def _print(*renderables: Any) -> None:
         console.print(r)
 
 
-def _mode(plain: bool, as_json: bool) -> None:
+def _say(note: str) -> None:
+    """A line on stderr (stdout is the data): which position was read, and why."""
+    if note:
+        click.echo(note, err=True)
+
+
+def _mode(plain: bool, as_json: bool, output: str | None = None) -> None:
+    """Refuse, before anything runs, --plain with --json and an -o that is not a script."""
     if plain and as_json:
         raise UsageError("choose one of --plain and --json")
+    if output is not None and not output.endswith(".py"):
+        raise UsageError(f"-o writes a Python script; name it *.py, not '{output}'")
 
 
 def _json(doc: dict[str, Any]) -> None:
@@ -81,10 +90,10 @@ def common(f: Any) -> Any:
 @model_options
 @click.option("--word", metavar="W", help="A word to follow layer by layer: one token of the vocabulary (for "
               "byte-level BPE with its leading space, ' Paris').")
-@click.option("--position", type=int, default=-1, show_default=True, help="The position whose next word is read "
-              "(−1: the last).")
+@click.option("--position", type=int, help="The position whose next word is read (−1: the last). Default: where W "
+              "is the next token of the text (its last such place), else the last.")
 @common
-def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool, output: str | None, force: bool,
+def lens(model: str, word: str | None, position: int | None, plain: bool, as_json: bool, output: str | None, force: bool,
          **kwargs: Any) -> None:
     """The logit lens: the residual after each block and each attention, read through the final norm and the
     unembedding as if the model ended there.
@@ -98,11 +107,12 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
       explain lens gpt --checkpoint DIR --text "The capital of France is" --word ' Paris'
       explain lens gpt --word cat --json > lens.json
     """
-    _mode(plain, as_json)
+    _mode(plain, as_json, output)
     from explain.interp.lens import lens as run_lens  # lazy: a command's engine is not loaded for --help
 
     options = run_kwargs(model, kwargs)
     result = run_lens(model, word, position=position, **options)
+    _say(result.note)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (LENS,)], output, force)
     if _tui(plain, as_json):  # the lens screen (y), following W, over the last read at W
         cell = None if result.word is None else (0, result.position, result.word)
@@ -121,10 +131,10 @@ def lens(model: str, word: str | None, position: int, plain: bool, as_json: bool
 @click.option("--word", metavar="W", required=True, help="The word whose logit is attributed: one token of the "
               "vocabulary.")
 @click.option("--vs", metavar="W2", help="A second word: attribute logit[W] − logit[W2] instead.")
-@click.option("--position", type=int, default=-1, show_default=True, help="The position whose next word is read "
-              "(−1: the last).")
+@click.option("--position", type=int, help="The position whose next word is read (−1: the last). Default: where W "
+              "is the next token of the text (its last such place), else the last.")
 @common
-def attribute(model: str, word: str, vs: str | None, position: int, plain: bool, as_json: bool,
+def attribute(model: str, word: str, vs: str | None, position: int | None, plain: bool, as_json: bool,
               output: str | None, force: bool, **kwargs: Any) -> None:
     """Direct logit attribution: which part of the final residual writes the word.
 
@@ -137,13 +147,14 @@ def attribute(model: str, word: str, vs: str | None, position: int, plain: bool,
       explain attribute gpt --text "The cat is happy" --word happy
       explain attribute gpt --word happy --vs cat --json > attr.json
     """
-    _mode(plain, as_json)
+    _mode(plain, as_json, output)
     from explain.interp.attribution import (
         attribute as run_attribute,  # lazy: a command's engine is not loaded for --help
     )
 
     options = run_kwargs(model, kwargs)
     result = run_attribute(model, word, vs, position=position, **options)
+    _say(result.note)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (ATTRIB,)], output, force)
     if _tui(plain, as_json):  # the ranked parts (A) over the sum
         _open(result.trace, options, attr("total"), "attribution")
@@ -182,7 +193,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
       explain patch gpt --text "fish book tired cat man hungry fish book" --corrupt "fish book happy cat man hungry fish book" --word tired --vs happy --step blocks.0.resid_post --position 2
       explain patch gpt --text "fish book tired cat man hungry fish book" --corrupt "fish book happy cat man hungry fish book" --word tired --vs happy --sweep resid
     """
-    _mode(plain, as_json)
+    _mode(plain, as_json, output)
     if (step is None) == (sweep is None):
         raise UsageError("give --step S (one patch) or --sweep resid|heads|mlp (every layer), not both or neither")
     if sweep is not None and (position is not None or head is not None):

@@ -20,6 +20,7 @@ from explain.interp.stream import (
     check_model,
     check_one_text,
     finish,
+    read_position,
     ref,
     resume,
     stream_of,
@@ -111,6 +112,7 @@ class Attribution:
     parts: list[tuple[str, float]] = field(default_factory=list)  # in the stack's order
     total: float = 0.0
     logit: float = 0.0  # what the run computed: logit[word] (− logit[vs])
+    note: str = ""  # why this position was read (the word is the next token there), or ""
 
     def ranked(self) -> list[tuple[str, float]]:
         return sorted(self.parts, key=lambda p: -abs(p[1]))
@@ -133,9 +135,11 @@ def summary(trace: Trace, word: int, vs: int | None, position: int, word_text: s
     return Attribution(trace, word, vs, word_text, vs_text, pos, parts, float(total.output), run)
 
 
-def attribute(model: str, word: str, vs: str | None = None, *, position: int = -1, **options: Any) -> Attribution:
+def attribute(model: str, word: str, vs: str | None = None, *, position: int | None = None,
+              **options: Any) -> Attribution:
     """Run ``model`` with :func:`explain.engine.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
-    ``position`` (default: the last) to the parts of the final residual."""
+    ``position`` (default: the last position where ``word`` is the next token of the text, else the last;
+    :func:`~explain.interp.stream.read_position`) to the parts of the final residual."""
     check_model(model)
     check_one_text(options, "attribution")
     tok = tokenizer_for(model, options)
@@ -144,8 +148,7 @@ def attribute(model: str, word: str, vs: str | None = None, *, position: int = -
     if v == w:
         raise UsageError(f"--vs {vs!r} is --word itself: their logit difference is 0; give another word")
     trace = run(model, **options)
-    T = trace["logits"].shape[-2]
-    if not -T <= position < T:
-        raise UsageError(f"--position {position} is outside the {T} positions of the text; give 0–{T - 1} "
-                         "(or −1, the last)")
-    return summary(record_attribution(trace, w, v, position), w, v, position, word, vs or "")
+    pos, note = read_position(trace, w, position, word)
+    out = summary(record_attribution(trace, w, v, pos), w, v, pos, word, vs or "")
+    out.note = note
+    return out

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from explain.core.errors import UsageError
 from explain.engine.api import run
 from explain.engine.memory import check_memory
 from explain.interp import names
@@ -22,6 +21,7 @@ from explain.interp.stream import (
     check_model,
     check_one_text,
     finish,
+    read_position,
     replay,
     resume,
     stream_of,
@@ -71,6 +71,7 @@ class Lens:
     word_text: str
     position: int
     rows: list[LensRow] = field(default_factory=list)
+    note: str = ""  # why this position was read (the word is the next token there), or ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.trace.config.model, "tokens": list(self.trace.labels.get("pos") or []),
@@ -101,18 +102,17 @@ def summary(trace: Trace, word: int | None = None, position: int = -1, item: int
     return out
 
 
-def lens(model: str, word: str | None = None, *, position: int = -1, **options: Any) -> Lens:
+def lens(model: str, word: str | None = None, *, position: int | None = None, **options: Any) -> Lens:
     """Run ``model`` (a pre-norm model: ``gpt``, a checkpoint) with :func:`explain.engine.api.run`'s options, record its
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
-    space, ``' Paris'``) at ``position`` (default: the last)."""
+    space, ``' Paris'``) at ``position`` (default: the last position where ``word`` is the next token of the text,
+    else the last; :func:`~explain.interp.stream.read_position`)."""
     check_model(model)  # refused before the run, in one line
     check_one_text(options, "the logit lens")
     word_id_ = word_id(word, tokenizer_for(model, options)) if word is not None else None
     trace = run(model, **options)
-    T = trace["logits"].shape[-2]
-    if not -T <= position < T:
-        raise UsageError(f"--position {position} is outside the {T} positions of the text; give 0–{T - 1} "
-                         "(or −1, the last)")
-    out = summary(record_lens(trace), word_id_, position, word_text=word or "")
+    pos, note = read_position(trace, word_id_, position, word or "")
+    out = summary(record_lens(trace), word_id_, pos, word_text=word or "")
+    out.note = note
     out.trace.meta["lens"] = out  # the TUI's lens screen follows the word asked for
     return out

@@ -122,6 +122,31 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
     raise InputError(f"{what} {word!r} is {len(ids)} tokens ({shown}); give one token of the vocabulary{hint}")
 
 
+def read_position(trace: Trace, word: int | None, position: int | None, label: str = "") -> tuple[int, str]:
+    """The position whose next word a tool reads, and a line saying why (or ""). ``position`` given: that one
+    (refused outside the text). Otherwise, when the text holds ``word`` after its first token, the last position
+    where it is the next token (a question about the text: after 'The cat is', 'happy'?), the others named; else
+    the last position (what comes after the text)."""
+    T = trace["logits"].shape[-2]
+    if position is not None:
+        if not -T <= position < T:
+            raise UsageError(f"--position {position} is outside the {T} positions of the text; give 0–{T - 1} "
+                             "(or −1, the last)")
+        return position % T, ""
+    ids = trace["tokens"].output if "tokens" in trace else None
+    row = [] if ids is None or word is None else [int(i) for i in (ids[0] if ids.ndim == 2 else ids)]
+    at = [t - 1 for t, i in enumerate(row) if i == word and t > 0]
+    if not at:
+        return T - 1, ""
+    pos = at[-1]
+    tokens = list(trace.labels.get("pos") or [])
+    shown = f" ({tokens[pos]!r})" if pos < len(tokens) else ""
+    also = (f"; it is also next after position{'s' if len(at) > 2 else ''} "
+            f"{', '.join(str(p) for p in at[:-1])}" if len(at) > 1 else "")
+    return pos, (f"reading position {pos}{shown}, where {label!r} is the next token in the text{also}; "
+                 "--position chooses another")
+
+
 def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
     the run's texts. The trained model (--trained, or gpt by default) is opened first, as the run will read

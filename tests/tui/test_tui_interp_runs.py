@@ -22,11 +22,11 @@ def test_a_on_an_attribute_run_shows_the_words_asked_for(size=(120, 40)):
     """`explain attribute gpt --text "The cat is happy" --word happy --vs cat` opens on attrib.total; `A` re-recorded
     the top word against the runner-up ('.' − 'small', 10.23) over it. Now it shows happy − cat, whose sum is the
     logit difference of a plain run without any attribution (independent reference; tolerance 1e-10), and the
-    recorded steps are the ones the command made."""
+    recorded steps are the ones the command made; read after 'is', where happy is the next token (issue 42)."""
     result = attribute("gpt", "happy", "cat", trained=True, text=TEXT)
     logits = explain.run("gpt", trained=True, text=TEXT)["logits"].output
     vocab = result.trace.labels["vocab"]
-    want = logits[0, -1, vocab.index("happy")] - logits[0, -1, vocab.index("cat")]
+    want = logits[0, 2, vocab.index("happy")] - logits[0, 2, vocab.index("cat")]
     app = ExplainApp(result.trace, start="attrib.total", then="attribution")  # as the command opens it
 
     async def script(pilot):
@@ -37,7 +37,7 @@ def test_a_on_an_attribute_run_shows_the_words_asked_for(size=(120, 40)):
             shown = app.screen.result
             assert (shown.word_text, shown.vs_text) == ("happy", "cat")
             np.testing.assert_allclose(shown.total, want, rtol=0, atol=1e-10)
-            assert "logit['happy'] − logit['cat'] after position 3" in text_of(app.screen.query_one("#grid-title"))
+            assert "logit['happy'] − logit['cat'] after position 2" in text_of(app.screen.query_one("#grid-title"))
             await pilot.press("escape")
             await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
             np.testing.assert_allclose(app.screen.view.trace["attrib.total"].output, want, rtol=0, atol=1e-10)
@@ -112,12 +112,14 @@ def test_the_lens_follows_the_word_asked_for(size=(80, 24)):
     """`explain lens gpt --text "The cat is happy" --word happy` opened the TUI on the last read at cell [0, 0, 0]
     and its lens screen followed the final prediction ('.'): 'happy' was nowhere. Now it opens on the lens screen
     at position 3, following happy, over the step view at p[0, 3, happy]; the last row's rank and p are the plain
-    run's (no lens recorded: the independent reference)."""
+    run's (no lens recorded: the independent reference). Since issue 42 the position is 2 ('is'), where happy is the
+    next token of the text (position 3's next word is the one after happy)."""
     result = lens("gpt", "happy", trained=True, text=TEXT)
     happy = result.word
-    probs = explain.run("gpt", trained=True, text=TEXT)["probs"].output[0, 3]
+    assert result.position == 2
+    probs = explain.run("gpt", trained=True, text=TEXT)["probs"].output[0, 2]
     rank = int((probs > probs[happy]).sum()) + 1
-    app = ExplainApp(result.trace, start="lens.blocks.1.resid_post.probs", cell=(0, 3, happy), then="lens")
+    app = ExplainApp(result.trace, start="lens.blocks.1.resid_post.probs", cell=(0, 2, happy), then="lens")
 
     async def script(pilot):
         await _until(pilot, lambda: type(app.screen).__name__ == "LensScreen" and app.screen.query(DataTable)
@@ -125,11 +127,11 @@ def test_the_lens_follows_the_word_asked_for(size=(80, 24)):
         await pilot.press("down", "down", "down", "down")  # the last read: layer 2
         await pilot.pause()
         line = " ".join(text_of(app.screen.query_one("#grid-cell"), width=80).split())
-        assert f"the word asked for after position 3, 'happy', has rank {rank} and p = {num(probs[happy], 4)}" \
+        assert f"the word asked for after position 2, 'happy', has rank {rank} and p = {num(probs[happy], 4)}" \
             in line, line
         await pilot.press("escape")
         await _until(pilot, lambda: type(app.screen).__name__ == "StepScreen")
-        assert app.screen.view.index_of_cell == (0, 3, happy)
+        assert app.screen.view.index_of_cell == (0, 2, happy)
 
     drive(app, script, size=size)
 

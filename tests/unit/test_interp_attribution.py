@@ -29,10 +29,10 @@ def test_the_parts_sum_to_the_logit(options, vs):
     t = result.trace
     stack = t["attrib.parts"].output
     final = t["ln_final"]
-    np.testing.assert_allclose(stack.sum(axis=0), t[final.inputs[0]].output[0, -1], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(stack.sum(axis=0), t[final.inputs[0]].output[0, result.position], rtol=0, atol=1e-10)
     assert abs(result.total - result.logit) <= 1e-10
     assert abs(sum(v for _, v in result.parts) - result.logit) <= 1e-10
-    logits = t["logits"].output[0, -1]
+    logits = t["logits"].output[0, result.position]  # where the word is next, when the text holds it
     want = logits[result.word] - (logits[result.vs] if result.vs is not None else 0.0)
     assert result.logit == want
 
@@ -45,11 +45,11 @@ def test_the_parts_sum_to_the_logit_on_llama_checkpoints(folder, vs):
     result = attribute("llama", " cat", vs, checkpoint=str(DATA / "llama" / folder), text="The cat is")
     t = result.trace
     final = t["ln_final"]
-    np.testing.assert_allclose(t["attrib.parts"].output.sum(axis=0), t[final.inputs[0]].output[0, -1], rtol=0,
+    np.testing.assert_allclose(t["attrib.parts"].output.sum(axis=0), t[final.inputs[0]].output[0, result.position], rtol=0,
                                atol=1e-10)
     assert abs(result.total - result.logit) <= 1e-10
     assert abs(sum(v for _, v in result.parts) - result.logit) <= 1e-10
-    logits = t["logits"].output[0, -1]
+    logits = t["logits"].output[0, result.position]  # where the word is next, when the text holds it
     assert result.logit == logits[result.word] - (logits[result.vs] if result.vs is not None else 0.0)
 
 
@@ -68,8 +68,9 @@ def test_ranked_by_size_and_the_total_explains_the_sum():
     assert labels[:2] == ["embed", "pos_embed"] and "blocks.1 head 1" in labels and labels[-1] == "final norm β"
     cell = result.trace.explain("attrib.total", ())
     assert len(cell.rows) == len(result.parts) and cell.lines[0].startswith("sum = ")
-    assert "the run's logits[0, 3, " in cell.lines[1] and "difference" in cell.lines[2]
-    assert "(happy) − logits[0, 3, " in cell.lines[1] and "(cat) = " in cell.lines[1]  # words, not ids alone
+    p = result.position
+    assert f"the run's logits[0, {p}, " in cell.lines[1] and "difference" in cell.lines[2]
+    assert f"(happy) − logits[0, {p}, " in cell.lines[1] and "(cat) = " in cell.lines[1]  # words, not ids alone
     assert "TransformerLens" in result.trace["attrib.contributions"].note
 
 

@@ -29,7 +29,7 @@ def test_lens_last_read_is_the_logits(model):
 
 @pytest.mark.parametrize("model", PRE_NORM)
 def test_attribution_sums_to_the_logit(model):
-    a = attribute(model, "happy", "cat", text=CLEAN)
+    a = attribute(model, "happy", "cat", text=CLEAN, position=-1)  # the last position, as the reference reads
     logits = a.trace["logits"].output[0, -1]
     assert abs(sum(v for _, v in a.parts) - (logits[a.word] - logits[a.vs])) <= 1e-10
     stack = a.trace["attrib.parts"].output

@@ -174,9 +174,9 @@ def test_a_word_of_the_trained_vocabulary_is_its_id_there() -> None:
     import explain.interp as interp
 
     run = forward(COPY)
-    got = interp.attribute("gpt", "tired", trained=True, text=COPY)
+    got = interp.attribute("gpt", "tired", trained=True, text=COPY, position=-1)  # the reference's last position
     assert abs(float(got.trace["attrib.total"].output) - run["logits"][-1, VOCAB["tired"]]) < 1e-9
-    rows = interp.logit_lens("gpt", "tired", trained=True, text=COPY).rows
+    rows = interp.logit_lens("gpt", "tired", trained=True, text=COPY, position=-1).rows
     assert [r.rank for r in rows] == [rank(lens(x)[-1], "tired") for x in run["points"].values()]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from explain.predict import predictions
+from explain.report.predict import predictions
 from explain.tutorial import load_tutorial, run_tutorial
 
 
