@@ -36,6 +36,8 @@ def parse_expect(raw: str, dims: dict[str, int], aliases: dict[str, Ax] | None =
         return (), ()
     sizes: list[int] = []
     names: list[Ax] = []
+    # a '# expect:' comment's label already quotes it (line 12: # expect: …); --expect's is quoted here
+    label, like = (f"{what} {raw.strip()!r}", "--expect B,H,T,Dh") if what == "--expect" else (what, "# expect: B, H, T, Dh")
     for item in items:
         if item.isascii() and item.isdigit():  # '²' is a digit to str.isdigit, not to int()
             if len(item) > MAX_DIGITS:
@@ -46,10 +48,9 @@ def parse_expect(raw: str, dims: dict[str, int], aliases: dict[str, Ax] | None =
             sizes.append(dims[item])
             names.append((aliases or {}).get(item, (item,)))
         elif item.isidentifier():
-            raise UsageError(f"{what} {raw.strip()!r}: {item} has no size; give it with --dim {item}=N")
+            raise UsageError(f"{label}: {item} has no size; give it with --dim {item}=N")
         else:
-            raise UsageError(f"{what} {raw.strip()!r}: {item!r} is neither a size nor a dimension name; write it "
-                             "like --expect B,H,T,Dh")
+            raise UsageError(f"{label}: {item!r} is neither a size nor a dimension name; write it like {like}")
     return tuple(sizes), tuple(names)
 
 

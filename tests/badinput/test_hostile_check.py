@@ -54,3 +54,14 @@ def test_a_hostile_expect_is_one_usage_line(tmp_path: Path, expect: str, needle:
 def test_a_method_that_calls_itself_ends_without_a_traceback(tmp_path: Path) -> None:
     result = _check(tmp_path, "::Loop.forward")  # was a RecursionError traceback
     assert result.exit_code in (0, 1, 2) and "Traceback" not in result.output and "Recursion" not in result.output
+
+
+def test_a_garbage_expect_comment_is_quoted_as_the_line_and_the_item_only(tmp_path: Path) -> None:
+    (tmp_path / "g.py").write_text("from torch import nn\n\n\nclass G(nn.Module):\n    def __init__(self, d_model):\n"
+                                   "        super().__init__()\n        self.q = nn.Linear(d_model, d_model)\n\n"
+                                   "    def forward(self, x):\n        return self.q(x)  # expect: ((((]]] 12\n")
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "g.py") + "::G.forward", "--shape", "x=2,3,8",
+                                       "--dim", "d_model=8"], catch_exceptions=False)
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert lines[0].count("((((]]] 12") == 2 and "--expect" not in lines[0] and "# expect: B, H, T, Dh" in lines[0]
