@@ -128,12 +128,27 @@ def check_cmd(files: tuple[str, ...], check_all: bool, quiet: bool) -> None:
         _say_fetch(tut)
         report = check_tutorial(tut)
         where = tut.source.path if tut.source is not None else tut.name  # the file as the user named it
+        _check_drawn(tut, where)
         click.echo(f"✓ {where}: {len(tut.stops)} stops, {len(report.checks)} checks passed "
                    f"({tut.model}, {len(report.trace)} steps)")
         if quiet:
             continue
         for c in report.checks:
             click.echo(f"  stop {c.stop:>2} {c.step}: {c.kind}: {c.detail}")
+
+
+def _check_drawn(tut: Any, where: Any) -> None:
+    """Refuse a stop whose narration, question or answer loses words when drawn (a ``<token>`` taken for HTML)."""
+    from explain.render.narration import dropped  # lazy: rich is not loaded for --help
+    from explain.tutorial.errors import TutorialError  # lazy: engine not loaded for --help
+
+    for stop in tut.stops:
+        for field in ("narration", "question", "answer"):
+            lost = dropped(getattr(stop, field, None) or "")
+            if lost:
+                shown = ", ".join(repr(w) for w in lost[:5])
+                raise TutorialError(f"{where}: stop {stop.number} '{stop.title}': the {field} draws without {shown}; "
+                                    "write a token in backticks (`<bos>`) or escape it (\\<bos>)")
 
 
 @tutorial.command("open")

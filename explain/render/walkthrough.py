@@ -4,11 +4,11 @@ each with its narration, its step, the focused cell's explanation, its question 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.rule import Rule
 from rich.text import Text
 
 from explain.ops.base import precision as num_precision
+from explain.render.narration import narration_markdown
 from explain.render.plain import print_step
 from explain.render.step import explanation_view
 from explain.trace import Trace
@@ -30,7 +30,7 @@ def print_walkthrough(console: Console, tut: Tutorial, trace: Trace, answers: bo
         step = stop_step(trace, stop)
         console.print(Rule(Text(f"Stop {stop.number}/{len(tut.stops)}: {stop.title}", style="bold magenta"),
                            align="left"))
-        console.print(Markdown(stop.narration.strip()))
+        console.print(narration_markdown(stop.narration.strip()))
         console.print()
         # show the slice (head, batch) that holds the focused cell
         lead = tuple(stop.cell[:-2]) if stop.cell is not None and len(stop.cell) > 2 else None

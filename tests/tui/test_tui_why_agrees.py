@@ -38,3 +38,21 @@ def test_item1_a_lens_stop_predicts_with_its_own_read(lens_tutorial, size):
         assert "'<bos>'  0.3377" in text and "0.9404" not in text
 
     drive(app, script, size=size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_item4_the_narration_pane_draws_bos(lens_tutorial, size):
+    from explain.tui.widgets.narration import NarrationPane
+
+    tut, trace = lens_tutorial
+    app = ExplainApp(trace, tutorial=tut)
+
+    async def script(pilot):
+        await pilot.press("n", "n")
+        await _until(pilot, lambda: app.screen.view.step.name == "lens.blocks.0.resid_mid.probs")
+        await pilot.pause()
+        pane = app.screen.query_one(NarrationPane)
+        text = " ".join(" ".join(line.text for line in pane._lines).split())
+        assert "the top word is now <bos>, with only 0.34" in text, text
+
+    drive(app, script, size=size)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markdown import Markdown
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from explain.render.narration import narration_markdown
 from explain.render.tables import fit_tables
 from explain.tui.state import Tour, View
 from explain.tui.tutorial import next_tutorial
@@ -91,7 +91,7 @@ class NarrationPane(ScrollView):
         console = self.app.console
         options = console.options.update_width(width)
         # a table wider than the pane becomes a list (rich cut its cells to 'fre…' and '(1.…')
-        lines = console.render_lines(Markdown(fit_tables(self.text, width)), options, style=self.rich_style,
+        lines = console.render_lines(narration_markdown(fit_tables(self.text, width)), options, style=self.rich_style,
                                      pad=True)
         self._lines = [Strip(line, width) for line in lines]
         self._width = width
