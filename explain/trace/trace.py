@@ -197,6 +197,10 @@ class Trace(Sequence[Step]):
         extra = {"vocab": self.labels.get("vocab")} if op.reads_vocab else {}
         if op.row_words and step.axes[-1:] == ("vocab",):  # a row over the vocabulary: its k are words
             extra["words"] = self.labels.get("vocab")
+        elif op.row_words and step.axes[-1:] == ("pos",):  # a row over the keys: its k are the text's tokens
+            words = self.axis_labels("pos", self.item_of(step, tuple(index[:-2])) or 0)
+            if words is not None and len(words) == step.shape[-1]:
+                extra["words"] = words
         ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
         return ex if self.origin is None else self.origin(self, step, tuple(index), ex)
 
