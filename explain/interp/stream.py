@@ -115,8 +115,14 @@ def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
     if len(ids) == 1 and not unknown:
         return int(ids[0])
     if unknown or not ids:
-        raise InputError(f"{what} {word!r} is not in the vocabulary; give a word of the text or of the built-in "
-                         "words (explain run MODEL --plain shows them)")
+        import difflib  # lazy: only for a refusal
+
+        labels = getattr(tokenizer, "vocab_labels", None) or getattr(tokenizer, "labels", None)
+        known = [str(w) for w in (labels() if callable(labels) else labels or [])]
+        near = difflib.get_close_matches(word.strip(), known, n=1)
+        hint = f"did you mean {near[0]!r}? or " if near else ""
+        raise InputError(f"{what} {word!r} is not in the vocabulary; {hint}give a word of the text or of the "
+                         "built-in words (explain run MODEL --plain shows them)")
     shown = " + ".join(repr(tokenizer.label(i)) for i in ids)
     hint = "" if word.startswith(" ") else f", or try {' ' + word!r} (a leading space is part of a byte-level token)"
     raise InputError(f"{what} {word!r} is {len(ids)} tokens ({shown}); give one token of the vocabulary{hint}")

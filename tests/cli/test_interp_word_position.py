@@ -37,3 +37,10 @@ def test_attribute_reads_where_the_word_is_next():
                  "--json")
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["position"] == 2 and "reading position 2 ('is')" in out.stderr
+
+
+def test_a_misspelt_word_is_offered_the_near_one():
+    # issue 42 item 12: '--word hapy' said 'not in the vocabulary' and nothing more
+    from clitools import one_line_error
+
+    one_line_error(invoke("lens", "gpt", "--trained", "--word", "hapy"), 1, "did you mean 'happy'?")
