@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +20,10 @@ from explain.checkpoints.open import open_checkpoint
 from explain.core.errors import InputError, WeightsError
 from explain.engine.api import plan
 from explain.report.shape_report import select, shapes_doc, shapes_text
-from tests.cli.clitools import invoke, one_line_error
+
+# pytest runs with no package root on the path (the tests folder has no __init__)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clitools import invoke, one_line_error  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mla"
 FOLDERS = ("hf_deepseek_v3", "hf_deepseek_v3_shards")

@@ -3,6 +3,9 @@ widths' defaults and refusals, and the absorbed scores against the naive ones on
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,10 @@ from explain.core.config import make_config
 from explain.core.errors import ConfigError
 from explain.ops import kernels
 from explain.ops.base import Syms
-from tests.cli.clitools import invoke, one_line_error
+
+# pytest runs with no package root on the path (the tests folder has no __init__)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clitools import invoke, one_line_error  # noqa: E402
 
 
 def test_interleaved_rope_is_rotate_half_on_the_pairs_laid_side_by_side() -> None:
@@ -114,8 +120,9 @@ def test_absorbed_scores_equal_the_naive_ones_on_random_weights() -> None:
 def test_an_exported_latent_attention_run_reproduces_its_steps(kind: str, tmp_path) -> None:
     # the new views' numpy sources (interleaved rope, a slice from inside a row and its gradient, the latent
     # cache), run by a clean interpreter with numpy alone
+    from test_export_scripts import passed, run_script  # lazy: the export tests' helpers, beside this file
+
     from explain.export import write_export
-    from tests.unit.test_export_scripts import passed, run_script
 
     if kind == "backward":
         trace = explain.run("llama", attention="mla", backward=True)
