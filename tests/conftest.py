@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ os.environ.pop("NO_COLOR", None)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
+# The tests mirror the package's folders; what several folders share (checkpoint writers, reference passes, the CLI
+# runner) lives in tests/helpers, importable by its module name from every test file.
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ Blocks hold 32 values each (ggml's ``QK``): Q8_0 = d (float16) and 32 int8, x = 
 integers, x = d·(q − 8); Q4_1 = d, m (float16) and 32 4-bit integers, x = d·q + m. Of a 4-bit block's 16 bytes,
 value j < 16 is the low nibble of byte j and value j ≥ 16 the high nibble of byte j − 16. ggml multiplies in
 float32, and so does :func:`dequantize_value` (the ``gguf`` package's dequantize, which the reader uses, agrees
-bit for bit: tests/unit/test_gguf.py).
+bit for bit: tests/checkpoints/test_gguf.py).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ How to add a model (three places, nothing else):
 3. **Its notation rows** (symbols and narration of its own steps) under its name in
    :data:`explain.models.notation.OWN`; steps with no row of their own use the shared rows.
 
-A test that registers a toy model this way (``tests/unit/test_toy_model.py``) runs it through ``run --json``,
+A test that registers a toy model this way (``tests/models/test_toy_model.py``) runs it through ``run --json``,
 ``shapes``, export and the TUI. A new capability is a word added to :data:`CAPABILITIES` with what it means.
 """
 

@@ -32,7 +32,7 @@ def _cells(line: str) -> list[str]:
 
 def _width(rows: list[list[str]]) -> int:
     """Columns rich's Markdown takes to draw a table with no cell wrapped: each column its widest cell and a
-    space either side (tests/unit/test_fit_tables.py checks this against rich itself)."""
+    space either side (tests/render/test_fit_tables.py checks this against rich itself)."""
     widths = [max(cell_len(_MARKUP.sub("", row[i])) if i < len(row) else 0 for row in rows)
               for i in range(max(len(row) for row in rows))]
     return sum(widths) + 2 * len(widths)

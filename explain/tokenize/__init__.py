@@ -4,7 +4,7 @@ longest match first with ``##``, and the ids at the end.
 
 Pure Python over the vocabulary and merges a tokenizer carries (a checkpoint folder's tokenizer.json, a GGUF's
 ``tokenizer.ggml.*``, explain's own word vocabulary): ``tokenizers`` is never needed to walk through a text, and
-a test holds every family to ``tokenizers``' own ``encode`` (tests/unit/test_tokenize_families.py).
+a test holds every family to ``tokenizers``' own ``encode`` (tests/tokenize/test_tokenize_families.py).
 
 - :mod:`~explain.tokenize.pretokenize`: the pre-tokenizer regexes in Python's ``re`` (\\p{L}, \\p{N} and \\s
   built from :mod:`unicodedata` as Oniguruma reads them) and GPT-2's byte-to-character map.

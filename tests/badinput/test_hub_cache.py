@@ -5,13 +5,9 @@ naming the file or the limit, and the fix."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clitools import invoke, one_line_error  # noqa: E402
 
 

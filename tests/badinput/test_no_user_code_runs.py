@@ -17,8 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from badfixtures import LLAMA_CONFIG, _llama_tensors, _safetensors, hostile_tokenizer  # noqa: E402
 
 pytest.importorskip("tokenizers")

@@ -4,19 +4,15 @@ in one line naming the key (item 4)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clitools import invoke, one_line_error  # noqa: E402
+from gguf_files import write_gguf  # noqa: E402
 
 import explain
 from explain.engine.finite import NonFiniteError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from clitools import invoke, one_line_error  # noqa: E402
-from gguf_files import write_gguf  # noqa: E402
 
 
 def _huge_weights() -> dict[str, np.ndarray]:

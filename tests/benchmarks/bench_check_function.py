@@ -6,7 +6,7 @@ walks a function once; each statement's source is cut from lines split once (iss
 60,000 ran past 120 s). The report gives the time of each size in one run and the ratio of the two: linear is
 about 8, quadratic about 64. Exits 1 if the ratio is over ``--max-ratio`` (16).
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) uses 250 and 2,000 statements, one repetition, no target.
+``--quick`` (CI: tests/house/test_benchmarks.py) uses 250 and 2,000 statements, one repetition, no target.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ nothing is written into the checkout.
 Wall time on a shared 2-core machine is noisy, so when valgrind is installed the report adds the number of
 instructions each command executes (callgrind), which load does not change: a cross-check of the ratio.
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) launches each command once, one round, and asserts no
+``--quick`` (CI: tests/house/test_benchmarks.py) launches each command once, one round, and asserts no
 budget: it checks the benchmark still runs.
 """
 

@@ -13,7 +13,7 @@ process, it measures:
 
 Run: python tests/benchmarks/bench_checkpoint.py [--tokens 128] [--keep DIR] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+``--quick`` (CI: tests/house/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
 benchmark still runs (and its own correctness checks still hold).
 """
 

@@ -2,7 +2,7 @@
 vocabulary 50257, context 1024), 128 tokens.
 
 Measured in one process, against a plain untraced numpy forward of the same weights
-(tests/unit/reference_forward.py: per-head BLAS matmuls, keeping nothing but what it returns):
+(tests/helpers/reference_forward.py: per-head BLAS matmuls, keeping nothing but what it returns):
 
 - time: median of N runs each; target traced ≤ 1.1 × untraced (issue 16; TransformerLens's run_with_cache
   costs 1.67 × a plain numpy forward in float64); and, like for like, against the reference using explain's
@@ -16,7 +16,7 @@ Measured in one process, against a plain untraced numpy forward of the same weig
 
 Run: python tests/benchmarks/bench_engine.py [--runs N] [--tokens T] [--keep-freed-memory] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+``--quick`` (CI: tests/house/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
 benchmark still runs (and its own correctness checks still hold).
 """
 
@@ -33,7 +33,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
 
 import numpy as np  # noqa: E402
 import reference_forward as ref  # noqa: E402

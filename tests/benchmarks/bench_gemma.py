@@ -12,8 +12,8 @@ figure that does not move with it.
 Run: python tests/benchmarks/bench_gemma.py [--quick] [--no-gguf-reader]
 (fetches 238 MB once into explain's cache: ``explain fetch gemma3-270m``)
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs the same phases on the tiny Gemma 3 GGUF the tests write
-(tests/unit/gemma_files.py), with no download and no target: does the benchmark still run?
+``--quick`` (CI: tests/house/test_benchmarks.py) runs the same phases on the tiny Gemma 3 GGUF the tests write
+(tests/helpers/gemma_files.py), with no download and no target: does the benchmark still run?
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
 
 PROMPT = "Once upon a"
 

@@ -13,7 +13,7 @@ tracemalloc.
 
 Run: python tests/benchmarks/bench_generate.py [--prompt 64] [--new 20] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs a tiny model, 4 prompt tokens and 3 new ones, and asserts
+``--quick`` (CI: tests/house/test_benchmarks.py) runs a tiny model, 4 prompt tokens and 3 new ones, and asserts
 no target: it checks the benchmark still runs and its traced and untraced steps still agree.
 """
 

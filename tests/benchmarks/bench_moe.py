@@ -2,7 +2,7 @@
 512, 8 heads sharing 2 key/value heads, 8 experts of width 1,024, 2 per token, vocabulary 8,000), 256 tokens.
 
 Measured in one process, interleaved, against a plain untraced numpy forward of the same weights
-(tests/unit/reference_forward.py ``llama_moe``: transformers' way, each expert run on the rows routed to it and
+(tests/helpers/reference_forward.py ``llama_moe``: transformers' way, each expert run on the rows routed to it and
 added in with its weight, keeping nothing but what it returns). explain's recorded run computes the same rows
 (an expert's steps hold every position, the rows it did not take 0, not computed), and keeps every step.
 
@@ -13,7 +13,7 @@ added in with its weight, keeping nothing but what it returns). explain's record
 
 Run: python tests/benchmarks/bench_moe.py [--runs N] [--tokens T] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
+``--quick`` (CI: tests/house/test_benchmarks.py) runs tiny sizes once and asserts no target: it checks the
 benchmark still runs (and that the traced logits still equal the plain forward's).
 """
 
@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
 
 import numpy as np  # noqa: E402
 import reference_forward as ref  # noqa: E402

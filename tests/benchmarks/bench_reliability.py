@@ -17,7 +17,7 @@ RSS from ``wait4``):
 
     python tests/benchmarks/bench_reliability.py [--quick] [--tokens N]
 
-``--quick`` (run in CI by tests/unit/test_benchmarks.py) uses a small model and a few tokens for the
+``--quick`` (run in CI by tests/house/test_benchmarks.py) uses a small model and a few tokens for the
 last two parts and checks only that every case behaves (refused, quit, written), not the times: the machine
 may be shared. Wall times include interpreter start-up and are worth comparing within one run.
 """
@@ -77,7 +77,7 @@ def refusals() -> bool:
 
 
 def hostile_tokenizer(tmp: Path) -> bool:
-    sys.path.insert(0, str(ROOT / "tests" / "badinput"))
+    sys.path.insert(0, str(ROOT / "tests" / "helpers"))
     from badfixtures import hostile_tokenizer as make
 
     ck = tmp / "ck"

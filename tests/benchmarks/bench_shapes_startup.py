@@ -6,7 +6,7 @@ start-up budget); the figure shows what importing the engine's shape path costs 
 
     python tests/benchmarks/bench_shapes_startup.py [--repeat 15] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs each command once, with no warm-up: it checks the
+``--quick`` (CI: tests/house/test_benchmarks.py) runs each command once, with no warm-up: it checks the
 benchmark still runs.
 """
 

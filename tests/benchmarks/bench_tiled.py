@@ -9,7 +9,7 @@ outputs are checked equal to the plain ones (1e-13 relative to the largest value
 
 Run: python tests/benchmarks/bench_tiled.py [--runs N] [--tokens T] [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) runs tiny sizes once and asserts no target.
+``--quick`` (CI: tests/house/test_benchmarks.py) runs tiny sizes once and asserts no target.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ and within 2× of the toy model. Building the big trace takes a few seconds and 
 
     python tests/benchmarks/bench_tui_keys.py [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) measures five presses on the toy and on a small gpt (16 wide,
+``--quick`` (CI: tests/house/test_benchmarks.py) measures five presses on the toy and on a small gpt (16 wide,
 2 layers, 16 tokens) and asserts no target: it checks the benchmark still runs.
 """
 

@@ -12,7 +12,7 @@ The 1,024-token trace takes about a minute and 10 GB to build.
 
     python tests/benchmarks/bench_tui_maps.py [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) opens each screen once on a small gpt (16 wide, 2 layers, 16
+``--quick`` (CI: tests/house/test_benchmarks.py) opens each screen once on a small gpt (16 wide, 2 layers, 16
 tokens) and asserts no target: it checks the benchmark still runs.
 """
 

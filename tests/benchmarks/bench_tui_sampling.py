@@ -11,7 +11,7 @@ The trace takes about 20 s to build.
 
     python tests/benchmarks/bench_tui_sampling.py [--quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) presses each key once on a small gpt (16 wide, 2 layers) and
+``--quick`` (CI: tests/house/test_benchmarks.py) presses each key once on a small gpt (16 wide, 2 layers) and
 asserts no target: it checks the benchmark still runs.
 """
 

@@ -14,7 +14,7 @@ directory, so the working directory cannot shadow the installed package.
 
     python tests/benchmarks/bench_tui_startup.py [RUNS | --quick]
 
-``--quick`` (CI: tests/unit/test_benchmarks.py) launches each program once, with no warm-up and no
+``--quick`` (CI: tests/house/test_benchmarks.py) launches each program once, with no warm-up and no
 compileall, and asserts no target: it checks the benchmark still runs.
 
 This module also holds the pseudo-terminal harness (:class:`Terminal`) that bench_tui_keys.py uses.

@@ -1,5 +1,5 @@
 """Make ``tests/data/bert/``: what transformers' BertModel computes, in float64, for the configs ``explain``'s
-``bert`` is checked against (tests/unit/test_bert_reference.py), with the sentence head sentence-transformers puts
+``bert`` is checked against (tests/models/test_bert_reference.py), with the sentence head sentence-transformers puts
 on it (mean pooling over the real tokens, L2 normalisation) and the loss 1 − cos(text 1, text 2).
 
 This is a script, not a test. It needs torch and transformers (not dependencies of explain); run it once with

@@ -1,7 +1,7 @@
 """Write tests/data/check/torch_cases.json: what PyTorch itself does with each shape case.
 
 Run once with the fixture venv (``/work/torchenv/bin/python tests/data/make_check_torch_fixtures.py``); the test
-(tests/unit/test_check_torch.py) reads the JSON, so no torch is needed at test time. Each case is an
+(tests/check/test_check_torch.py) reads the JSON, so no torch is needed at test time. Each case is an
 expression over named tensors and the shapes to try; PyTorch runs it on zero tensors and records the result
 shape, or "error" when it raises.
 """

@@ -1,6 +1,6 @@
 """Make ``tests/data/gemma/``: what transformers' Gemma3ForCausalLM computes, in float64, for the configs
-``explain``'s ``gemma`` is checked against (tests/unit/test_gemma_reference.py), and a small Gemma 3 checkpoint
-with a SentencePiece vocabulary for the checkpoint readers (tests/unit/test_gemma_checkpoints.py).
+``explain``'s ``gemma`` is checked against (tests/models/test_gemma_reference.py), and a small Gemma 3 checkpoint
+with a SentencePiece vocabulary for the checkpoint readers (tests/checkpoints/test_gemma_checkpoints.py).
 
 This is a script, not a test. It needs torch, transformers, sentencepiece and gguf (not dependencies of
 explain); run it once with the fixture venv::
@@ -30,7 +30,7 @@ per-kind ``rope_parameters``; model.safetensors in float32; tokenizer.json) with
 BPE model trained here (``gemma/spm_vocab.json``: tokens, scores and types as a GGUF stores them, with Gemma's
 quirks: multi-space tokens spelled with real spaces, newline/tab/HTML tokens user-defined, byte fallback). Its
 six layers follow llama.cpp's gemma3 pattern (a full layer every 6th) and its attention scale is head_dim^-½, as
-llama.cpp assumes for a GGUF that stores neither, so a GGUF written from it (tests/unit/gemma_files.py) runs as
+llama.cpp assumes for a GGUF that stores neither, so a GGUF written from it (tests/helpers/gemma_files.py) runs as
 the folder does.
 """
 
@@ -48,7 +48,7 @@ from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "gemma"
-sys.path.insert(0, str(HERE.parent / "unit"))
+sys.path.insert(0, str(HERE.parent / "helpers"))
 TOKENS = {"default": [3, 41, 4, 17, 5, 9, 2], "window": [3, 41, 4, 17, 5, 9, 2, 33, 12, 40, 7, 21]}
 NEW = 6
 KIND = {"sliding": "sliding_attention", "full": "full_attention"}
@@ -320,7 +320,7 @@ def folder(vocab: dict) -> None:
         gen = model.generate(torch.tensor([ids]), do_sample=False, max_new_tokens=4, min_new_tokens=4,
                              attention_mask=torch.ones(1, len(ids), dtype=torch.long))
     # the GGUF read back (norms stored as 1 + w, minus 1 on reading) agrees with the folder: a check of the
-    # writer in tests/unit/gemma_files.py, whose files the tests read
+    # writer in tests/helpers/gemma_files.py, whose files the tests read
     assert np.abs(via_gguf - logits).max() < 1e-4, np.abs(via_gguf - logits).max()
     texts = {f"ids_{i}": np.array(tok.encode(t, add_special_tokens=False).ids, dtype=np.int64)
              for i, t in enumerate(TOKENIZER_TEXTS)}

@@ -1,6 +1,6 @@
 """Make ``tests/data/interp/gpt2_tiny_expected.npz``: the logit lens, direct logit attribution and activation
 patching of the tiny GPT-2 (``tests/data/gpt2_tiny``), computed with Hugging Face ``transformers`` and torch
-forward hooks in float64, for ``tests/unit/test_interp_*.py`` to compare the engine against.
+forward hooks in float64, for ``tests/interp/test_interp_*.py`` to compare the engine against.
 
 A script, not a test; it needs torch and transformers (the shared fixture venv)::
 

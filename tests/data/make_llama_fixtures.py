@@ -1,5 +1,5 @@
 """Make ``tests/data/llama/``: what transformers' LlamaForCausalLM and Qwen2ForCausalLM compute, in float64, for the
-configs ``explain``'s ``llama`` is checked against (tests/unit/test_llama_reference.py).
+configs ``explain``'s ``llama`` is checked against (tests/models/test_llama_reference.py).
 
 This is a script, not a test. It needs torch and transformers (not dependencies of explain); run it once with
 the fixture venv::

@@ -1,5 +1,5 @@
 """Make ``tests/data/mla/``: what transformers' DeepseekV3ForCausalLM computes, in float64, for the configs
-``explain``'s ``llama --attention mla`` is checked against (tests/unit/test_mla_reference.py).
+``explain``'s ``llama --attention mla`` is checked against (tests/models/test_mla_reference.py).
 
 This is a script, not a test. It needs torch and transformers 5 (not dependencies of explain); run it once with
 the fixture venv::

@@ -1,7 +1,7 @@
 """Make ``tests/data/moe/``: what transformers' MixtralForCausalLM and Qwen2MoeForCausalLM compute in float64, and a
 DeepSeek-V3-style router (sigmoid scores, a choosing-only bias, experts in groups, the kept weights renormalised
 and scaled, shared experts, a dense first layer) on Llama blocks, written out in torch below, for the mixture-of-
-experts configs ``explain``'s ``llama`` is checked against (tests/unit/test_moe_reference.py).
+experts configs ``explain``'s ``llama`` is checked against (tests/models/test_moe_reference.py).
 
 This is a script, not a test. It needs torch and transformers (not dependencies of explain); run it once with
 the fixture venv::

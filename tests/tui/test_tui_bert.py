@@ -87,15 +87,12 @@ def test_the_ranked_drill_down_ends_at_the_cosine(runs):
 def test_tutorial_27_reads_on_minilm(size) -> None:
     """Every stop of "What BERT sees" opens on its step with its narration at each size (all-MiniLM-L6-v2,
     fetched once per run: fails, never skips, without the network)."""
-    import sys
 
     from conftest import region_lines
+    from minilm import minilm
 
     from explain.tui.widgets.narration import NarrationPane
     from explain.tutorial import load_tutorial, run_tutorial
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-    from test_minilm import minilm
 
     minilm()  # the fetch, as a test failure if it cannot be done
     tut = load_tutorial("27")

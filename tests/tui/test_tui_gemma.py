@@ -1,6 +1,6 @@
 """The gemma screens as a student sees them, at 80×24, 120×40 and 200×50, in the real step screen: the default
 ``explain run gemma`` (a sliding then a full layer, a window of 4 over 8 words) and a tiny Gemma 3 GGUF the test
-writes (tests/unit/gemma_files.py).
+writes (tests/helpers/gemma_files.py).
 
 - the window mask: the header names the step and its op; a hidden cell's drill-down says why, whole
   (``query 7 − key 3 = 4 ≥ window 4``), and a kept one that it is inside the window; the legend tells the keys
@@ -28,7 +28,7 @@ from explain.tui.app import ExplainApp
 SIZES = [(80, 24), (120, 40), (200, 50)]
 SCROLLBAR = "█▁▂▃▄▅▆▇▔"  # the drill-down's scroll bar, drawn over its last column at 80×24
 _spec = importlib.util.spec_from_file_location(
-    "gemma_files", Path(__file__).resolve().parents[1] / "unit" / "gemma_files.py")
+    "gemma_files", Path(__file__).resolve().parents[1] / "helpers" / "gemma_files.py")
 gemma_files = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gemma_files)
 

@@ -1,5 +1,5 @@
 """The llama screens as a student sees them, at 80×24, 120×40 and 200×50, in the real step screen: a tiny
-``explain run llama`` and a Q4_1 GGUF file the test writes (tests/unit/gguf_files.py, from the checked-in
+``explain run llama`` and a Q4_1 GGUF file the test writes (tests/helpers/gguf_files.py, from the checked-in
 Hugging Face fixture).
 
 - the header names the step and its op kind, with its place in the run;
@@ -33,7 +33,7 @@ from explain.tui.widgets.cell_panel import CellPanel
 SIZES = [(80, 24), (120, 40), (200, 50)]
 TEXT = "The capital of France is"
 _spec = importlib.util.spec_from_file_location(
-    "gguf_files", Path(__file__).resolve().parents[1] / "unit" / "gguf_files.py")
+    "gguf_files", Path(__file__).resolve().parents[1] / "helpers" / "gguf_files.py")
 gguf_files = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gguf_files)
 

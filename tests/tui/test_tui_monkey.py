@@ -18,7 +18,6 @@ from __future__ import annotations
 import faulthandler
 import os
 import random
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -52,7 +51,6 @@ def _app(kind: str, tmp_path: Path) -> ExplainApp:
         return ExplainApp(explain.run("llama", checkpoint=str(DATA / "llama" / "hf_llama"), text="hello world"))
     if kind == "gguf":
         pytest.importorskip("gguf")
-        sys.path.insert(0, str(DATA.parent / "unit"))
         from gguf_files import write_gguf
 
         path = write_gguf(tmp_path / "m.gguf", "Q8_0")

@@ -2,7 +2,7 @@
 screen is whole at 80×24 up to 200×50; a key redraws the draw at once (before any regeneration) with the later
 tokens struck through as stale; the regenerated run then draws what the screen showed; Enter shows the new run
 in the step screen at the same step, Esc leaves the old one. Numbers are checked against the trace the
-regeneration recorded (and, in tests/unit/test_resample.py, against the rules written out)."""
+regeneration recorded (and, in tests/engine/test_resample.py, against the rules written out)."""
 
 from __future__ import annotations
 
