@@ -8,16 +8,17 @@ with the error's exit code (2 usage, 1 domain), never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import os
 import re
 import sys
+from collections.abc import Iterator
 
 import click
 
 from explain import __version__
-from explain.core import progress
 from explain.core.errors import ExplainError
 from explain.core.text import visible
 
@@ -58,9 +59,7 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):  # noqa: D102 - documented on the class
         try:
-            from explain.commands.bars import reporter  # lazy: loaded with the command; rich loads when a bar shows
-
-            with progress.reporting(reporter()):
+            with _bars():
                 return super().invoke(ctx)
         except ExplainError as exc:
             _fail(str(exc), exc.exit_code)
@@ -96,6 +95,25 @@ class LazyGroup(click.Group):
             _fail(f"cannot write the output: {exc.strerror or exc}; write to a file on a disk with free space "
                   "or to a terminal", 1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@contextlib.contextmanager
+def _bars() -> Iterator[None]:
+    """rich's progress bars (a fetch's download, dequantizing) for the command, when stderr is a terminal. Piped,
+    a command keeps :mod:`explain.core.progress`'s own default, one plain line per notice, so nothing is loaded:
+    ``explain check`` never imports the progress machinery (about 1.6M instructions, 3 modules; issue 38)."""
+    try:
+        terminal = os.isatty(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a replaced stderr (a test's, a closed one) is no terminal
+        terminal = False
+    if not terminal:
+        yield
+        return
+    from explain.commands.bars import LazyBars  # lazy: only a terminal shows bars; rich loads when the first shows
+    from explain.core import progress  # lazy: as above
+
+    with progress.reporting(LazyBars()):
+        yield
 
 
 def _fail(message: str, code: int, prefix: str = "Error: ") -> None:

@@ -1,19 +1,8 @@
-"""Which reporter shows the progress of long work (:mod:`explain.core.progress`): rich's bars on stderr when it is
-a terminal, else plain one-line notices. rich is imported only when the first bar or notice shows, so a command
-that shows none starts at click's speed (``explain check``)."""
+"""The reporter that shows the progress of long work (:mod:`explain.core.progress`) on a terminal: rich's bars on
+stderr, rich imported only when the first bar or notice shows. :mod:`explain.cli` installs it only when stderr is a
+terminal (piped, progress's own plain one-line notices need no reporter), so ``explain check`` loads none of this."""
 
 from __future__ import annotations
-
-import sys
-
-from explain.core import progress
-
-
-def _terminal(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 class LazyBars:
@@ -35,7 +24,3 @@ class LazyBars:
     def note(self, text: str) -> None:
         self._get().note(text)
 
-
-def reporter() -> progress.Reporter:
-    """The reporter for a command run from the shell: bars on a terminal's stderr, else plain lines."""
-    return LazyBars() if _terminal(sys.stderr) else progress.Plain()

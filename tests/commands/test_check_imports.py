@@ -59,3 +59,30 @@ def test_the_new_rules_load_only_when_a_line_needs_them() -> None:
     assert not loaded(*CASES["expression"]) & set(lazy)
     assert "explain.check.semantic" in loaded("F.softmax(s, dim=1)", "--shape", "s=B,H,T,T", "--dim", "B=2",
                                               "--dim", "H=12", "--dim", "T=10")
+
+
+def test_piped_check_loads_no_progress_machinery() -> None:
+    """Issue 38 (c): the catalogue's progress reporter cost every command ~1.6M instructions at startup; piped
+    (stderr not a terminal, as the benchmark runs it) ``explain check`` now imports neither the reporter nor bars."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "explain", "check", *CASES["expression"]],
+                          capture_output=True, text=True, timeout=300)
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert proc.returncode == 0 and "explain.check" in loaded, proc.stderr[-500:]
+    assert not {"explain.core.progress", "explain.commands.bars"} & loaded
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_bars_are_installed_only_for_a_terminal(monkeypatch, terminal: bool) -> None:
+    """On a terminal a command's long work shows rich's bars (the lazy reporter); piped, progress's default plain
+    notices stay, which is what the piped reporter was before it became lazy."""
+    from explain import cli
+    from explain.commands.bars import LazyBars
+    from explain.core import progress
+
+    monkeypatch.setattr(cli.os, "isatty", lambda fd: terminal)
+    before = progress._current[-1]
+    with cli._bars():
+        inside = progress._current[-1]
+    assert isinstance(inside, LazyBars) is terminal
+    assert (inside is before) is not terminal
+    assert progress._current[-1] is before  # the reporter is removed when the command ends
