@@ -34,3 +34,29 @@ def explain_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
         os.environ["EXPLAIN_CACHE"] = str(shared / "explain-cache")
     return Path(os.environ["EXPLAIN_CACHE"])
+
+
+# The quick loop (`pytest -m "not slow and not network"`) draws each screen at 80×24 and below, where most defects
+# show first; CI runs everything. A Pilot test parametrized by a terminal size of 100 columns or more, a test that
+# drives a real browser, the benchmarks' quick modes and the interrupted-fetch child processes are marked slow here by
+# one rule rather than test by test, so a new test at a new size follows it without a decorator.
+SLOW_FILES = {"test_browser.py", "test_benchmarks.py"}
+SLOW_TESTS = {"test_an_interrupted_fetch_leaves_nothing_a_later_run_uses"}
+
+
+def _wide_size(value: object) -> bool:
+    """A (columns, rows) pair or a 'WxH' string of 100 columns or more."""
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return value[0] >= 100
+    if isinstance(value, str):
+        w, x, h = value.partition("x")
+        return bool(x) and w.isdigit() and h.isdigit() and int(w) >= 100
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if (item.path.name in SLOW_FILES or item.originalname in SLOW_TESTS
+                or any(_wide_size(v) for v in params.values())):
+            item.add_marker(pytest.mark.slow)
