@@ -18,12 +18,15 @@ How to add a model (three places, nothing else):
 
        Model("llama", "a decoder-only Llama: RMSNorm, SwiGLU, rotary positions", dict(_DEEP, qkv_bias=False),
              "The cat is happy", caps="weights qkv heads blocks loss generates batched pre_norm checkpoint",
-             loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.llama:llama"),
+             loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.llama:llama",
+             step="explain.models.llama:llama_step"),
 
    ``defaults`` are its own option defaults (sizes, and switches such as ``qkv_bias=False``: the option's
    default for this model); ``caps`` the capabilities it has, from :data:`CAPABILITIES` (``loss`` and
    ``target`` follow from ``loss=`` and ``target=``); ``forward`` the function as ``"module:function"``
-   (default: ``explain.models.zoo:<name>``). ``masking`` says, in a message, why it takes no ``--causal``.
+   (default: ``explain.models.zoo:<name>``); ``step``, for a model that generates, its decode step beside its
+   forward (``(rec, cfg, token, pos, caches) -> logits``: one new position on the
+   :class:`~explain.models.kvcache.KVCache`). ``masking`` says, in a message, why it takes no ``--causal``.
 3. **Its notation rows** (symbols and narration of its own steps) under its name in
    :data:`explain.models.notation.OWN`; steps with no row of their own use the shared rows.
 
@@ -84,6 +87,7 @@ class Model:
     heads: int | None = None  # a fixed number of heads (the single-head models)
     target: str | None = None  # the decoder's text when none is given (encoder-decoder models)
     forward: str = ""  # "module:function" that records its steps (default explain.models.zoo:<name>)
+    step: str = ""  # "module:function": a generation's one-position forward on the KVCache (models that generate)
     masking: str = ""  # why it takes no --causal: its own masking, said in a message ("is always causal")
 
     def __post_init__(self) -> None:
@@ -94,6 +98,8 @@ class Model:
         if unknown:
             raise ValueError(f"model {self.name!r}: unknown capabilities {sorted(unknown)}; known: {list(CAPABILITIES)}")
         object.__setattr__(self, "caps", frozenset(words))
+        if ("generates" in words) != bool(self.step):
+            raise ValueError(f"model {self.name!r}: a model that generates names its decode step, and only it")
 
     def can(self, capability: str) -> bool:
         """The model has this capability (a word of :data:`CAPABILITIES`)."""
@@ -154,17 +160,19 @@ MODELS: dict[str, Model] = {m.name: m for m in (
           "weights qkv heads blocks embeddings tie_switch gpt2_init sdpa", loss=NEXT_TOKEN, target="Denkende Maschinen",
           masking="masks its decoder already and never its encoder"),
     Model("gpt", "a decoder-only GPT: pre-LN blocks, GELU MLP, next-token loss", _DEEP, "The cat is happy",
-          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains sdpa", loss=NEXT_TOKEN, masking=_ALWAYS),
+          "weights qkv heads blocks generates batched checkpoint pre_norm gpt2_init trains sdpa", loss=NEXT_TOKEN, masking=_ALWAYS,
+          step="explain.models.zoo:gpt_step"),
     Model("llama", "a Llama decoder: RMSNorm, rotary positions, grouped-query attention, SwiGLU, no biases",
           dict(_DEEP, n_kv_heads=1, d_ff=16, qkv_bias=False), "The cat is happy",
           "weights qkv heads blocks generates batched checkpoint pre_norm tie_switch gqa rope sdpa moe mla window",
-          loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.llama:llama"),
+          loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.llama:llama",
+          step="explain.models.llama:llama_step"),
     Model("gemma", "a Gemma 3 decoder: four RMSNorms with (1 + w), QK-norm, GeGLU, local and global attention",
           dict(_DEEP, n_kv_heads=1, d_head=4, d_ff=16, sliding_window=4, sliding_window_pattern=6,
                rope_theta=1000000.0, rope_local_base_freq=10000.0, ln_eps=1e-6),
           "Once upon a time there was a cat",
           "weights heads blocks generates batched checkpoint pre_norm tie_switch gqa rope window attn_scalar sdpa",
-          loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.gemma:gemma"),
+          loss=NEXT_TOKEN, masking=_ALWAYS, forward="explain.models.gemma:gemma", step="explain.models.gemma:gemma_step"),
     Model("bert", "a BERT encoder and its sentence embedding: why two texts are similar, word pair by word pair",
           dict(_DEEP, ln_eps=1e-12), ("A man is eating food.", "A man is eating a piece of bread."),
           "weights qkv heads blocks batched checkpoint sdpa", loss=COSINE,
@@ -179,6 +187,14 @@ DEFAULT_MODEL = "gpt"  # the model of a Config made without one, and of `explain
 def forward_of(model: Model) -> Any:
     """The model's forward function, imported on first use (the registry itself imports no model code)."""
     module, _, name = model.function.partition(":")
+    return getattr(import_module(module), name)
+
+
+def step_of(model: Model) -> Any:
+    """The model's decode step ``(rec, cfg, token, pos, caches) -> logits``: the forward of one new position on
+    the key/value cache, beside the model's forward (imported on first use, as :func:`forward_of`)."""
+    assert model.step, f"{model.name} does not generate"
+    module, _, name = model.step.partition(":")
     return getattr(import_module(module), name)
 
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from explain.core.config import Config
 from explain.core.inputs import Inputs
+from explain.models.kvcache import KVCache
 from explain.models.layers import key_padding, next_token_head, sdpa
-from explain.models.llama import INIT, cached, unembed, weight
+from explain.models.llama import INIT, unembed, weight
 from explain.trace.recorder import Recorder, Ref
 
 
@@ -37,7 +38,7 @@ def project(rec: Recorder, cfg: Config, x: Ref, name: str, n: int) -> Ref:
     return rec.op("linear_heads", name, x, W)
 
 
-def attention(rec: Recorder, cfg: Config, x: Ref, layer: int, pos: int = 0, cache: dict | None = None,
+def attention(rec: Recorder, cfg: Config, x: Ref, layer: int, pos: int = 0, cache: KVCache | None = None,
               pad: Ref | None = None) -> Ref:
     """Grouped-query attention with QK-norm, the layer's rotary base and, in a sliding layer, the window."""
     h, kv, m = cfg.n_heads, cfg.kv_heads, cfg.head_dim
@@ -49,7 +50,7 @@ def attention(rec: Recorder, cfg: Config, x: Ref, layer: int, pos: int = 0, cach
         q = rec.op("rope", "rot_q", q, **rope)  # (B, h, T, m)
         k = rec.op("rope", "rot_k", k, **rope)  # (B, kv, T, m)
         if cache is not None:
-            k, v = cached(rec, cfg, k, v, cache, layer, pos)  # (B, kv, S+1, m); a window's last keys only
+            k, v = cache.extend(rec, k, v, pos)  # (B, kv, S+1, m); a window's last keys only
         if kv < h:  # each key/value head serves h // kv query heads
             k = rec.op("repeat_kv", "k_rep", k, n=h // kv)  # (B, h, S, m)
             v = rec.op("repeat_kv", "v_rep", v, n=h // kv)  # (B, h, S, m)
@@ -72,7 +73,7 @@ def mlp(rec: Recorder, cfg: Config, x: Ref) -> Ref:
     return rec.op("linear", "mlp_out", x, W_out)  # (B, T, d)
 
 
-def block(rec: Recorder, cfg: Config, x: Ref, layer: int, pos: int = 0, cache: dict | None = None,
+def block(rec: Recorder, cfg: Config, x: Ref, layer: int, pos: int = 0, cache: KVCache | None = None,
           pad: Ref | None = None) -> Ref:
     """Four norms: each branch reads a normalised copy of the stream and is normalised again before it is added."""
     a = attention(rec, cfg, norm(rec, cfg, "ln1", x), layer, pos, cache, pad)  # (B, T, d)
@@ -100,7 +101,7 @@ def gemma(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     next_token_head(rec, inp, unembed(rec, cfg, norm(rec, cfg, "ln_final", x)))  # (B, T, V)
 
 
-def gemma_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:
+def gemma_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[KVCache]) -> Ref:
     """The forward pass of the one new position ``pos`` of a generation on the key/value cache."""
     x = embed(rec, cfg, token)  # (B, 1, d)
     for i, cache in enumerate(caches):

@@ -1,8 +1,9 @@
-"""Generation with the decoder-only GPT: after the prompt's forward pass, one new token at a time.
+"""Generation with a decoder-only model (GPT, Llama, Gemma): after the prompt's forward pass, one new token at a time.
 
 Token n's steps are recorded in the scope ``gen.n`` (``gen.3.blocks.0.attn.q``), under the names the prompt's
 forward uses, and with its parameters. Token 0 is read off the prompt's last position; each later token runs
-the forward pass of its one new position on the key/value cache (the prompt's K and V, with a row appended per
+the model's decode step (its registry entry's ``step``, beside its forward: the forward of one new position) on
+the key/value cache (:class:`~explain.models.kvcache.KVCache`: the prompt's K and V, with a row appended per
 token: ``kv_append``), so a long generation records one position per token and earlier positions are never
 recomputed (Pope et al. 2022, "Efficiently Scaling Transformer Inference", §2; ``past_key_values`` in
 transformers). Then the choice: ÷ temperature, the top-k and top-p filters, softmax, and the draw (greedy
@@ -12,34 +13,17 @@ applies them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from explain.core.config import Config
 from explain.core.errors import InputError
 from explain.core.inputs import Inputs
 from explain.core.names import gen_scope
-from explain.core.registry import MODELS
+from explain.core.registry import MODELS, step_of
 from explain.core.sampling import Sampling
-from explain.models.gemma import gemma_step
-from explain.models.layers import layer_norm
-from explain.models.llama import llama_step
-from explain.models.mla import CACHE as MLA_CACHE
-from explain.models.zoo import gpt_block
+from explain.models.kvcache import layer_caches
 from explain.trace import Generation
 from explain.trace.recorder import Recorder, Ref
-
-
-def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:
-    """The forward pass of the one new position ``pos`` on the cache: embed, blocks, final LN, logits."""
-    W_E = rec.reuse("W_E")
-    x = rec.op("embed", "embed", token, W_E)  # (B, 1, d)
-    x = rec.op("add", "blocks.0.resid_pre", x, rec.op("pos_embed", "pos_embed", rec.reuse("W_pos"), n=1, start=pos))
-    for i, cache in enumerate(caches):
-        with rec.scope(f"blocks.{i}"):
-            x = gpt_block(rec, cfg, x, cache)  # (B, 1, d)
-    x = layer_norm(rec, cfg, "ln_final", x)
-    return rec.op("linear", "logits", x, W_E, transpose_w=True)  # (B, 1, d_vocab)
 
 
 def check_probabilities(probs: Any) -> None:
@@ -79,19 +63,6 @@ def ended(rec: Recorder, tokens: list[Ref], eos: int | None) -> bool:
     return all(any(int(t.value[b, 0]) == eos for t in tokens) for b in range(tokens[0].shape[0]))
 
 
-def decoder(cfg: Config) -> tuple[Callable[..., Ref], dict[str, tuple[str, str]]]:
-    """The model's one-position forward on the cache, and what its cache holds: for each entry the attention
-    reads (``cache["K"]``), the step under ``blocks.N.attn`` it starts from in the prompt's forward, and the step
-    that appends to it in a new token's. GPT caches its keys as projected, Llama after their rotation (as
-    transformers does); latent attention caches its latent and its rotary key (:data:`explain.models.mla.CACHE`)."""
-    forward = MODELS[cfg.model].function.rsplit(":", 1)[-1]  # the forward function's name
-    if forward == "llama" and cfg.attention == "mla":
-        return llama_step, MLA_CACHE
-    return {"gpt": (gpt_step, {"K": ("k", "k_cache"), "V": ("v", "v_cache")}),
-            "llama": (llama_step, {"K": ("rot_k", "k_cache"), "V": ("v", "v_cache")}),
-            "gemma": (gemma_step, {"K": ("rot_k", "k_cache"), "V": ("v", "v_cache")})}[forward]
-
-
 def generate(rec: Recorder, cfg: Config, inp: Inputs, s: Sampling) -> list[Ref]:
     """Append up to ``s.max_new_tokens`` tokens after the prompt's forward (already recorded); the draws. The
     recorder's trace says what was generated (:class:`explain.trace.Generation`)."""
@@ -106,23 +77,17 @@ def extend(rec: Recorder, cfg: Config, T: int, prompt: tuple[tuple[int, ...], ..
     up to ``s.max_new_tokens``: each next token's one-position forward on the cache the last one left, then its
     draw. ``before``: the settings tokens 0, 1, … were drawn with when they differ from ``s`` (the TUI's live
     sampling changes them from a token on: :mod:`explain.engine.resample`)."""
-    L = cfg.n_layers
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
-    step, held = decoder(cfg)
-
-    def caches(prefix: str, first: bool) -> list[dict]:
-        return [{**{key: rec.ref(f"{prefix}blocks.{i}.attn.{names[0 if first else 1]}") for key, names in held.items()},
-                 "capacity": capacity, "first": first} for i in range(L)]
-
+    step = step_of(MODELS[cfg.model])  # the model's one-position forward on the cache, beside its forward
     last = len(tokens) - 1  # the newest token drawn: the cache is the one its forward left (the prompt's for 0)
-    cache = caches("", True) if last == 0 else caches(gen_scope(last) + ".", False)
+    cache = layer_caches(rec, cfg, capacity, None if last == 0 else last)
     for n in range(len(tokens), s.max_new_tokens):
         if ended(rec, tokens, s.eos):
             break
         with rec.scope(gen_scope(n)):
             logits = step(rec, cfg, tokens[-1], T + n - 1, cache)
             tokens.append(next_token(rec, logits, s, n))
-        cache = caches(gen_scope(n) + ".", False)
+        cache = layer_caches(rec, cfg, capacity, n)
     rec.generation = Generation(s, prompt, tuple(t.name for t in tokens),
                                 stopped_at_eos=len(tokens) < s.max_new_tokens, before=before)
     return tokens

@@ -15,6 +15,7 @@ from explain.core.inputs import Inputs
 from explain.core.names import tile_scope, tile_sup
 from explain.core.padding import IGNORE_INDEX, ignore_padding, key_padding_mask
 from explain.core.registry import MODELS
+from explain.models.kvcache import KVCache
 from explain.trace.recorder import Recorder, Ref
 
 GPT2_STD = 0.02  # GPT-2's (and nanoGPT's) std of every weight and embedding at initialisation
@@ -145,12 +146,12 @@ def tiled_sdpa(rec: Recorder, q: Ref, k: Ref, v: Ref, d_k: int, causal: bool, pa
 
 
 def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None = None, causal: bool = False,
-              cache: dict | None = None, pad: Ref | None = None, d_out: int | None = None) -> Ref:
+              cache: KVCache | None = None, pad: Ref | None = None, d_out: int | None = None) -> Ref:
     """Multi-head attention: h heads, each with its own W_Q, W_K, W_V (d × m); concatenate; project with W_O
     (to d_out, by default d_model). Queries come from ``x``; keys and values from ``memory`` (the encoder's
     output) or, by default, ``x``; ``pad`` hides the keys that are <pad>.
-    With a key/value ``cache`` (generation: {"K", "V": the earlier positions', "capacity", "first"}), x is one
-    new position whose K and V are appended to the cached ones; it comes after all of them, so nothing is masked."""
+    With a key/value ``cache`` (generation: :class:`~explain.models.kvcache.KVCache`), x is one new position
+    whose K and V are appended to the cached ones; it comes after all of them, so nothing is masked."""
     h, m, bias = cfg.n_heads, cfg.head_dim, cfg.qkv_bias
     x_kv = x if memory is None else memory
     with rec.scope(name):
@@ -158,9 +159,7 @@ def attention(rec: Recorder, cfg: Config, name: str, x: Ref, memory: Ref | None 
         k = rec.op("linear_heads", "k", x_kv, *head_params(rec, cfg, "W_K", "b_K", bias=bias))  # (h, S, m)
         v = rec.op("linear_heads", "v", x_kv, *head_params(rec, cfg, "W_V", "b_V", bias=bias))  # (h, S, m)
         if cache is not None:
-            append = dict(capacity=cache["capacity"], first=cache["first"])
-            k = rec.op("kv_append", "k_cache", cache["K"], k, **append)  # (h, S+1, m)
-            v = rec.op("kv_append", "v_cache", cache["V"], v, **append)  # (h, S+1, m)
+            k, v = cache.extend(rec, k, v)  # (h, S+1, m) each
             causal = False
         z = sdpa(rec, q, k, v, m, causal, pad)  # (h, T, m)
         z = rec.op("merge_heads", "concat", z)  # (T, h·m)

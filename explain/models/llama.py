@@ -12,6 +12,7 @@ from __future__ import annotations
 from explain.core.config import Config
 from explain.core.inputs import Inputs
 from explain.models import mla
+from explain.models.kvcache import KVCache
 from explain.models.layers import key_padding, next_token_head, sdpa
 from explain.models.moe import moe_mlp
 from explain.trace.recorder import Recorder, Ref
@@ -37,16 +38,7 @@ def heads(rec: Recorder, cfg: Config, x: Ref, name: str, n: int) -> Ref:
     return rec.op("linear_heads", name, x, W, *b)
 
 
-def cached(rec: Recorder, cfg: Config, k: Ref, v: Ref, cache: dict, layer: int, pos: int) -> tuple[Ref, Ref]:
-    """The new position's K and V appended to the cached ones; a sliding layer keeps only its window."""
-    append = dict(capacity=cache["capacity"], first=cache["first"])
-    if cfg.window(layer) is not None:
-        append.update(keep=cfg.window(layer), pos=pos)
-    return (rec.op("kv_append", "k_cache", cache["K"], k, **append),  # (B, kv, S+1, m)
-            rec.op("kv_append", "v_cache", cache["V"], v, **append))  # (B, kv, S+1, m)
-
-
-def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None = None,
+def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: KVCache | None = None,
               pad: Ref | None = None, layer: int = 0) -> Ref:
     """Grouped-query attention with rotary positions (or latent attention: :mod:`explain.models.mla`). ``pos`` is
     the position of x's first row; with a ``cache`` (generation) x is one new position whose rotated K and V are
@@ -63,7 +55,7 @@ def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | No
         q = rec.op("rope", "rot_q", q, **rope)  # (B, h, T, m)
         k = rec.op("rope", "rot_k", k, **rope)  # (B, kv, T, m)
         if cache is not None:
-            k, v = cached(rec, cfg, k, v, cache, layer, pos)  # (B, kv, S+1, m)
+            k, v = cache.extend(rec, k, v, pos)  # (B, kv, S+1, m); a sliding layer's: its window's last only
         if kv < h:  # each key/value head serves h // kv query heads
             k = rec.op("repeat_kv", "k_rep", k, n=h // kv)  # (B, h, S, m)
             v = rec.op("repeat_kv", "v_rep", v, n=h // kv)  # (B, h, S, m)
@@ -85,7 +77,7 @@ def mlp(rec: Recorder, cfg: Config, x: Ref) -> Ref:
     return rec.op("linear", "mlp_out", x, W_out)  # (B, T, d)
 
 
-def block(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None = None,
+def block(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: KVCache | None = None,
           pad: Ref | None = None, layer: int = 0) -> Ref:
     """Pre-norm: attention and the MLP each read an RMS-normalised copy of the residual stream and add to it.
     With --experts the MLP of block ``layer`` may be a mixture of experts (:mod:`explain.models.moe`)."""
@@ -116,7 +108,7 @@ def llama(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     next_token_head(rec, inp, unembed(rec, cfg, rms_norm(rec, cfg, "ln_final", x)))  # (B, T, V)
 
 
-def llama_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[dict]) -> Ref:
+def llama_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[KVCache]) -> Ref:
     """The forward pass of the one new position ``pos`` of a generation on the key/value cache."""
     x = rec.op("embed", "embed", token, rec.reuse("W_E"))  # (B, 1, d)
     for i, cache in enumerate(caches):

@@ -23,14 +23,13 @@ its two latent norms use RMSNorm's own ε of 1e-6, not the model's ``rms_norm_ep
 from __future__ import annotations
 
 from explain.core.config import Config
+from explain.models.kvcache import KVCache
 from explain.models.layers import attend
 from explain.ops.rotary import INTERLEAVED
 from explain.trace.recorder import Recorder, Ref
 
 INIT = "normal_0.02"  # transformers' initializer_range
 LATENT_EPS = 1e-6  # q_a_layernorm's and kv_a_layernorm's ε: DeepseekV3RMSNorm's default, whatever rms_norm_eps is
-# what a generation caches per layer: the step the prompt's forward leaves it in, and the step that appends to it
-CACHE = {"latent": ("ln_kv", "latent_cache"), "rot_k": ("rot_k", "rot_k_cache")}
 
 
 def _norm(rec: Recorder, name: str, x: Ref, width: int, axis: str) -> Ref:
@@ -40,10 +39,11 @@ def _norm(rec: Recorder, name: str, x: Ref, width: int, axis: str) -> Ref:
     return rec.op("rms_norm", name, x, w, eps=LATENT_EPS)
 
 
-def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | None = None,
+def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: KVCache | None = None,
               pad: Ref | None = None) -> Ref:
-    """Latent attention of x (B, T, d) at positions ``pos`` …; with a ``cache`` (generation: {"latent", "rot_k":
-    the earlier positions', "capacity", "first"}) x is one new position whose latent and rotary key are appended."""
+    """Latent attention of x (B, T, d) at positions ``pos`` …; with a ``cache`` (generation: the earlier positions'
+    latents and rotary keys, :class:`~explain.models.kvcache.KVCache`) x is one new position whose latent and rotary
+    key are appended."""
     h, d, lat = cfg.n_heads, cfg.d_model, cfg.latent
     rq, r, dn, dr, dv = lat.q_lora_rank, lat.kv_lora_rank, lat.qk_nope_head_dim, lat.qk_rope_head_dim, lat.v_head_dim
     rope = dict(theta=float(cfg.rope_theta), start=pos, layout=cfg.rope_layout or INTERLEAVED)
@@ -59,9 +59,7 @@ def attention(rec: Recorder, cfg: Config, x: Ref, pos: int = 0, cache: dict | No
         c = _norm(rec, "ln_kv", rec.op("slice", "kv_latent", kv, axis=-1, stop=r), r, "kv_rank")  # (B, 1, T, r)
         rot_k = rec.op("rope", "rot_k", rec.op("slice", "k_rope", kv, axis=-1, start=r, stop=r + dr), **rope)
         if cache is not None:  # the cache holds only these two: (B, 1, S, r) and (B, 1, S, dr)
-            append = dict(capacity=cache["capacity"], first=cache["first"])
-            c = rec.op("kv_append", "latent_cache", cache["latent"], c, **append)  # (B, 1, S+1, r)
-            rot_k = rec.op("kv_append", "rot_k_cache", cache["rot_k"], rot_k, **append)  # (B, 1, S+1, dr)
+            c, rot_k = cache.extend_latent(rec, c, rot_k, pos)  # (B, 1, S+1, r) and (B, 1, S+1, dr)
         W_UK = rec.param("W_UK", (h, r, dn), ("head", "kv_rank", "d_nope"), INIT)
         W_UV = rec.param("W_UV", (h, r, dv), ("head", "kv_rank", "d_value"), INIT)
         k_nope = rec.op("matmul", "k_nope", c, W_UK)  # (B, h, S, dn): every head's key from the one latent
@@ -92,4 +90,4 @@ def cache_numbers(cfg: Config) -> tuple[int, int]:
     return cfg.latent.cache_per_token(), cfg.latent.plain_cache_per_token(cfg.n_heads)
 
 
-__all__ = ["CACHE", "LATENT_EPS", "absorbed", "attention", "cache_numbers"]
+__all__ = ["LATENT_EPS", "absorbed", "attention", "cache_numbers"]

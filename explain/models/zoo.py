@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from explain.core.config import Config
 from explain.core.inputs import Inputs
-from explain.core.padding import ignore_padding
+from explain.models.kvcache import KVCache
 from explain.models.layers import (
     GPT2_STD,
     embed,
@@ -18,6 +18,7 @@ from explain.models.layers import (
     layer_norm,
     linear_params,
     mlp,
+    next_token_head,
     next_token_loss,
     sdpa,
     unembed,
@@ -147,7 +148,7 @@ def transformer(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     next_token_loss(rec, log_probs, labels, shape, axes, padded=inp.target_lengths is not None)
 
 
-def gpt_block(rec: Recorder, cfg: Config, x: Ref, cache: dict | None = None, pad: Ref | None = None) -> Ref:
+def gpt_block(rec: Recorder, cfg: Config, x: Ref, cache: KVCache | None = None, pad: Ref | None = None) -> Ref:
     """Pre-LN: the residual stream passes through; attention and the MLP read a normalised copy and add to it.
     With a key/value ``cache``, x is one new position of a generation (:mod:`explain.models.generate`); ``pad``
     hides the <pad> keys of a padded batch."""
@@ -159,21 +160,27 @@ def gpt_block(rec: Recorder, cfg: Config, x: Ref, cache: dict | None = None, pad
 def gpt(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """Embed tokens and positions, run the blocks, a final layer norm, logits through the tied embedding
     matrix, and the next-token cross-entropy."""
-    B, T = inp.batch, inp.seq_len
+    T = inp.seq_len
     tok, pad = embed(rec, cfg, inp, batched=True), key_padding(rec, inp)  # (B, T, d); pad None unless padded
     W_pos = rec.param("W_pos", (cfg.n_ctx, cfg.d_model), ("pos", "d_model"), "normal", std=GPT2_STD)
     x = rec.op("add", "blocks.0.resid_pre", tok, rec.op("pos_embed", "pos_embed", W_pos, n=T))  # (B, T, d)
     for i in range(cfg.n_layers):
         with rec.scope(f"blocks.{i}"):
             x = gpt_block(rec, cfg, x, pad=pad)  # (B, T, d)
-    x = layer_norm(rec, cfg, "ln_final", x)
-    logits = rec.op("linear", "logits", x, rec.reuse("W_E"), transpose_w=True)  # (B, T, d_vocab): tied W_Eᵀ
-    rec.op("softmax", "probs", logits)
-    log_probs = rec.op("log_softmax", "log_probs", logits)
-    if T < 2:
-        return  # one token predicts nothing that the input contains: no loss
-    log_probs = rec.op("slice", "log_probs_pred", log_probs, axis=-2, stop=T - 1)  # (B, T-1, d_vocab)
-    labels = [ids[1:] for ids in inp.ids]
-    if inp.lengths is not None:  # a next token that is <pad> is nothing to learn: ignore_index
-        labels = ignore_padding(labels, [n - 1 for n in inp.lengths])
-    next_token_loss(rec, log_probs, labels, (B, T - 1), ("batch", "pos"), padded=inp.lengths is not None)
+    next_token_head(rec, inp, tied_logits(rec, layer_norm(rec, cfg, "ln_final", x)))  # (B, T, d_vocab)
+
+
+def tied_logits(rec: Recorder, x: Ref) -> Ref:
+    """GPT's output layer: x·W_Eᵀ, the embedding matrix tied (Press and Wolf 2017, as GPT-2)."""
+    return rec.op("linear", "logits", x, rec.reuse("W_E"), transpose_w=True)  # (B, T, d_vocab)
+
+
+def gpt_step(rec: Recorder, cfg: Config, token: Ref, pos: int, caches: list[KVCache]) -> Ref:
+    """The forward pass of the one new position ``pos`` of a generation on the key/value cache: embed, blocks,
+    final LN, logits."""
+    x = rec.op("embed", "embed", token, rec.reuse("W_E"))  # (B, 1, d)
+    x = rec.op("add", "blocks.0.resid_pre", x, rec.op("pos_embed", "pos_embed", rec.reuse("W_pos"), n=1, start=pos))
+    for i, cache in enumerate(caches):
+        with rec.scope(f"blocks.{i}"):
+            x = gpt_block(rec, cfg, x, cache)  # (B, 1, d)
+    return tied_logits(rec, layer_norm(rec, cfg, "ln_final", x))  # (B, 1, d_vocab)

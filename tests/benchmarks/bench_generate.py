@@ -33,8 +33,10 @@ from explain.core.sampling import make_sampling
 from explain.engine.api import generation_bytes, plan
 from explain.engine.request import prepare_run
 from explain.engine.weights import init_params
-from explain.models.generate import gpt_step, next_token
+from explain.models.generate import next_token
+from explain.models.kvcache import KVCache, layer_caches
 from explain.models.notation import notation
+from explain.models.zoo import gpt_step
 from explain.ops import kernels
 from explain.trace import Generation
 from explain.trace.recorder import Recorder
@@ -87,13 +89,12 @@ def prompt_forward(cfg, inp, params, s) -> tuple[Recorder, object]:
     return rec, token
 
 
-def caches(rec: Recorder, n: int, L: int, capacity: int) -> list[dict]:
-    k, v, prefix = ("k", "v", "") if n == 0 else ("k_cache", "v_cache", gen_scope(n) + ".")
-    return [{"K": rec.ref(f"{prefix}blocks.{i}.attn.{k}"), "V": rec.ref(f"{prefix}blocks.{i}.attn.{v}"),
-             "capacity": capacity, "first": n == 0} for i in range(L)]
+def caches(rec: Recorder, cfg, n: int, capacity: int) -> list[KVCache]:
+    """Every layer's cache after the prompt (n = 0) or after new token n, as explain.generate builds it."""
+    return layer_caches(rec, cfg, capacity, None if n == 0 else n)
 
 
-def traced_step(rec: Recorder, cfg, token, pos: int, cache: list[dict], s, n: int):
+def traced_step(rec: Recorder, cfg, token, pos: int, cache: list[KVCache], s, n: int):
     with rec.scope(gen_scope(n)):
         logits = gpt_step(rec, cfg, token, pos, cache)
         return logits, next_token(rec, logits, s, n)
@@ -120,7 +121,7 @@ def main() -> None:
 
     # time: token by token, the reference first, then the traced step from the same cache
     rec, token = prompt_forward(cfg, inp, params, s)
-    ref = Reference(params, L, [(c["K"].value, c["V"].value) for c in caches(rec, 0, L, capacity)], capacity)
+    ref = Reference(params, L, [(c.keys.value, c.values.value) for c in caches(rec, cfg, 0, capacity)], capacity)
     traced, plain = [], []
     for n in range(1, args.new):
         gc.collect()
@@ -129,7 +130,7 @@ def main() -> None:
         plain.append(time.perf_counter() - t)
         gc.collect()
         t = time.perf_counter()
-        logits, token = traced_step(rec, cfg, token, T + n - 1, caches(rec, n - 1, L, capacity), s, n)
+        logits, token = traced_step(rec, cfg, token, T + n - 1, caches(rec, cfg, n - 1, capacity), s, n)
         traced.append(time.perf_counter() - t)
         np.testing.assert_allclose(logits.value, ref_logits, rtol=0, atol=1e-9)
         assert np.array_equal(token.value, ref_token), n
@@ -146,7 +147,7 @@ def main() -> None:
     tracemalloc.start()
     for n in range(1, args.new):
         before = tracemalloc.get_traced_memory()[0]
-        _, token = traced_step(rec, cfg, token, T + n - 1, caches(rec, n - 1, L, capacity), s, n)
+        _, token = traced_step(rec, cfg, token, T + n - 1, caches(rec, cfg, n - 1, capacity), s, n)
         grew.append(tracemalloc.get_traced_memory()[0] - before)
     tracemalloc.stop()
     rec.generation = Generation(s, (tuple(tokens),), tuple(gen_step(n, "next") for n in range(args.new)))
