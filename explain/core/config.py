@@ -1,7 +1,8 @@
 """Model configuration: one dataclass and the checks that refuse a config early.
 
-The fields' defaults and ranges come from the option definitions (:mod:`explain.core.options`), the per-model
-defaults from the model registry (:mod:`explain.core.registry`). Nothing here imports numpy, so the shape CLI can
+The fields' defaults are written where the fields are declared (the option definitions in
+:mod:`explain.core.options` state the same values for the command line's help, and a test holds the two equal);
+the ranges come from the options, the per-model defaults from the model registry (:mod:`explain.core.registry`). Nothing here imports numpy, so the shape CLI can
 build and validate configs at click's speed.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from explain.core.errors import ConfigError, UsageError
 from explain.core.latent import Latent, check_latent
 from explain.core.moe import check_moe
-from explain.core.options import OPTION, check_cap, default, flag
+from explain.core.options import OPTION, check_cap, flag
 from explain.core.registry import DEFAULT_MODEL, MODELS, quoted, users
 from explain.core.window import SLIDING, check_window, layer_kinds
 
@@ -25,48 +26,48 @@ class Config:
     d_vocab = the tokenizer's vocabulary size."""
 
     model: str = DEFAULT_MODEL
-    d_model: int = default("d_model")
-    n_heads: int = default("n_heads")
-    d_head: int | None = default("d_head")
-    d_ff: int | None = default("d_ff")
-    n_kv_heads: int | None = default("n_kv_heads")  # llama: key/value heads (grouped-query attention); None: n_heads
-    rope_theta: float = default("rope_theta")  # llama: the rotary embedding's base
-    rope_layout: str | None = default("rope_layout")  # half | interleaved; None: half (mla: interleaved)
-    attention: str = default("attention")  # llama: "mha", or "mla" (latent attention, explain.models.mla)
-    q_lora_rank: int | None = default("q_lora_rank")  # mla: the widths, named as Hugging Face's config keys
-    kv_lora_rank: int | None = default("kv_lora_rank")
-    qk_nope_head_dim: int | None = default("qk_nope_head_dim")
-    qk_rope_head_dim: int | None = default("qk_rope_head_dim")
-    v_head_dim: int | None = default("v_head_dim")
-    n_layers: int = default("n_layers")
-    d_vocab: int | None = default("d_vocab")
-    n_ctx: int = default("n_ctx")
-    seed: int = default("seed")
-    normalize: str = default("normalize")
-    causal: bool = default("causal")  # attention, multihead: the causal mask (the book's MultiHeadAttention)
-    qkv_bias: bool = default("qkv_bias")  # biases on Q, K, V (the book's qkv_bias)
-    d_out: int | None = default("d_out")  # multihead: W_O's output width (the book's d_out); None: d_model
-    tie_embeddings: bool = default("tie_embeddings")  # transformer: one W_E, three uses (the paper's §3.4)
-    attention_kernel: str = default("attention_kernel")  # plain, or tiled: the online softmax (FlashAttention)
-    attention_tile: int = default("attention_tile")  # the tiled kernel's keys per tile
+    d_model: int = 8
+    n_heads: int = 2
+    d_head: int | None = None
+    d_ff: int | None = None
+    n_kv_heads: int | None = None  # llama: key/value heads (grouped-query attention); None: n_heads
+    rope_theta: float = 10000.0  # llama: the rotary embedding's base
+    rope_layout: str | None = None  # half | interleaved; None: half (mla: interleaved)
+    attention: str = "mha"  # llama: "mha", or "mla" (latent attention, explain.models.mla)
+    q_lora_rank: int | None = None  # mla: the widths, named as Hugging Face's config keys
+    kv_lora_rank: int | None = None
+    qk_nope_head_dim: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    n_layers: int = 2
+    d_vocab: int | None = None
+    n_ctx: int = 32
+    seed: int = 0
+    normalize: str = "softmax"
+    causal: bool = False  # attention, multihead: the causal mask (the book's MultiHeadAttention)
+    qkv_bias: bool = True  # biases on Q, K, V (the book's qkv_bias)
+    d_out: int | None = None  # multihead: W_O's output width (the book's d_out); None: d_model
+    tie_embeddings: bool = True  # transformer: one W_E, three uses (the paper's §3.4)
+    attention_kernel: str = "plain"  # plain, or tiled: the online softmax (FlashAttention)
+    attention_tile: int = 2  # the tiled kernel's keys per tile
     # llama: a mixture of experts in the MLP (explain.models.moe; checked by explain.core.moe)
-    n_experts: int | None = default("n_experts")  # routed experts; None: a dense MLP
-    experts_per_token: int = default("experts_per_token")
-    n_shared_experts: int = default("n_shared_experts")
-    shared_d_ff: int | None = default("shared_d_ff")  # None: n_shared_experts × the expert width
-    shared_expert_gate: bool = default("shared_expert_gate")
-    moe_d_ff: int | None = default("moe_d_ff")  # None: d_ff
-    norm_topk_prob: bool = default("norm_topk_prob")
-    router: str = default("router")
-    n_group: int = default("n_group")
-    topk_group: int = default("topk_group")
-    routed_scaling_factor: float = default("routed_scaling_factor")
-    first_k_dense_replace: int = default("first_k_dense_replace")
+    n_experts: int | None = None  # routed experts; None: a dense MLP
+    experts_per_token: int = 2
+    n_shared_experts: int = 0
+    shared_d_ff: int | None = None  # None: n_shared_experts × the expert width
+    shared_expert_gate: bool = False
+    moe_d_ff: int | None = None  # None: d_ff
+    norm_topk_prob: bool = True
+    router: str = "softmax"
+    n_group: int = 1
+    topk_group: int = 1
+    routed_scaling_factor: float = 1.0
+    first_k_dense_replace: int = 0
     # local and global attention (explain.core.window)
-    sliding_window: int | None = default("sliding_window")  # None: no sliding layer
-    layer_types: str | None = default("layer_types")  # "sliding,full,…"; None: derived (explain.core.window)
-    rope_local_base_freq: float | None = default("rope_local_base_freq")  # the sliding layers' θ; None: rope_theta
-    query_pre_attn_scalar: int | None = default("query_pre_attn_scalar")  # scores / √N; None: d_head
+    sliding_window: int | None = None  # None: no sliding layer
+    layer_types: str | None = None  # "sliding,full,…"; None: derived (explain.core.window)
+    rope_local_base_freq: float | None = None  # the sliding layers' θ; None: rope_theta
+    query_pre_attn_scalar: int | None = None  # scores / √N; None: d_head
     sliding_window_pattern: int = 0  # not an option: a full layer every Nth by default (the registry's gemma: 6)
     assumed: str = ""  # not an option: what a checkpoint did not store ("layer_types,…"), said in the notes
     ln_eps: float = 1e-5  # set by a checkpoint's config.json, not an option

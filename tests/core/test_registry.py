@@ -149,3 +149,20 @@ def test_the_tutorial_format_reference_names_every_option_key() -> None:
     block = text[text.index("[options]"):text.index("[[stops]]")]  # the example up to its first stop
     missing = [key for key in OPTION_KEYS if key not in block]
     assert missing == [], f"tutorials/README.md's [options] example does not name {missing}"
+
+
+def test_config_defaults_are_written_at_the_fields_and_equal_the_options() -> None:
+    """Issue 38: Config's defaults are literal values where the fields are declared (no ``default("d_model")``
+    lookup); each field that is an option has the option's default, so ``--help`` and a Config made in code agree."""
+    import dataclasses
+    import inspect
+
+    from explain.core.config import Config
+    from explain.core.options import OPTION
+
+    assert "default(" not in inspect.getsource(Config)
+    fields = {f.name: f.default for f in dataclasses.fields(Config)}
+    shared = [name for name in fields if name in OPTION]
+    assert len(shared) > 30
+    for name in shared:
+        assert fields[name] == OPTION[name].default and type(fields[name]) is type(OPTION[name].default), name
