@@ -27,6 +27,10 @@ def parse_expect(raw: str, dims: dict[str, int], aliases: dict[str, Ax] | None =
                  what: str = "--expect") -> tuple[Shape, Names]:
     """``"B,H,T,Dh"`` (or ``(2, 12, 10, 64)``) into sizes and names."""
     text = raw.strip()
+    # a '# expect:' comment's label already quotes it (line 12: # expect: …); --expect's is quoted here
+    label, like = (f"{what} {raw.strip()!r}", "--expect B,H,T,Dh") if what == "--expect" else (what, "# expect: B, H, T, Dh")
+    if not text:  # --expect "$SHAPE" with SHAPE unset: refused, not read as a 0-d result
+        raise UsageError(f"{label} is empty: write the expected shape like {like}, or () for a 0-d result")
     if text.startswith("(") and text.endswith(")"):
         text = text[1:-1]
     items = [i.strip() for i in text.split(",")]
@@ -36,8 +40,6 @@ def parse_expect(raw: str, dims: dict[str, int], aliases: dict[str, Ax] | None =
         return (), ()
     sizes: list[int] = []
     names: list[Ax] = []
-    # a '# expect:' comment's label already quotes it (line 12: # expect: …); --expect's is quoted here
-    label, like = (f"{what} {raw.strip()!r}", "--expect B,H,T,Dh") if what == "--expect" else (what, "# expect: B, H, T, Dh")
     for item in items:
         if item.isascii() and item.isdigit():  # '²' is a digit to str.isdigit, not to int()
             if len(item) > MAX_DIGITS:

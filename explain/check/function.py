@@ -178,8 +178,15 @@ class FunctionCheck:
             if line in self.expects:
                 from explain.check.expect import expect_node  # lazy: only a file with '# expect:' comments
 
-                expect_node(node, self.expects[line], self.ck.b.dims, self.ck.aliases, self.ck.torch, self.ck.src,
-                            where=f"line {line}: # expect: {self.expects[line]}")
+                # run_body prefixes FILE:LINE (the statement's): a line here only if the comment's is later
+                label = f"# expect: {self.expects[line]}".rstrip()
+                try:
+                    expect_node(node, self.expects[line], self.ck.b.dims, self.ck.aliases, self.ck.torch, self.ck.src,
+                                where=label if line == stmt.lineno else f"line {line}: {label}")
+                except CheckShapeError:
+                    raise
+                except UsageError as err:  # an unreadable comment: named by file and line like a mismatch
+                    raise UsageError(f"{self.path}:{line}: {err}") from None
 
     def expect(self, raw: str) -> None:
         """``--expect`` for a function: its returned value."""

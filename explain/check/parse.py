@@ -104,6 +104,9 @@ def parse_dims(dim_opts: Iterable[str]) -> dict[str, int]:
 
 
 def _parse_dims_list(raw: str, name: str, value: str) -> tuple[int | str, ...]:
+    if not value:  # 'x=' is more likely a forgotten shape (an empty shell variable) than a 0-d array
+        raise UsageError(f"--shape {raw!r} has no dimensions: write them like --shape {name}=seq,64, or "
+                         f"--shape {name}=() for a 0-d array")
     if value.startswith("(") and value.endswith(")"):
         value = value[1:-1].strip()  # accept the tuple spelling, --shape Q=(10,64)
     if not value:

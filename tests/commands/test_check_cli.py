@@ -265,3 +265,58 @@ def test_a_nul_byte_in_a_checked_file_names_its_line(tmp_path) -> None:
     f.write_bytes(b"def f(x):\n    return x\x00\n")
     last = assert_clean_error(run(f"{f}::f"), 2)
     assert "None" not in last and "null bytes (line 2)" in last, last
+
+
+@pytest.mark.parametrize("args", [
+    ["x", "--shape", "x="],  # was read as a 0-d array: shape ()
+    ["x", "--shape", "x= "],
+    ["x", "--shape", "x=3", "--expect", ""],  # was read as "expected ()": a mismatch, exit 1
+    ["x", "--shape", "x=3", "--expect", "  "],
+], ids=["shape-empty", "shape-blank", "expect-empty", "expect-blank"])
+def test_an_empty_shape_or_expect_is_refused_not_read_as_0d(args: list[str]) -> None:
+    """Issue 38 check/ (b): ``--shape x=`` and ``--expect ''`` (an unset shell variable, say) are usage errors
+    that show both the usual form and how to ask for a 0-d array, which stays ``()``."""
+    last = assert_clean_error(run(*args), 2)
+    assert "--shape x=() for a 0-d array" in last or "or () for a 0-d result" in last, last
+    assert "empty" in last or "no dimensions" in last
+
+
+def test_an_explicit_0d_shape_and_expect_still_work() -> None:
+    result = run("x * 2", "--shape", "x=()", "--expect", "()")
+    assert result.exit_code == 0, result.output
+    assert "shape: ()" in result.stdout
+
+
+def _write(tmp_path, text: str) -> str:
+    (tmp_path / "model.py").write_text(text)
+    return str(tmp_path / "model.py")
+
+
+EXPECT_FN = ('from jaxtyping import Float\nfrom torch import Tensor\n\n\n'
+             'def f(x: Float[Tensor, "B T C"], w: Float[Tensor, "C C"]):\n'
+             '    y = x @ w  # expect: {want}\n    return y\n')
+
+
+def test_an_expect_mismatch_names_its_line_once(tmp_path) -> None:
+    """Issue 38 check/ (b): the error read "model.py:6: line 6: # expect: …" (the line twice)."""
+    path = _write(tmp_path, EXPECT_FN.format(want="B, C, T"))
+    last = assert_clean_error(run(f"{path}::f", "--dim", "B=2", "--dim", "T=3", "--dim", "C=4"), 1)
+    assert last.startswith(f"Error: {path}:6: # expect: B, C, T: the result is (2, 3, 4)"), last
+    assert "line 6" not in last
+
+
+def test_an_expect_on_a_later_line_of_a_statement_names_that_line(tmp_path) -> None:
+    path = _write(tmp_path, EXPECT_FN.format(want="B, C, T").replace("y = x @ w  #", "y = (x\n         @ w)  #"))
+    last = assert_clean_error(run(f"{path}::f", "--dim", "B=2", "--dim", "T=3", "--dim", "C=4"), 1)
+    assert last.startswith(f"Error: {path}:6: line 7: # expect: B, C, T: the result is (2, 3, 4)"), last
+
+
+@pytest.mark.parametrize(("want", "fragment"), [
+    ("B, Q", "# expect: B, Q: Q has no size; give it with --dim Q=N"),
+    ("", "# expect: is empty: write the expected shape like # expect: B, H, T, Dh"),
+], ids=["unknown-name", "empty"])
+def test_an_unreadable_expect_comment_names_file_and_line(tmp_path, want: str, fragment: str) -> None:
+    """A '# expect:' comment that cannot be read was "line 6: …" with no file; now FILE:LINE like a mismatch."""
+    path = _write(tmp_path, EXPECT_FN.format(want=want))
+    last = assert_clean_error(run(f"{path}::f", "--dim", "B=2", "--dim", "T=3", "--dim", "C=4"), 2)
+    assert last.startswith(f"Error: {path}:6: {fragment}"), last
