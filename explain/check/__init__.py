@@ -10,6 +10,14 @@ Two forms share one entry point, :func:`check`:
 Nothing in this package imports numpy, textual or rich: the checker works on tuples of ints with the rules in
 :mod:`explain.core.shape_rules`, so ``explain check`` starts about as fast as click itself.
 
+Inside, the modules form layers with no import cycle (tests/check/test_check_structure.py): names, node and
+args at the bottom; the rules (shaping, sizes, torchrules, einops_ops); the handlers a table dispatches to
+(calls.NUMPY and LIBRARIES, torchops.TORCH, methods.METHODS, expr.KINDS); the expression checker (expr); the
+function walker (body, values, flow); the class readers (classes, modulecalls); function, the entry for
+FILE.py::function. A handler gets the Checker as an argument and recurses through ``ck.visit``, so it never
+imports the checker; the one call that runs upward, ``self.proj(x)``, goes through calls.SELF_CALLS, which
+modulecalls fills.
+
 It may import ``core``.
 """
 

@@ -17,6 +17,7 @@ from explain.core.shape_rules import normalize_axis
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker
+    from explain.check.node import Node
 
 Signature = tuple[tuple[str, ...], int, tuple[str, ...]]  # positional parameters, how many required, keyword-only
 
@@ -154,29 +155,6 @@ def static_ints(ck: Checker, node: ast.expr, what: str) -> tuple[int, ...]:
     return (static_int(ck, node, what),)
 
 
-def size_args(ck: Checker, args: list[ast.expr], what: str) -> tuple[tuple[int, ...], tuple[Ax, ...], list[str]]:
-    """Sizes written as ``f(2, T, -1)``, ``f((2, T, -1))`` or ``f(x.shape)``: the sizes, the names they claim,
-    and each size's source text (to write a fix with)."""
-    if any(isinstance(a, ast.Starred) for a in args) or (len(args) == 1 and (isinstance(
-            args[0], (ast.BinOp, ast.Subscript)) or (isinstance(args[0], ast.Name) and args[0].id in ck.shapes))):
-        from explain.check.values import expand_shape_args  # lazy: only a shape held by a name or built
-
-        found = expand_shape_args(ck, args)
-        if found is not None:
-            return found
-    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
-        args = list(args[0].elts)
-    elif len(args) == 1 and isinstance(args[0], ast.Attribute) and args[0].attr == "shape":
-        arr = ck.visit(args[0].value)
-        return arr.shape, arr.names, [f"{ck.text(args[0])}[{i}]" for i in range(len(arr.shape))]
-    elif len(args) == 1 and isinstance(args[0], ast.Call) and isinstance(args[0].func, ast.Attribute) \
-            and args[0].func.attr == "size" and not args[0].args:
-        arr = ck.visit(args[0].func.value)
-        return arr.shape, arr.names, [f"{ck.text(args[0].func.value)}.shape[{i}]" for i in range(len(arr.shape))]
-    sizes = tuple(static_int(ck, a, what) for a in args)
-    return sizes, tuple(claim(ck, a) for a in args), [ck.text(a) for a in args]
-
-
 def static_axis(ck: Checker, node: ast.expr | None, default: int | None) -> int | tuple[int, ...] | None:
     """An ``axis``/``dim`` argument: None, a number, or a tuple of numbers."""
     if node is None:
@@ -205,3 +183,20 @@ def static_bool(ck: Checker, node: ast.expr | None, what: str) -> bool:
 
 def is_none(node: ast.expr | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value is None)
+
+
+def arrays_arg(ck: Checker, node: ast.expr, fname: str) -> list[Node]:
+    """The arrays of ``concatenate([a, b])`` / ``torch.cat((a, b))``, each checked."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+        raise UsageError(f"{fname}() takes a list of arrays, like {fname}([a, b], axis=0)")
+    return [ck.visit(e) for e in node.elts]
+
+
+def keep_fix(ck: Checker, call: ast.Call, word: str) -> tuple[int, int, str] | None:
+    """The call rewritten with ``keepdims=True`` (or PyTorch's ``keepdim=True``), for the keepdims hint."""
+    if any(kw.arg in ("keepdims", "keepdim") for kw in call.keywords):
+        return None
+    start, end = ck.span(call)
+    inner = ck.src[start:end - 1].rstrip()
+    sep = "" if inner.endswith("(") else ", "
+    return start, end, f"{inner}{sep}{word}=True)"

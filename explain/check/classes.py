@@ -19,9 +19,9 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from explain.check.args import claim, static_int
-from explain.check.calls import dotted
 from explain.check.names import Ax
 from explain.check.node import Node
+from explain.check.supported import dotted
 from explain.core.errors import ExplainError, UsageError
 
 if TYPE_CHECKING:

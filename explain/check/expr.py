@@ -10,44 +10,19 @@ Function calls are handled in :mod:`explain.check.calls`, fix suggestions in :mo
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
-from explain.check.calls import FUNCTIONS, NP_NAMES, visit_call
+from explain.check.calls import visit_call
 from explain.check.errors import CheckShapeError, caret_lines
 from explain.check.names import Ax, Names, binop_names, fmt_names
 from explain.check.node import Node, origin, sqrt_claim
 from explain.check.parse import Bindings, check_length, parse_expression
-from explain.check.spelling import EINOPS, looks_like_torch
-from explain.check.supported import supported_text
+from explain.check.spelling import looks_like_torch
+from explain.check.supported import BINOPS, FUNCTIONS, KIND_NAMES, NP_NAMES, unsupported
 from explain.core import shape_rules as rules
 from explain.core.errors import ShapeError, UsageError
 from explain.core.shape_rules import Shape, fmt_shape
-
-SUPPORTED = supported_text()
-
-BINOPS: dict[type, tuple[str, str]] = {
-    ast.MatMult: ("@", "matmul"), ast.Add: ("+", "add"), ast.Sub: ("-", "sub"),
-    ast.Mult: ("*", "mul"), ast.Div: ("/", "div"), ast.Pow: ("**", "pow"),
-    ast.Eq: ("==", "eq"), ast.NotEq: ("!=", "ne"), ast.Lt: ("<", "lt"), ast.Gt: (">", "gt"),
-    ast.LtE: ("<=", "le"), ast.GtE: (">=", "ge"), ast.BitAnd: ("&", "and"), ast.BitOr: ("|", "or"),
-}
-
-# What to call a node kind in a "not supported" message.
-KIND_NAMES: dict[str, str] = {
-    "BoolOp": "and/or", "Lambda": "lambda",
-    "IfExp": "if-else", "ListComp": "comprehensions", "GeneratorExp": "comprehensions",
-    "DictComp": "comprehensions", "SetComp": "comprehensions", "Dict": "dicts", "Set": "sets",
-    "List": "a list outside concatenate/stack", "Tuple": "a tuple outside a function's arguments",
-    "JoinedStr": "f-strings", "NamedExpr": ":=", "Starred": "*unpacking", "Slice": "slices",
-    "FloorDiv": "the // operator", "Mod": "the % operator", "LShift": "the << operator", "RShift": "the >> operator",
-    "BitXor": "the ^ operator",
-    "Not": "not", "Await": "await", "Yield": "yield", "YieldFrom": "yield",
-}
-
-
-def unsupported(what: str) -> UsageError:
-    """The one-line error for anything outside the supported subset."""
-    return UsageError(f"not supported: {what}; supported: {SUPPORTED}")
 
 
 class Checker:
@@ -115,28 +90,30 @@ class Checker:
     # --- the node kinds ---------------------------------------------------------------------------------
 
     def visit(self, node: ast.AST) -> Node:
-        if isinstance(node, ast.Name):
-            return self.name(node)
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-                return self.make(node, "number", ())
-            raise unsupported(f"the constant {self.text(node)}")
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-            inner = self.visit(node.operand)
-            op = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "not"}[type(node.op)]
-            return self.make(node, op, inner.shape, [inner], names=inner.names)
-        if isinstance(node, (ast.BinOp, ast.Compare)):
-            return self.binop(node)
-        if isinstance(node, ast.Subscript):
-            from explain.check.index import visit_subscript  # lazy: only indexing loads it (bench_check_startup)
-
-            return visit_subscript(self, node)
-        if isinstance(node, ast.Attribute):
-            return self.attribute(node)
-        if isinstance(node, ast.Call):
-            return visit_call(self, node)
+        """The shape of ``node``, from the handler for its kind (:data:`KINDS`); other kinds are refused."""
+        handler = KINDS.get(type(node))
+        if handler is not None:
+            return handler(self, node)
         kind = type(node.op).__name__ if isinstance(node, (ast.BinOp, ast.UnaryOp)) else type(node).__name__
         raise unsupported(KIND_NAMES.get(kind, kind) + f" in {_short(self.text(node))!r}")
+
+    def constant(self, node: ast.Constant) -> Node:
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return self.make(node, "number", ())
+        raise unsupported(f"the constant {self.text(node)}")
+
+    def unary(self, node: ast.UnaryOp) -> Node:
+        if not isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            raise unsupported(KIND_NAMES.get(type(node.op).__name__, type(node.op).__name__)
+                              + f" in {_short(self.text(node))!r}")
+        inner = self.visit(node.operand)
+        op = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "not"}[type(node.op)]
+        return self.make(node, op, inner.shape, [inner], names=inner.names)
+
+    def subscript(self, node: ast.Subscript) -> Node:
+        from explain.check.index import visit_subscript  # lazy: only indexing loads it (bench_check_startup)
+
+        return visit_subscript(self, node)
 
     def unknown_name(self, node: ast.Name) -> UsageError:
         err = UsageError(f"{node.id} is unknown here: {self.unknown[node.id]}")
@@ -197,31 +174,30 @@ class Checker:
         try:
             shape = rules.matmul(left.shape, right.shape) if mat else rules.broadcast(left.shape, right.shape)
         except ShapeError as err:
-            from explain.check import hints  # lazy: only a mismatch needs the fix finder (bench_check_startup)
+            from explain.check.repair import (
+                mismatch,  # lazy: only a mismatch needs the fix finder (bench_check_startup)
+            )
 
-            einops = EINOPS.search(self.src) is not None
-            if mat:
-                hint, fix = hints.matmul_hint(left, right)
-                if fix is None:
-                    hint, fix = hints.names_hint(left, right, self.torch, einops, True)
-            else:
-                hint, fix = hints.broadcast_hint(left, right, sym or op)
-                if fix is None and ("was" in left.info or "was" in right.info):  # a reduction on an earlier line
-                    from explain.check import repair  # lazy: only a mismatch without a fix (bench_check_startup)
-
-                    kept = repair.kept_axis(self, left, right)
-                    if kept is not None:
-                        out = self.fail(err, span[0], span[1], [left, right], kept[0], ("left", "right"))
-                        out.edits = kept[2]
-                        raise out from None
-                if fix is None:
-                    hint, fix = hints.names_hint(left, right, self.torch, einops, False) or (hint, fix)
-                    if fix is None:
-                        hint = hints.broadcast_hint(left, right, sym or op)[0]
-            from explain.check.repair import repaired  # lazy: only a mismatch (bench_check_startup)
-
-            raise repaired(self, err, span, left, right, mat, hint, fix) from None
+            raise mismatch(self, err, span, left, right, mat, sym or op) from None
         names, clash = self.binop_names("matmul" if mat else op, left, right)
+        if op in ("div", "mul", "add"):
+            self.suspicious(op, left, right, span)
+        if clash:
+            from explain.check.repair import coincidence  # lazy: only a mismatch (bench_check_startup)
+
+            raise coincidence(self, clash, span, left, right, mat) from None
+        detail = ""
+        if not mat and left.shape != right.shape:
+            detail = f"broadcast {fmt_shape(left.shape)} with {fmt_shape(right.shape)}"
+        if mat:
+            contracted = left.names[-1] if left.names and left.names[-1] is not None else (
+                right.names[-2] if len(right.names) > 1 else None)
+            return self.make(node, op, shape, children or [left, right], detail, names=names, contracted=contracted)
+        return self.make(node, op, shape, children or [left, right], detail, names=names)
+
+    def suspicious(self, op: str, left: Node, right: Node, span: tuple[int, int]) -> None:
+        """Shapes that fit but names that say the code is wrong: a scale by the √ of another axis than the one
+        the scores summed, a mask added after the softmax (warnings from :mod:`explain.check.semantic`)."""
         if op in ("div", "mul") and (left.shape == () or right.shape == ()):  # a scale: √ of the summed axis?
             scale, scores = (right, left) if right.shape == () else (left, right)
             under = sqrt_claim(scale) if scores.shape else None
@@ -234,24 +210,6 @@ class Checker:
             from explain.check import semantic  # lazy: only a suspicious mask loads the rules
 
             semantic.mask_after_softmax(self, left if "softmax" in origin(left).op else right, span)
-        if clash:
-            from explain.check import hints  # lazy: only a mismatch needs the fix finder (bench_check_startup)
-
-            hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
-            if fix is None:
-                hint, fix = hints.names_hint(left, right, self.torch, EINOPS.search(self.src) is not None, mat)
-            from explain.check.repair import repaired  # lazy: only a mismatch (bench_check_startup)
-
-            raise repaired(self, ShapeError(f"the sizes fit only by coincidence: {clash}"), span, left, right, mat,
-                           hint, fix) from None
-        detail = ""
-        if not mat and left.shape != right.shape:
-            detail = f"broadcast {fmt_shape(left.shape)} with {fmt_shape(right.shape)}"
-        if mat:
-            contracted = left.names[-1] if left.names and left.names[-1] is not None else (
-                right.names[-2] if len(right.names) > 1 else None)
-            return self.make(node, op, shape, children or [left, right], detail, names=names, contracted=contracted)
-        return self.make(node, op, shape, children or [left, right], detail, names=names)
 
     @staticmethod
     def binop_names(op: str, left: Node, right: Node) -> tuple[Names, str | None]:
@@ -298,6 +256,14 @@ class Checker:
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# The node kinds an expression may hold -> the Checker's handler for each (as explain.ops registers op kinds).
+KINDS: dict[type, Callable[[Checker, Any], Node]] = {
+    ast.Name: Checker.name, ast.Constant: Checker.constant, ast.UnaryOp: Checker.unary, ast.BinOp: Checker.binop,
+    ast.Compare: Checker.binop, ast.Subscript: Checker.subscript, ast.Attribute: Checker.attribute,
+    ast.Call: visit_call,
+}
 
 
 def check_expression(text: str, bindings: Bindings, torch: bool | None = None) -> Node:

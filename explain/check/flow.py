@@ -14,10 +14,13 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from explain.check.source import Row
+from explain.check.supported import dotted
 from explain.core.shape_rules import fmt_shape
 
 if TYPE_CHECKING:
-    from explain.check.function import FunctionCheck
+    from collections.abc import Callable
+
+    from explain.check.body import FunctionCheck
 
 
 def _state(run: FunctionCheck) -> tuple[dict[str, Any], ...]:
@@ -40,8 +43,6 @@ def _assigned(body: list[ast.stmt]) -> list[str]:
 def _bind_loop(run: FunctionCheck, stmt: ast.For) -> bool:
     """``for block in self.h:`` over a ModuleList of one kind of module: the body is checked once with ``block``
     that module (each layer keeps the shape, so once stands for them all)."""
-    from explain.check.calls import dotted  # lazy: check's modules import each other; calls loads after this one
-
     cls = run.ck.cls
     path = dotted(stmt.iter) or ""
     if cls is None or not isinstance(stmt.target, ast.Name) or not path.startswith("self."):
@@ -54,8 +55,10 @@ def _bind_loop(run: FunctionCheck, stmt: ast.For) -> bool:
     return True
 
 
-def follow(run: FunctionCheck, stmt: ast.If | ast.With | ast.Try) -> None:
-    from explain.check.function import run_body  # lazy: function imports this module lazily
+def follow(run: FunctionCheck, stmt: ast.If | ast.With | ast.Try | ast.For,
+           run_body: Callable[[FunctionCheck, list[ast.stmt]], None]) -> None:
+    """An if (both branches, then what they agree on), a with or try block (its body), a for loop over a list of
+    modules (its body once). ``run_body`` is the body walker's, passed in: it imports this module."""
 
     if isinstance(stmt, (ast.With, ast.Try)):
         run_body(run, stmt.body)

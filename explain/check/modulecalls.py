@@ -2,6 +2,9 @@
 Linear, Embedding, LayerNorm, RMSNorm, Dropout, the activations, Softmax, Sequential), or a class of the same file
 or another method of the class checked by checking its body with the arguments it is given. What ``self.X`` is
 comes from :mod:`explain.check.classes`.
+
+The expression checker reaches these through :data:`explain.check.calls.SELF_CALLS` (:func:`register`): this
+module checks a submodule's forward as a function, so it sits above the checker and the checker cannot import it.
 """
 
 from __future__ import annotations
@@ -9,9 +12,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from explain.check.body import FunctionCheck, run_body
+from explain.check.calls import SELF_CALLS
 from explain.check.classes import MAX_NESTING, ClassContext, Module, _missing_fields, _size, read_init
 from explain.check.names import fmt_names
 from explain.check.node import Node
+from explain.check.source import tag
 from explain.core.errors import ExplainError, ShapeError, UsageError
 from explain.core.shape_rules import fmt_shape
 
@@ -61,7 +67,7 @@ def apply(ck: Checker, call: ast.Call, m: Module, x: Node, span: Span, label: st
                           span[0], span[1], [x])
         return ck.make(call, "layer_norm", x.shape, [x], m.text, names=x.names)
     if m.kind == "softmax":
-        from explain.check.shaping import softmax_over  # lazy: check's modules import each other
+        from explain.check.shaping import softmax_over  # lazy: only an nn.Softmax loads it
 
         dim = m.sizes[0][0] if m.sizes else -1
         node = ck.make(call, "softmax", x.shape, [x], f"dim={dim}", names=x.names)
@@ -151,13 +157,9 @@ def _arguments(ck: Checker, fn: ast.FunctionDef, call: ast.Call, skip_self: bool
 def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef, given: dict[str, Node],
              dims: dict[str, int], label: str, init_args: dict[str, Any] | None = None) -> Node:
     """Check ``fn``'s body with ``given`` arguments; its result as the call's node."""
-    from explain.check.function import FunctionCheck, run_body  # lazy: function imports the checker
-
     level = getattr(ck, "calls", 0) + 1  # self.f() calling self.f() stays in one class: count the calls themselves
     if ctx.depth > MAX_NESTING or level > MAX_NESTING:
         raise UsageError(f"{label}: calls nest deeper than {MAX_NESTING} levels (a method that calls itself?)")
-    from explain.check.source import tag  # lazy: check's modules import each other
-
     for node in given.values():  # a fix for an argument goes on the caller's line
         tag(node, ck.line, ck.src)
     here = ck.src
@@ -181,3 +183,9 @@ def _checked(ck: Checker, call: ast.Call, ctx: ClassContext, fn: ast.FunctionDef
         raise UsageError(f"{label} gives no checked value ({why})")
     return ck.make(call, "module", run.result.shape, list(given.values()), label, names=run.result.names,
                    was=run.result)
+
+
+def register() -> None:
+    """Let the expression checker call a class's modules: ``self.proj(x)`` and a loop's ``block(x)``."""
+    SELF_CALLS["self"] = call_self
+    SELF_CALLS["loop"] = apply

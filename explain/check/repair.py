@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from explain.check import hints
 from explain.check.errors import CheckShapeError
 from explain.check.names import Names, binop_names, fmt_ax, fmt_names
 from explain.check.node import Node, origin
+from explain.check.spelling import EINOPS
 from explain.core import shape_rules as rules
 from explain.core.errors import ShapeError
 
@@ -182,3 +184,36 @@ def kept_axis(ck: Checker, left: Node, right: Node) -> Repair | None:
         return (f"; {this.text} is {made.text} from line {line}, which dropped the reduced axis: keep it there, "
                 f"{fix[2]}", None, [(line, made.text, fix[2])])
     return None
+
+
+def mismatch(ck: Checker, err: ShapeError, span: tuple[int, int], left: Node, right: Node, mat: bool,
+             sym: str) -> CheckShapeError:
+    """``left @ right`` or ``left sym right`` does not fit: the error with the likeliest fix (an operand
+    transposed, a reduction on an earlier line that should keep its axis, axes moved by name)."""
+    einops = EINOPS.search(ck.src) is not None
+    if mat:
+        hint, fix = hints.matmul_hint(left, right)
+        if fix is None:
+            hint, fix = hints.names_hint(left, right, ck.torch, einops, True)
+        return repaired(ck, err, span, left, right, mat, hint, fix)
+    hint, fix = hints.broadcast_hint(left, right, sym)
+    if fix is None and ("was" in left.info or "was" in right.info):  # a reduction on an earlier line
+        kept = kept_axis(ck, left, right)
+        if kept is not None:
+            out = ck.fail(err, span[0], span[1], [left, right], kept[0], ("left", "right"))
+            out.edits = kept[2]
+            return out
+    if fix is None:
+        hint, fix = hints.names_hint(left, right, ck.torch, einops, False) or (hint, fix)
+        if fix is None:
+            hint = hints.broadcast_hint(left, right, sym)[0]
+    return repaired(ck, err, span, left, right, mat, hint, fix)
+
+
+def coincidence(ck: Checker, clash: str, span: tuple[int, int], left: Node, right: Node,
+                mat: bool) -> CheckShapeError:
+    """The sizes fit but the axis names say they are different axes: an error, with a fix when names show one."""
+    hint, fix = hints.matmul_hint(left, right) if mat else hints.NO_HINT
+    if fix is None:
+        hint, fix = hints.names_hint(left, right, ck.torch, EINOPS.search(ck.src) is not None, mat)
+    return repaired(ck, ShapeError(f"the sizes fit only by coincidence: {clash}"), span, left, right, mat, hint, fix)

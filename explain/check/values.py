@@ -14,68 +14,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from explain.check.args import claim, static_int
 from explain.check.errors import CheckShapeError
-from explain.check.names import Ax
 from explain.check.shaping import split
+from explain.check.sizes import is_shape_text, static_shape
 from explain.check.source import Row
 from explain.check.source import tag as tag_nodes
 from explain.core.errors import ExplainError, UsageError
 
 if TYPE_CHECKING:
-    from explain.check.expr import Checker
-    from explain.check.function import FunctionCheck
-
-Entry = tuple[int, Ax, str]  # a size, the axis name it stands for, how to write it
-
-
-def static_shape(ck: Checker, node: ast.expr) -> list[Entry] | None:
-    """The entries of a shape written in the code, or None if ``node`` is not one."""
-    if isinstance(node, ast.Name) and node.id in ck.shapes:
-        return ck.shapes[node.id]
-    if isinstance(node, ast.Attribute) and node.attr == "shape" or (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
-            and not node.args and not node.keywords):
-        base = node.value if isinstance(node, ast.Attribute) else node.func.value  # type: ignore[union-attr]
-        if isinstance(base, ast.Name) and base.id in ck.configs:
-            return None
-        arr = ck.visit(base)
-        text = ck.text(base)
-        return [(s, a, f"{text}.shape[{i}]") for i, (s, a) in enumerate(zip(arr.shape, arr.names))]
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-        inner = static_shape(ck, node.value)
-        if inner is None:
-            return None
-        bounds = [None if b is None else static_int(ck, b, "a slice bound")
-                  for b in (node.slice.lower, node.slice.upper, node.slice.step)]
-        return inner[slice(*bounds)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = static_shape(ck, node.left), static_shape(ck, node.right)
-        return None if left is None or right is None else left + right
-    if isinstance(node, ast.Tuple):
-        out: list[Entry] = []
-        for e in node.elts:
-            if isinstance(e, ast.Starred):
-                inner = static_shape(ck, e.value)
-                if inner is None:
-                    return None
-                out += inner
-            else:
-                try:
-                    out.append((static_int(ck, e, "a size"), claim(ck, e), ck.text(e)))
-                except ExplainError:
-                    return None
-        return out
-    return None
-
-
-def is_shape_text(node: ast.expr) -> bool:
-    """Cheap: could ``node`` be a shape (so it is worth trying :func:`static_shape`)?"""
-    return isinstance(node, (ast.Tuple, ast.BinOp, ast.Subscript)) or (
-        isinstance(node, ast.Attribute) and node.attr == "shape") or (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
-        and not node.args)
-
+    from explain.check.body import FunctionCheck
 
 def assign(run: FunctionCheck, stmt: ast.stmt, name: str, value: ast.expr) -> bool:
     """``name = <a shape>`` or ``name = t.chunk(…)``; False if the value is neither."""
@@ -158,30 +105,6 @@ def unpack(run: FunctionCheck, stmt: ast.stmt, target: ast.Tuple, value: ast.exp
         run.ck.unknown.pop(n, None)
     run.rows.append(Row(stmt.lineno, run.snippet(stmt), parts[0], note=f"each of {len(parts)}"))
     return True
-
-
-def expand_shape_args(ck: Checker, args: list[ast.expr]) -> tuple[tuple[int, ...], tuple[Ax, ...], list[str]] | None:
-    """``view(new_shape)`` / ``view(*shape, -1)`` / ``view(x.size()[:-1] + (H, Dh))``: the sizes, names and
-    texts, or None when the arguments hold no shape value."""
-    entries: list[Entry] = []
-    if len(args) == 1 and not isinstance(args[0], ast.Starred) and is_shape_text(args[0]) or (
-            len(args) == 1 and isinstance(args[0], ast.Name) and args[0].id in ck.shapes):
-        found = static_shape(ck, args[0])
-        if found is None:
-            return None
-        entries = found
-    elif any(isinstance(a, ast.Starred) for a in args):
-        for a in args:
-            if isinstance(a, ast.Starred):
-                found = static_shape(ck, a.value)
-                if found is None:
-                    raise UsageError(f"not supported: *{ck.text(a.value)}: only a shape can be unpacked here")
-                entries += found
-            else:
-                entries.append((static_int(ck, a, "a size"), claim(ck, a), ck.text(a)))
-    else:
-        return None
-    return tuple(s for s, _, _ in entries), tuple(a for _, a, _ in entries), [t for _, _, t in entries]
 
 
 def return_tuple(run: FunctionCheck, stmt: ast.Return, value: ast.Tuple) -> None:
