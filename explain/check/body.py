@@ -99,6 +99,7 @@ class FunctionCheck:
         return self.ck.visit(shifted)
 
     def statement(self, stmt: ast.stmt) -> None:
+        """Check one statement of the body: followed (if/with/for), skipped with why, or its value checked."""
         self.line = self.ck.line = stmt.lineno
         if isinstance(stmt, (ast.If, ast.With, ast.Try, ast.For)):
             from explain.check.flow import follow  # lazy: only a function with an if or a with block
@@ -113,15 +114,22 @@ class FunctionCheck:
         if value is None or not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)):
             return self.skip(stmt, f"{type(stmt).__name__.lower()} statements are not followed")
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if self.held(stmt, targets, value):
+            return None
+        return self.assigned(stmt, targets, value)
+
+    def held(self, stmt: ast.stmt, targets: list[ast.expr | None], value: ast.expr) -> bool:
+        """A value that is not one array (a shape, a size, a tuple of arrays), kept by :mod:`values`; False
+        if ``value`` is an array expression, for :meth:`assigned`."""
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(stmt, ast.Assign) and (
                 isinstance(value, (ast.Tuple, ast.BinOp, ast.Subscript)) or isinstance(value, ast.Call) and isinstance(
                 value.func, ast.Attribute) and value.func.attr in ("chunk", "split", "size")):
             from explain.check import values  # lazy: only shapes and tuples held by a name
 
             if values.assign(self, stmt, targets[0].id, value):
-                return None
+                return True
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and self.size(stmt, targets[0].id, value):
-            return None
+            return True
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and (isinstance(value, ast.Name) and value.id in
                                                                          self.tuples or isinstance(value, ast.Call) and
                                                                          isinstance(value.func, ast.Name) and
@@ -129,13 +137,19 @@ class FunctionCheck:
             from explain.check import values  # lazy: only tuples of arrays
 
             if values.unpack(self, stmt, targets[0], value):
-                return None
+                return True
         if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and self.unpack(stmt, targets[0], value):
-            return None
+            return True
         if isinstance(stmt, ast.Return) and isinstance(value, ast.Tuple) and value.elts:
             from explain.check.values import return_tuple  # lazy: only a function returning a tuple
 
-            return return_tuple(self, stmt, value)
+            return_tuple(self, stmt, value)
+            return True
+        return False
+
+    def assigned(self, stmt: ast.stmt, targets: list[ast.expr | None], value: ast.expr) -> None:
+        """An array expression checked, its warnings and ``# expect:`` settled, and its value bound to its
+        names (or returned); a statement the checker cannot follow is skipped with why."""
         try:
             node = self.expr(value) if not isinstance(stmt, ast.AugAssign) else self.aug(stmt)
         except CheckShapeError:

@@ -146,6 +146,7 @@ def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def _init_statement(ck: Checker, ctx: ClassContext, stmt: ast.stmt) -> None:
+    """One statement of ``__init__``: a buffer registered, a local size, or ``self.X = …`` read."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "register_buffer" and len(call.args) >= 2 \
@@ -173,21 +174,17 @@ def _init_statement(ck: Checker, ctx: ClassContext, stmt: ast.stmt) -> None:
         if named is not None and named != (target.id,):
             ck.aliases[target.id] = named
         return
-    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
-        return
-    name = target.attr
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        _self_attribute(ck, ctx, stmt, target.attr, value)
+
+
+def _self_attribute(ck: Checker, ctx: ClassContext, stmt: ast.stmt, name: str, value: ast.expr) -> None:
+    """``self.name = value``: a module, a dict of modules, a parameter, a size, or an array."""
     ck.unknown.pop(f"self.{name}", None)
     if isinstance(value, ast.IfExp):  # self.bias = nn.Parameter(…) if bias else None: the module when there is one
         value = value.orelse if isinstance(value.body, ast.Constant) else value.body
     if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("ModuleDict") and value.args:
-        for key, entry in _entries(value.args[0]):  # self.transformer.wte(idx) in nanoGPT's GPT
-            try:
-                made = _module(ck, ctx, entry)
-            except ExplainError as err:
-                ck.unknown[f"self.{name}.{key}"] = f"self.{name}.{key} is unknown: {str(err).split(';')[0]}"
-                continue
-            if made is not None:
-                ctx.modules[f"{name}.{key}"] = made
+        _module_dict(ck, ctx, name, value.args[0])
         return
     module = _module(ck, ctx, value)
     if module is not None:
@@ -215,6 +212,18 @@ def _init_statement(ck: Checker, ctx: ClassContext, stmt: ast.stmt) -> None:
             ctx.arrays[name] = _array(ck, ctx, value)  # a number (self.scale = d ** -0.5) or a tensor
         except ExplainError:
             pass  # a flag, a string, an object: nothing a shape depends on
+
+
+def _module_dict(ck: Checker, ctx: ClassContext, name: str, entries: ast.expr) -> None:
+    """``self.transformer = nn.ModuleDict(dict(wte=…, …))`` (nanoGPT's GPT): each entry as ``transformer.wte``."""
+    for key, entry in _entries(entries):
+        try:
+            made = _module(ck, ctx, entry)
+        except ExplainError as err:
+            ck.unknown[f"self.{name}.{key}"] = f"self.{name}.{key} is unknown: {str(err).split(';')[0]}"
+            continue
+        if made is not None:
+            ctx.modules[f"{name}.{key}"] = made
 
 
 def _entries(node: ast.expr) -> list[tuple[str, ast.expr]]:

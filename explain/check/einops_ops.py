@@ -20,6 +20,8 @@ from explain.core.errors import ShapeError, UsageError
 from explain.core.limits import parse_whole
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from explain.check.expr import Checker, Node
 
 Span = tuple[int, int]
@@ -123,6 +125,40 @@ def _without_length(ck: Checker, call: ast.AST, group: list[str], have: int,
 
 def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
                   lengths: dict[str, tuple[int, Ax]], span: Span) -> Node:
+    """``x`` through an einops pattern: the left side read against x's axes, the right side written out."""
+    left, right = _sides(fname, pattern, lengths)
+    n_fixed = sum(1 for g in left if g != ["..."])
+    ell = any("..." in g for g in left)
+    if len(x.shape) != n_fixed and not (ell and len(x.shape) >= n_fixed):
+        raise _fail(ck, f"einops {fname}: the pattern's left side {pattern.split('->')[0].strip()!r} has {n_fixed} "
+                    f"axes{' or more' if ell else ''}, but the input is {len(x.shape)}-D {x.shape}", span, x)
+    size: dict[str, int] = {k: v for k, (v, _) in lengths.items()}
+    name: dict[str, Ax] = {k: c for k, (_, c) in lengths.items() if c is not None}
+    ell_axes = _read_left(ck, call, fname, x, left, lengths, size, name, span)
+    if fname == "repeat":
+        new = sorted({n for g in right for n in g if not n.isdigit() and n not in size} - {"..."})
+        if new:
+            raise UsageError(f"einops repeat: specify sizes for new axes {new}, like {new[0]}=N")
+    shape: list[int] = []
+    names: list[Ax] = []
+    for g in right:
+        if g == ["..."]:
+            shape += ell_axes[0]
+            names += ell_axes[1]
+            continue
+        shape.append(_prod(int(n) if n.isdigit() else size[n] for n in g))
+        atoms = [name.get(n) for n in g]
+        names.append(tuple(x for a in atoms for x in a) if g and all(a is not None for a in atoms) else None)
+    node = ck.make(call, fname, tuple(shape), [x], repr(pattern), names=tuple(names))
+    if any(c is not None for _, c in lengths.values()) or any(len(g) > 1 for g in left + right):
+        from explain.check import headsplit  # lazy: only named lengths and groups load the rules
+
+        headsplit.einops_lengths(ck, call, left, right, lengths, size, span, x)
+    return node
+
+
+def _sides(fname: str, pattern: str, lengths: dict[str, tuple[int, Ax]]) -> tuple[list[Group], list[Group]]:
+    """The pattern's two sides, with einops's own checks of which names may be on which side."""
     if pattern.count("->") != 1:
         raise UsageError(f"einops pattern {pattern!r} needs exactly one '->'")
     left_text, right_text = pattern.split("->")
@@ -141,32 +177,25 @@ def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
     unknown = set(lengths) - lnames - rnames
     if unknown:
         raise UsageError(f"einops: axis length given for {sorted(unknown)}, which {pattern!r} does not name")
+    return left, right
+
+
+def _read_left(ck: Checker, call: ast.AST, fname: str, x: Node, left: list[Group],
+               lengths: dict[str, tuple[int, Ax]], size: dict[str, int], name: dict[str, Ax],
+               span: Span) -> tuple[tuple[int, ...], tuple[Ax, ...]]:
+    """Match the left side's groups to x's axes, filling ``size`` and ``name``; the axes ``...`` stands for."""
     n_fixed = sum(1 for g in left if g != ["..."])
-    ell = "..." in lnames
-    if len(x.shape) != n_fixed and not (ell and len(x.shape) >= n_fixed):
-        raise _fail(ck, f"einops {fname}: the pattern's left side {left_text.strip()!r} has {n_fixed} axes"
-                    f"{' or more' if ell else ''}, but the input is {len(x.shape)}-D {x.shape}", span, x)
-    size: dict[str, int] = {k: v for k, (v, _) in lengths.items()}
-    name: dict[str, Ax] = {k: c for k, (_, c) in lengths.items() if c is not None}
     axis = 0
-    ell_shape: tuple[int, ...] = ()
-    ell_names: tuple[Ax, ...] = ()
+    ell: tuple[tuple[int, ...], tuple[Ax, ...]] = ((), ())
     for g in left:
         if g == ["..."]:
             k = len(x.shape) - n_fixed
-            ell_shape, ell_names = x.shape[axis:axis + k], x.names[axis:axis + k]
+            ell = x.shape[axis:axis + k], x.names[axis:axis + k]
             axis += k
             continue
         have = x.shape[axis]
-        known = 1
-        missing = []
-        for n in g:
-            if n.isdigit():
-                known *= int(n)
-            elif n in size:
-                known *= size[n]
-            else:
-                missing.append(n)
+        known = _prod(int(n) if n.isdigit() else size[n] for n in g if n.isdigit() or n in size)
+        missing = [n for n in g if not n.isdigit() and n not in size]
         if len(missing) > 1:
             raise _fail(ck, f"einops {fname}: could not infer sizes for {missing}: give all but one as keywords, like "
                         f"{missing[0]}=N", span, x, _with_length(ck, call, missing))
@@ -181,31 +210,14 @@ def apply_pattern(ck: Checker, call: ast.AST, fname: str, x: Node, pattern: str,
         if len(g) == 1 and not g[0].isdigit():
             name.setdefault(g[0], x.names[axis])
         axis += 1
-    if fname == "repeat":
-        new = [n for n in rnames - lnames if n not in size]
-        if new:
-            raise UsageError(f"einops repeat: specify sizes for new axes {sorted(new)}, like {new[0]}=N")
-    shape: list[int] = []
-    names: list[Ax] = []
-    for g in right:
-        if g == ["..."]:
-            shape += ell_shape
-            names += ell_names
-            continue
-        total, atoms = 1, []
-        for n in g:
-            total *= int(n) if n.isdigit() else size[n]
-            atom = name.get(n)
-            atoms.append(atom if atom is not None else None)
-        shape.append(total)
-        known_atoms = [a for a in atoms if a is not None]
-        names.append(tuple(x for a in known_atoms for x in a) if len(known_atoms) == len(g) and g else None)
-    node = ck.make(call, fname, tuple(shape), [x], repr(pattern), names=tuple(names))
-    if any(c is not None for _, c in lengths.values()) or any(len(g) > 1 for g in left + right):
-        from explain.check import headsplit  # lazy: only named lengths and groups load the rules
+    return ell
 
-        headsplit.einops_lengths(ck, call, left, right, lengths, size, span, x)
-    return node
+
+def _prod(sizes: Iterable[int]) -> int:
+    total = 1
+    for s in sizes:
+        total *= s
+    return total
 
 
 def letters_einsum(ck: Checker, call: ast.Call, span: Span) -> Node:

@@ -110,8 +110,31 @@ def check_einsum(text: str, bindings: Bindings) -> EinsumResult:
     hint = _numpy_style_hint(terms, output)
     in_names = [n for t in terms for n, _ in t.names]
     out_names = [n for n, _ in output]
+    _check_structure(spec, terms, output, bindings, hint)
+    sizes: dict[str, tuple[int, str]] = {n: (bindings.dims[n], f"--dim {n}={bindings.dims[n]}")
+                                         for n in dict.fromkeys(in_names) if n in bindings.dims}
+    for i, term in enumerate(terms, start=1):
+        _bind_term(spec, i, term, bindings, sizes, out_names)
+    missing = [n for n in dict.fromkeys(in_names) if n not in sizes]
+    if missing:
+        fix = " ".join(f"--dim {m}=N" for m in missing)
+        raise UsageError(f"einsum dimension{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                         f"{'have' if len(missing) > 1 else 'has'} no size: add {fix}, or label the operand "
+                         f"and give its --shape{hint}")
+    order = list(dict.fromkeys(in_names))
+    return EinsumResult(
+        spec=spec, inputs=terms, output=output,
+        shape=tuple(sizes[n][0] for n in out_names),
+        bindings={n: sizes[n][0] for n in order},
+        sources={n: sizes[n][1] for n in order},
+        contracted=[n for n in order if n not in out_names],
+    )
 
-    # Structure first: these are wrong whatever the sizes are.
+
+def _check_structure(spec: str, terms: list[Term], output: list[tuple[str, int]], bindings: Bindings,
+                     hint: str) -> None:
+    """What is wrong whatever the sizes are: an output name from no input or twice, a --shape for no label."""
+    in_names = [n for t in terms for n, _ in t.names]
     seen: set[str] = set()
     for name, col in output:
         if name not in in_names:
@@ -128,56 +151,45 @@ def check_einsum(text: str, bindings: Bindings) -> EinsumResult:
             raise UsageError(f"--shape {name} is given but no einsum operand is labelled {name}: label it like "
                              f"'{name}: b s d, d h -> b s h'")
 
-    sizes: dict[str, tuple[int, str]] = {n: (bindings.dims[n], f"--dim {n}={bindings.dims[n]}")
-                                         for n in dict.fromkeys(in_names) if n in bindings.dims}
-    for i, term in enumerate(terms, start=1):
-        shape = None
-        if term.label is not None:
-            if term.label not in bindings.arrays:
-                raise UsageError(f"einsum operand '{term.label}' has no shape: add --shape {term.label}=DIMS, or "
-                                 "drop the label and give each dimension with --dim")
-            shape = bindings.arrays[term.label]
-            if len(shape) != len(term.names):
-                raise _fail(spec, f"operand {i} ({term.label}) names {len(term.names)} dimensions but its shape "
-                            f"{fmt_shape(shape)} has {len(shape)}", term.start, term.end)
-        here: set[str] = set()
-        for axis, (name, col) in enumerate(term.names):
-            if shape is None:
-                continue  # its size can only come from --dim
-            size, src = shape[axis], f"{term.label} axis {axis}"
-            if name in sizes and sizes[name][0] != size:
-                old, old_src = sizes[name]
-                # numpy broadcasts a size-1 axis against the other operands' size for the same name (not within
-                # one operand, where a repeated name takes a diagonal, and not against a declared --dim)
-                if 1 in (old, size) and name not in here and not old_src.startswith("--dim"):
-                    if old == 1:
-                        sizes[name] = (size, src)
-                    here.add(name)
-                    continue
-                if name in here:
-                    msg = (f"dimension '{name}' appears twice in operand {i} ({term.label}) with sizes {old} and "
-                           f"{size}; a repeated name takes the diagonal, so both must be equal")
-                elif name in out_names:
-                    msg = f"dimension '{name}' is bound to two sizes: {old} ({old_src}) and {size} ({src})"
-                else:
-                    msg = (f"contracted dimension '{name}' differs: {old} ({old_src}) and {size} ({src}); it is "
-                           "summed over pairwise, so both sizes must be equal (or one of them 1, which "
-                           "numpy broadcasts)")
-                raise _fail(spec, msg, col, col + len(name))
-            sizes.setdefault(name, (size, src))
-            here.add(name)
 
-    missing = [n for n in dict.fromkeys(in_names) if n not in sizes]
-    if missing:
-        fix = " ".join(f"--dim {m}=N" for m in missing)
-        raise UsageError(f"einsum dimension{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                         f"{'have' if len(missing) > 1 else 'has'} no size: add {fix}, or label the operand "
-                         f"and give its --shape{hint}")
-    order = list(dict.fromkeys(in_names))
-    return EinsumResult(
-        spec=spec, inputs=terms, output=output,
-        shape=tuple(sizes[n][0] for n in out_names),
-        bindings={n: sizes[n][0] for n in order},
-        sources={n: sizes[n][1] for n in order},
-        contracted=[n for n in order if n not in out_names],
-    )
+def _bind_term(spec: str, i: int, term: Term, bindings: Bindings, sizes: dict[str, tuple[int, str]],
+               out_names: list[str]) -> None:
+    """Operand ``i``'s sizes into ``sizes`` (name -> size and where it came from), from its label's --shape."""
+    if term.label is None:
+        return  # its sizes can only come from --dim
+    if term.label not in bindings.arrays:
+        raise UsageError(f"einsum operand '{term.label}' has no shape: add --shape {term.label}=DIMS, or "
+                         "drop the label and give each dimension with --dim")
+    shape = bindings.arrays[term.label]
+    if len(shape) != len(term.names):
+        raise _fail(spec, f"operand {i} ({term.label}) names {len(term.names)} dimensions but its shape "
+                    f"{fmt_shape(shape)} has {len(shape)}", term.start, term.end)
+    here: set[str] = set()
+    for axis, (name, col) in enumerate(term.names):
+        size, src = shape[axis], f"{term.label} axis {axis}"
+        if name in sizes and sizes[name][0] != size:
+            old, old_src = sizes[name]
+            # numpy broadcasts a size-1 axis against the other operands' size for the same name (not within
+            # one operand, where a repeated name takes a diagonal, and not against a declared --dim)
+            if 1 in (old, size) and name not in here and not old_src.startswith("--dim"):
+                if old == 1:
+                    sizes[name] = (size, src)
+                here.add(name)
+                continue
+            raise _fail(spec, _conflict(name, i, term, old, old_src, size, src, name in here, out_names),
+                        col, col + len(name))
+        sizes.setdefault(name, (size, src))
+        here.add(name)
+
+
+def _conflict(name: str, i: int, term: Term, old: int, old_src: str, size: int, src: str, repeated: bool,
+              out_names: list[str]) -> str:
+    """Why ``name`` cannot be both ``old`` and ``size``: a diagonal, an output axis, or a contracted one."""
+    if repeated:
+        return (f"dimension '{name}' appears twice in operand {i} ({term.label}) with sizes {old} and "
+                f"{size}; a repeated name takes the diagonal, so both must be equal")
+    if name in out_names:
+        return f"dimension '{name}' is bound to two sizes: {old} ({old_src}) and {size} ({src})"
+    return (f"contracted dimension '{name}' differs: {old} ({old_src}) and {size} ({src}); it is "
+            "summed over pairwise, so both sizes must be equal (or one of them 1, which "
+            "numpy broadcasts)")

@@ -1,6 +1,7 @@
-"""check/'s structure (issue 38, check/ item (a)): its modules import each other without a cycle.
+"""check/'s structure (issue 38, check/ item (a)): its modules import each other without a cycle, and no function
+in it is over 50 lines.
 
-It is measured with :mod:`ast` on the source, never by importing: every import counts, at the top of a module
+Both are measured with :mod:`ast` on the source, never by importing: every import counts, at the top of a module
 or inside a function (``# lazy:``), since a lazy import that runs upward is still a cycle, only a later one. Imports
 under ``if TYPE_CHECKING:`` are left out: they never run, and annotating a handler with the Checker it is given
 is what a handler table needs.
@@ -12,6 +13,7 @@ import ast
 from pathlib import Path
 
 CHECK = Path(__file__).resolve().parents[2] / "explain" / "check"
+MAX_FUNCTION_LINES = 50
 
 
 def _type_checking_nodes(tree: ast.Module) -> set[int]:
@@ -87,3 +89,25 @@ def test_check_imports_no_cycle() -> None:
     flow) and a 3-module one (args → values → shaping → args)."""
     cycle = find_cycle(import_graph())
     assert cycle is None, "check/ modules import each other in a circle: " + " → ".join(cycle or [])
+
+
+def _functions() -> list[tuple[str, int]]:
+    out = []
+    for path in sorted(CHECK.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append((f"{path.name}::{node.name} (line {node.lineno})", node.end_lineno - node.lineno + 1))
+    return out
+
+
+def test_the_length_measure_counts_a_functions_lines() -> None:
+    node = ast.parse("def f():\n    a = 1\n\n    return a\n").body[0]
+    assert node.end_lineno - node.lineno + 1 == 4
+
+
+def test_no_function_in_check_is_over_50_lines() -> None:
+    """Were 10, of 60 to 113 lines (torch_function, visit_method, visit_subscript, apply_pattern, …)."""
+    functions = _functions()
+    assert len(functions) > 100  # the measure found check/'s functions
+    long = [f"{where}: {n} lines" for where, n in functions if n > MAX_FUNCTION_LINES]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines in explain/check/: " + "; ".join(long)
