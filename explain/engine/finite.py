@@ -29,13 +29,26 @@ def _broken(arr: Any) -> str | None:
     return "inf" if np.isposinf(top) else None
 
 
+def _computed(trace: Any, step: Any) -> Any:
+    """The values ``step`` computed: an expert's step (``routed``) only at the rows its experts took, as the rest
+    are 0 by construction, and reading them would cost the fresh pages they never needed (bench_moe)."""
+    import numpy as np  # lazy: numpy off the shape path
+
+    from explain.ops import get  # lazy: as numpy
+
+    if step.output is None or not get(step.op).routed:
+        return step.output
+    taken = np.moveaxis(trace[step.inputs[-1]].output, -1, -2) > 0  # (…, E, T): the router's choice
+    return step.output[taken]  # (rows taken, features)
+
+
 def check_finite(trace: Any, params: dict[str, Any], eps: float | None = None) -> None:
     """Raise :class:`NonFiniteError` naming the first step of ``trace`` whose output holds NaN or +inf, the
     largest weight, and what to check."""
     import numpy as np  # lazy: numpy off the shape path
 
     for step in trace.steps:
-        what = _broken(step.output)
+        what = _broken(_computed(trace, step))
         if what is None:
             continue
         largest = max((float(np.abs(a).max()) for a in params.values()

@@ -19,6 +19,21 @@ def _took(choice, lead: tuple, t: int) -> list[int]:
     return [int(e) for e in (choice[lead + (t,)] > 0).nonzero()[0]]
 
 
+def _untouched_zeros(shape: tuple[int, ...]):
+    """A zeroed float64 array whose pages cost nothing until written. numpy asks for transparent huge pages for
+    arrays of 4 MiB or more, so the first row written into one zeroes a whole 2 MiB page; an expert writes its few
+    taken rows all over its (T, f) slab, so every page of the step got zeroed, E/k times the rows computed (issue 43,
+    bench_moe: most of expert_linear's time). An anonymous mmap asks for nothing: only the taken rows' pages are
+    backed. The values are np.zeros' (an export's script, which calls the kernels plainly, gets the same)."""
+    import mmap  # lazy: a numeric run of an expert's step only
+    from math import prod  # lazy: as mmap
+
+    import numpy as np  # lazy: numpy off the shape path
+
+    size = prod(shape) * np.dtype(np.float64).itemsize
+    return np.frombuffer(mmap.mmap(-1, size), dtype=np.float64).reshape(shape) if size else np.zeros(shape)
+
+
 def _experts(es: list[int]) -> str:
     return ("expert " if len(es) == 1 else "experts ") + ", ".join(map(str, es)) if es else "no expert"
 
@@ -49,6 +64,11 @@ class ExpertLinear(Op):
 
     def axes(self, x, w, choice, **attrs):
         return choice[:-2] + ("expert", choice[-2], w[-1])
+
+    def compute(self, x, w, choice, **attrs):
+        from explain.ops.kernels import expert_linear  # lazy: numpy off the shape path
+
+        return expert_linear(x, w, choice, out=_untouched_zeros(self.shape(x.shape, w.shape, choice.shape)))
 
     def signature(self, shapes, out, **attrs):
         x, w, c = shapes
@@ -163,6 +183,11 @@ class ExpertSwiGLU(SwiGLU):
 
     def shape(self, gate, up, choice, **attrs):
         return sr.broadcast(gate, up)
+
+    def compute(self, gate, up, choice, **attrs):
+        from explain.ops.kernels import expert_swiglu  # lazy: numpy off the shape path
+
+        return expert_swiglu(gate, up, choice, out=_untouched_zeros(self.shape(gate.shape, up.shape, choice.shape)))
 
     def signature(self, shapes, out, **attrs):
         return f"silu{sr.fmt_shape(shapes[0])} ⊙ {sr.fmt_shape(shapes[1])} where {sr.fmt_shape(shapes[2])} → " \

@@ -46,14 +46,15 @@ def keep_weights(scores, choice, norm=True, scale=1.0):
     return kept * scale
 
 
-def expert_linear(x, w, choice):
+def expert_linear(x, w, choice, out=None):
     """Each expert's linear layer at the positions routed to it: w is
     (E, d_in, d_out); x is (..., T, d_in), read by every expert, or
     (..., E, T, d_in), one slice per expert; choice is (..., T, E). The
     result is (..., E, T, d_out), 0 in the rows of the positions an expert
-    did not take (only the taken rows are computed)."""
+    did not take (only the taken rows are computed; out: zeros to fill)."""
     taken = np.moveaxis(choice, -1, -2) > 0  # (..., E, T)
-    out = np.zeros(taken.shape + w.shape[-1:])
+    if out is None:
+        out = np.zeros(taken.shape + w.shape[-1:])
     for e in range(w.shape[0]):
         rows = taken[..., e, :]
         xe = x if x.ndim == choice.ndim else x[..., e, :, :]
@@ -61,23 +62,32 @@ def expert_linear(x, w, choice):
     return out
 
 
-def expert_swiglu(gate, up, choice):
+def expert_swiglu(gate, up, choice, out=None):
     """silu(gate) * up in the rows each expert took (gate, up (..., E, T, f);
-    choice (..., T, E)), 0 in the others: only the taken rows are computed."""
+    choice (..., T, E)), 0 in the others: only the taken rows are computed
+    (out: zeros to fill)."""
     rows = np.flatnonzero(np.moveaxis(choice, -1, -2) > 0)  # the taken (e, t) rows
     f = gate.shape[-1]
-    out = np.zeros(gate.shape)
-    g, u = gate.reshape(-1, f)[rows], up.reshape(-1, f)[rows]
-    out.reshape(-1, f)[rows] = g * (0.5 * (1.0 + np.tanh(0.5 * g))) * u
+    if out is None:
+        out = np.zeros(gate.shape)
+    g = gate.reshape(-1, f)[rows]
+    h = np.tanh(0.5 * g)  # silu(g) = g·σ(g), σ(g) = (1 + tanh(g/2))/2;
+    h += 1.0  # in place: these rows can be many,
+    h *= 0.5  # and each temporary array the size
+    h *= g  # of them costs fresh memory
+    h *= up.reshape(-1, f)[rows]
+    out.reshape(-1, f)[rows] = h
     return out
 
 
 def expert_sum(weights, outs):
     """The mixture: over the experts, each one's weight times its output.
-    weights (..., T, E) and outs (..., E, T, d) give (..., T, d)."""
+    weights (..., T, E) and outs (..., E, T, d) give (..., T, d). Only the
+    rows with a weight are read: the others add 0."""
     total = np.zeros(outs.shape[:-3] + outs.shape[-2:])
     for e in range(outs.shape[-3]):
-        total += weights[..., e, None] * outs[..., e, :, :]
+        rows = weights[..., e] != 0  # (..., T)
+        total[rows] += weights[..., e][rows, None] * outs[..., e, :, :][rows]
     return total
 
 

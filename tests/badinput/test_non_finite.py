@@ -33,6 +33,17 @@ def test_a_run_that_overflows_names_the_first_non_finite_step() -> None:
                if isinstance(s.output, np.ndarray) and s.output.dtype.kind == "f" and "masked" not in s.name)
 
 
+def test_an_expert_that_overflows_is_named_though_only_its_taken_rows_are_read() -> None:
+    """bench_moe: the check reads an expert's step only at the rows the router sent to it (the rest are 0 by
+    construction); an overflow in those rows is still named at the expert's own step, not later at the mixture."""
+    opts = dict(text="the cat sat on the mat", n_experts=4, experts_per_token=2)
+    w = dict(explain.run("llama", **opts).params)
+    for name in ("W_gate", "W_in"):  # each ~1e200: their product, silu(x·W_gate) ⊙ x·W_in, overflows
+        w[f"blocks.0.mlp.experts.{name}"] = w[f"blocks.0.mlp.experts.{name}"] * 1e202
+    with pytest.raises(NonFiniteError, match="went inf at step 'blocks.0.mlp.experts.post'"):
+        explain.run("llama", weights=w, **opts)
+
+
 def test_the_cli_says_it_in_one_line_with_exit_1(tmp_path: Path) -> None:
     np.savez(tmp_path / "w.npz", **_huge_weights())
     r = invoke("run", "llama", "--text", "the cat sat", "--weights", str(tmp_path / "w.npz"), "--backward", "--plain")

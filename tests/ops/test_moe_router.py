@@ -146,3 +146,28 @@ def test_a_router_that_cannot_be_built_is_refused_in_one_line(options: dict, nee
         make_config("llama", **options)
     message = str(err.value)
     assert "\n" not in message and all(n in message for n in needles), message
+
+
+def test_expert_steps_fill_untouched_zeros_and_equal_the_plain_kernels() -> None:
+    """Issue 43 (bench_moe): an expert's step is written into zeros whose pages are backed only where a taken row
+    lands (an anonymous mmap: numpy's own zeros of 4 MiB or more ask for 2 MiB huge pages, so one taken row zeroed
+    a whole huge page); the values are exactly the exported kernels' (np.zeros), rows not taken 0."""
+    import mmap
+
+    from explain.ops import get
+    from explain.ops.kernels import expert_linear, expert_swiglu
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 5, 4)), rng.standard_normal((3, 4, 6))
+    choice = np.zeros((2, 5, 3))
+    choice[..., 0], choice[0, 2, 1], choice[1, 4, 2] = 1.0, 1.0, 1.0
+    gate = get("expert_linear").compute(x, w, choice)
+    up = get("expert_linear").compute(x, w[::-1].copy(), choice)
+    out = get("expert_swiglu").compute(gate, up, choice)
+    for got, plain in ((gate, expert_linear(x, w, choice)), (out, expert_swiglu(gate, up, choice))):
+        np.testing.assert_array_equal(got, plain)
+        root = got
+        while isinstance(root, np.ndarray) and root.base is not None:
+            root = root.base
+        assert isinstance(root, memoryview) and isinstance(root.obj, mmap.mmap)  # the untouched zeros, not np.zeros
+    assert (gate[1, 1] == 0).all() and (gate[1, 1, 4] == 0).all() and (gate[0, 1, 2] != 0).all()
