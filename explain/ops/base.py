@@ -9,7 +9,7 @@
 | formula and shape signature | :meth:`Op.formula`, :meth:`Op.signature` |
 | whether the output is a probability distribution (rows sum to 1) | :attr:`Op.probability` |
 | floating-point operations of its contraction (2 per multiply-add) | :meth:`Op.flops` |
-| how one output cell was computed | :meth:`Op.explain` |
+| how one output cell was computed; the axes its table's rows count (the words beside them) | :meth:`Op.explain`, :meth:`Op.row_axes` |
 | which input cells feed one output cell (the TUI's linkage marks) | :meth:`Op.feeds`, read by ``explain`` too |
 | backward: the vector-Jacobian product, its formula, numpy source, one gradient cell explained | :meth:`Op.vjp`, :meth:`Op.vjp_formula`, :meth:`Op.vjp_source`, :meth:`Op.vjp_explain` |
 
@@ -25,80 +25,15 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from explain.core.shape_rules import Shape, fmt_shape
+from explain.ops.numbers import arg, exact_text, num, precision, sig, sig6  # noqa: F401 (ops read them here)
 
 Axes = tuple[str, ...]
-
-
-def exact_text(x: float) -> str | None:
-    """The text of a value that needs no rounding: ±inf spelled out, nan, an integer bare (112, not
-    112.0000); None for any other value. Shared by explanations (:func:`num`) and matrix cells."""
-    if math.isinf(x):
-        return "−inf" if x < 0 else "inf"
-    if math.isnan(x):
-        return "nan"
-    if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return None
-
-
-_PRECISION: ContextVar[int] = ContextVar("explain_precision", default=4)
-
-
-@contextmanager
-def precision(digits: int) -> Iterator[None]:
-    """Explanations built inside this block print their numbers with ``digits`` decimals (the TUI's +/- and
-    ``--precision``): the drill-down, the narration's numbers and ``--plain`` follow the one setting."""
-    token = _PRECISION.set(digits)
-    try:
-        yield
-    finally:
-        _PRECISION.reset(token)
-
-
-def num(x: Any, digits: int | None = None) -> str:
-    """A number as the explanations print it: the precision setting's decimals (``digits``, else the one
-    :func:`precision` set, 4 by default); ±inf and nan spelled out; an exact integer bare (112, √d_k = 8); a
-    value the decimals would show as 0 (or one too large to read) in scientific notation."""
-    x = float(x)
-    special = exact_text(x)
-    if special is not None:
-        return special
-    p = _PRECISION.get() if digits is None else digits
-    if x != 0 and (abs(x) < 0.5 * 10 ** -p or abs(x) >= 1e12):
-        return f"{x:.{max(p - 1, 1)}e}"
-    return f"{x:.{p}f}"
-
-
-def sig6(x: Any) -> str:
-    """Six significant digits whatever the precision setting: for messages that compare a value to a
-    tolerance (a tutorial's expectation), where the display's rounding would hide the difference."""
-    x = float(x)
-    special = exact_text(x)
-    return special if special is not None else f"{x:.6g}"
-
-
-def sig(x: Any) -> str:
-    """The precision setting's digits as significant digits (4: ``-0.003191``, ``1.018e-05``): for the small
-    quantities an optimizer explains (a running mean of gradients, its square), where decimals would show 0."""
-    x = float(x)
-    special = exact_text(x)
-    return special if special is not None else f"{x:.{_PRECISION.get()}g}"
-
-
-def arg(x: Any, digits: int | None = None) -> str:
-    """:func:`num` for an operand inside arithmetic: a negative in parentheses (``(-0.4362)``), so ``a − (-b)``
-    never reads as ``a − -b``; its minus is the one every other number has (issue 26: ``-0.1045 − (−0.0493)``
-    mixed two)."""
-    text = num(x, digits)
-    return f"({text})" if text.startswith("-") else text
 
 
 def token(token_id: int, vocab: list[str] | None) -> str:
@@ -219,6 +154,12 @@ class Op:
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}",
                                lines=[f"{syms.out}{idx(index)} = {num(output[index])}"])
 
+    def row_axes(self, in_axes: list[Axes], **attrs: Any) -> Axes:
+        """The axes (from ``in_axes``, each input's axis names) whose index, flattened, the first column of
+        :meth:`explain`'s table counts, when it counts positions or keys: the trace writes each one's token
+        beside it ('1 cat'). None (``()``) by default: a table over features has no words."""
+        return ()
+
     # -- backward ---------------------------------------------------------------------------------------------
     # ``g`` is ∂L/∂(output); ``wrt`` the position of the input whose gradient is wanted. Syms of a gradient
     # step: ``out`` is ∂L/∂(input wrt), ``ins`` is (∂L/∂(output), *the inputs' syms, the output's sym).
@@ -247,6 +188,10 @@ class Op:
     def vjp_source(self, wrt: int, g: str, ins: list[str], out: str, **attrs: Any) -> str:
         """The right-hand side of one numpy statement computing the gradient of input ``wrt``."""
         raise NotImplementedError(f"op {self.kind!r} has no backward source")
+
+    def vjp_row_axes(self, wrt: int, g_axes: Axes, in_axes: list[Axes], **attrs: Any) -> Axes:
+        """:meth:`row_axes` of the gradient of input ``wrt``'s table (``g_axes``: the output's axes)."""
+        return ()
 
     def vjp_explain(self, wrt: int, index: tuple[int, ...], g: Any, inputs: list[Any], output: Any, grad: Any,
                     syms: Syms, **attrs: Any) -> CellExplanation:

@@ -110,6 +110,9 @@ class TileNormalize(Op):
         return [rows, None, lead + (every, 0), lead + (every, 0), rows, key, key if wrt == 4 else None,
                 *([None] if len(inputs) > 6 else []), rows if wrt == 4 else None]
 
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[-2:-1]  # a sum over the queries (dK, dV) or the keys (dQ): positions either way
+
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, n: int = 1, causal: bool = False,
                     window: int | None = None, **attrs) -> CellExplanation:
         import numpy as np  # lazy: numpy off the shape path

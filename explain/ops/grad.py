@@ -56,6 +56,9 @@ class GradOf(Op):
         g, fins, fout = self._split(inputs)
         return self.fwd.vjp_feeds(wrt, index, g, fins, fout, **attrs)
 
+    def row_axes(self, in_axes, wrt: int = 0, **attrs):
+        return self.fwd.vjp_row_axes(wrt, in_axes[0], list(in_axes[1:-1]), **attrs)
+
     def explain(self, index, inputs, output, syms: Syms, wrt: int = 0, **attrs) -> CellExplanation:
         g, fins, fout = self._split(inputs)
         return self.fwd.vjp_explain(wrt, index, g, fins, fout, output, syms, **attrs)

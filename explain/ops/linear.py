@@ -88,6 +88,9 @@ class Linear(Op):
             return f"{g2}.sum(axis=0)"
         return f"{g2}.T @ {x2}" if transpose_w else f"{x2}.T @ {g2}"
 
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[:-1] if wrt else ()  # a weight's and a bias's gradients sum over every position
+
     def vjp_feeds(self, wrt, index, g, inputs, output, transpose_w: bool = False, **attrs):
         x, w = inputs[:2]
         every = slice(None)
@@ -207,6 +210,9 @@ class LinearHeads(Op):
         if wrt == 1:
             return f"heads_weight_backward({x}, {g})"
         return f"{g}.sum(axis=-2).reshape(-1, *{w}.shape[::2]).sum(axis=0)"
+
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[:-3] + g_axes[-2:-1] if wrt else ()  # a head's weight sums over every position
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
         x = inputs[0]

@@ -9,6 +9,7 @@ from typing import Any
 from explain.core import shape_rules as sr
 from explain.core.shape_rules import fmt_shape
 from explain.ops.base import CellExplanation, Op, Syms, arg, id_word, idx, num, register
+from explain.ops.products import _dot_explanation
 
 
 def _row(index):
@@ -21,6 +22,12 @@ class _RowOp(Op):
 
     def feeds(self, index, inputs, **attrs):
         return [tuple(index[:-1]) + (slice(None),)]
+
+    def row_axes(self, in_axes, **attrs):
+        return in_axes[0][-1:]  # one row per entry of the row: a softmax over the keys counts positions
+
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[-1:]
 
 
 @register
@@ -241,8 +248,7 @@ class LayerNorm(Op):
              f"x̂ = ({num(row[j])} − {arg(mean)}) / √({num(var)} + {eps:g}) = {num(xhat)}",
              f"x̂·γ[{j}] + β[{j}] = {num(xhat)}·{arg(w[j])} + {arg(b[j])} = {num(output[index])}"])
 
-    # -- backward: with x̂ = (x − mean)/σ and dx̂ = dy·γ, dx = (dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) / σ; γ and β sum
-    # their gradients over every position
+    # -- backward: x̂ = (x − mean)/σ, dx̂ = dy·γ, dx = (dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) / σ; γ, β: Σ over positions
     vjp_helpers = ("layer_norm_backward", "layer_norm")
     vjp_note = ("Layer norm's backward goes through the scale γ, then the division by σ and the subtraction of "
                 "the mean: every x of a row moves the row's mean and variance, so each gradient depends on the "
@@ -251,8 +257,7 @@ class LayerNorm(Op):
     def vjp_formula(self, wrt, syms: Syms, **attrs) -> str:
         d, g, w = syms.out, syms.ins[0], syms.ins[2]
         if wrt == 0:
-            # dx̂ as the drill-down names it (d + the input's own symbol read "dx + sub̂" on the transformer), and
-            # one line of the step header at 80 columns (issue 26)
+            # dx̂ as the drill-down names it ("dx + sub̂" read wrong), one line of the header at 80 columns (issue 26)
             return f"{d} = (dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)) / σ,  dx̂ = {g} ⊙ {w}"
         if wrt == 1:
             return f"{d} = Σ over positions of {g} ⊙ x̂"
@@ -266,6 +271,9 @@ class LayerNorm(Op):
         if wrt == 2:
             return f"{g2}.sum(axis=0)"
         return f"({g2} * layer_norm({x}, 1.0, 0.0, eps={eps!r}).reshape(-1, {x}.shape[-1])).sum(axis=0)"
+
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[:-1] if wrt else ()  # the gain's and the bias's gradients sum over every position
 
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
         x = inputs[0]
@@ -293,7 +301,7 @@ class LayerNorm(Op):
                                        "position", ("position", f"{gs}[p, {j}]"), rows,
                                        [f"sum over {len(rows)} positions = {num(gcol.sum())}"])
             xcol = xhat_all.reshape(-1, x.shape[-1])[:, j]
-            cols, rows, total = _dot_rows(gcol, xcol, f"{gs}[p, {j}]", f"x̂[p, {j}]")
+            cols, rows, total = _dot_explanation(gcol, xcol, f"{gs}[p, {j}]", f"x̂[p, {j}]", "p")
             return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: γ[{j}] multiplies x̂[p, {j}] "
                                    "at every position", cols, rows, [f"sum of {len(rows)} products = {num(total)}"])
         r, j = _row(index)
@@ -310,8 +318,3 @@ class LayerNorm(Op):
              f"(dx̂[{j}] − mean(dx̂) − x̂[{j}]·mean(dx̂ ⊙ x̂)) / σ",  # two lines: each fits 80 columns
              f"= ({num(dxhat[j])} − {arg(m1)} − {arg(xhat[j])}×{arg(m2)}) / {num(sigma)} = {num(grad[index])}"])
 
-
-def _dot_rows(a, b, a_name: str, b_name: str):
-    """The term table of Σₚ a[p]·b[p]."""
-    rows = [(p, float(x), float(y), float(x * y)) for p, (x, y) in enumerate(zip(a, b))]
-    return ("p", a_name, b_name, "product"), rows, float((a * b).sum())

@@ -176,6 +176,9 @@ class Mean(Op):
     def feeds(self, index, inputs, **attrs):
         return [(slice(None),) * inputs[0].ndim] + [(slice(None),) * t.ndim for t in inputs[1:]]  # every entry
 
+    def row_axes(self, in_axes, **attrs):
+        return in_axes[0]  # one row per entry, flattened: per token, the token's loss
+
     def explain(self, index, inputs, output, syms: Syms, ignore_index: int | None = None, **attrs) -> CellExplanation:
         a = inputs[0]
         flat = a.reshape(-1)

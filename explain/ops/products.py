@@ -62,6 +62,12 @@ class MatMul(Op):
         bi = broadcast_index(tuple(lead), b.shape[:-2])
         return [ai, bi + ((j, slice(None)) if transpose_b else (slice(None), j))]
 
+    def row_axes(self, in_axes, **attrs):
+        return in_axes[0][-1:]  # k runs along a's last axis: features for Q·Kᵀ, the keys for A·V
+
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[-1:] if wrt == 0 else g_axes[-2:-1]  # dA sums over the output's columns, dB over its rows
+
     def _operands(self, index, inputs, transpose_b):
         a, b = inputs
         fa, fb = self.feeds(index, inputs, transpose_b=transpose_b)  # row of a, column of b (row of b if ᵀ)

@@ -54,6 +54,9 @@ class MeanPool(Op):
         *lead, k = index
         return [tuple(lead) + (slice(None), k)] + [tuple(lead) + (slice(None),) for _ in inputs[1:]]
 
+    def row_axes(self, in_axes, **attrs):
+        return in_axes[0][-2:-1]  # one row per position of the text
+
     def explain(self, index, inputs, output, syms: Syms, **attrs) -> CellExplanation:
         h = inputs[0]
         *lead, k = index

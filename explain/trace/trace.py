@@ -26,6 +26,7 @@ from explain.core.names import label
 from explain.core.sampling import Sampling
 from explain.core.shape_rules import Shape
 from explain.ops.base import CellExplanation, Syms
+from explain.trace.words import with_words
 
 BYTES_PER_VALUE = 8  # float64 (and int64 for token ids)
 
@@ -197,11 +198,8 @@ class Trace(Sequence[Step]):
         extra = {"vocab": self.labels.get("vocab")} if op.reads_vocab else {}
         if op.row_words and step.axes[-1:] == ("vocab",):  # a row over the vocabulary: its k are words
             extra["words"] = self.labels.get("vocab")
-        elif op.row_words and step.axes[-1:] == ("pos",):  # a row over the keys: its k are the text's tokens
-            words = self.axis_labels("pos", self.item_of(step, tuple(index[:-2])) or 0)
-            if words is not None and len(words) == step.shape[-1]:
-                extra["words"] = words
         ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
+        ex = with_words(self, step, tuple(index), ex)  # positions and keys counted by the table: '1 cat'
         return ex if self.origin is None else self.origin(self, step, tuple(index), ex)
 
     def axis_labels(self, axis: str, item: int | None = 0) -> list[str] | None:

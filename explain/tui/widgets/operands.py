@@ -16,6 +16,7 @@ from rich.text import Text
 from explain import ops
 from explain.core.shape_rules import fmt_shape
 from explain.render.grid import Marks, draw_window, fit_window, window_scale
+from explain.render.step import axis_labels
 from explain.render.tensor import number_format
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
@@ -82,6 +83,16 @@ def _words(view: View, mat: Any) -> Any:
     return view.trace.labels.get("vocab") if mat.dtype.kind in "iu" else None
 
 
+def _row_words(view: View, name: str, lead: tuple[int, ...], mat: Any) -> list[str] | None:
+    """The tokens of an operand's rows when they are positions (``Sₘ blocks.1.attn.masked``'s rows 0 The, 1 cat,
+    …), as the result's grid labels its own; None for a parameter, a row vector or rows over features."""
+    trace = view.trace
+    if name not in trace or len(trace[name].shape) < 2:
+        return None
+    step = trace[name]
+    return axis_labels(trace, step, len(step.shape) - 2, lead)
+
+
 def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | None = None) -> int:
     """Columns the operand needs to show whole, at most ``width`` (what it is offered): its window's width or
     its title's, whichever is wider. Costs what the columns that fit cost, never the operand's size."""
@@ -91,7 +102,8 @@ def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | Non
         return min(width, title)
     nf = number_format(mat, view.precision, _words(view, mat))
     anchor = marks.anchor if marks is not None else (0, 0)
-    win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, precision=nf, values=view.values)
+    win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, row_labels=_row_words(view, name, lead, mat),
+                     precision=nf, values=view.values)
     return min(width, max(title, win.label_width + sum(win.widths)))
 
 
@@ -137,10 +149,11 @@ def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None
     # the rows that fit the pane under the title (the pane may be shorter than MAX_ROWS): the marked row is
     # kept among them, so a mark is never drawn below the fold
     rows = max(2, min(MAX_ROWS + 1, height - title.plain.count("\n") - 1))
-    win = fit_window(mat, (0, 0), anchor, width, rows, precision=nf, values=view.values)
+    words = _row_words(view, name, lead, mat)
+    win = fit_window(mat, (0, 0), anchor, width, rows, row_labels=words, precision=nf, values=view.values)
     scale = window_scale(mat, win)[0] if view.heat and not nf.integer else None
-    return Text("\n").join([title, draw_window(mat, win, precision=nf, values=view.values, scale=scale,
-                                               marks=marks)])
+    return Text("\n").join([title, draw_window(mat, win, row_labels=words, precision=nf, values=view.values,
+                                               scale=scale, marks=marks)])
 
 
 def operands_height(view: View) -> int:
