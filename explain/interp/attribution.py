@@ -34,14 +34,17 @@ CONVENTION = ("each part goes through the final norm with the scale σ of the wh
               "in this run (TransformerLens's convention), so the parts add up to the logit exactly")
 
 
-def _parts(rec: Recorder, trace: Trace, stream: Stream) -> tuple[list[Ref], list[str]]:
-    """The refs that sum to the final residual, and one label per row they give the stack."""
+def _parts(rec: Recorder, trace: Trace, stream: Stream) -> tuple[list[Ref], list[str], list[str]]:
+    """The refs that sum to the final residual, one label per row they give the stack, and the same label short
+    enough for a column of the step's grid (TransformerLens's ``L1H2`` for block 1's head 2)."""
     refs: list[Ref] = []
     labels: list[str] = []
+    short: list[str] = []
     first = trace[stream.first]
     for n in (first.inputs if first.op == "add" else (first.name,)):  # token + position embeddings
         refs.append(ref(rec, n))
         labels.append(n)
+        short.append("pos" if n == "pos_embed" else n)
     for i in range(stream.n_layers):
         attn_out = trace[trace[names.resid_mid(i)].inputs[1]]
         merged = trace[attn_out.inputs[0]] if attn_out.inputs[0] in trace else None
@@ -49,16 +52,20 @@ def _parts(rec: Recorder, trace: Trace, stream: Stream) -> tuple[list[Ref], list
             z = ref(rec, merged.inputs[0])  # (B, h, T, m)
             refs.append(rec.op("head_result", names.head_result(i), z, ref(rec, attn_out.inputs[1]), sym="r"))
             labels += [f"blocks.{i} head {h}" for h in range(z.shape[-3])]
+            short += [f"L{i}H{h}" for h in range(z.shape[-3])]
             if len(attn_out.inputs) > 2:
                 refs.append(ref(rec, attn_out.inputs[2]))
                 labels.append(f"blocks.{i} attn bias")
+                short.append(f"L{i} bias")
         else:
             refs.append(ref(rec, attn_out.name))
             labels.append(attn_out.name)
+            short.append(f"L{i} attn")
         mlp_out = trace[names.resid_post(i)].inputs[1]
         refs.append(ref(rec, mlp_out))
         labels.append(mlp_out)
-    return refs, labels
+        short.append(f"L{i} MLP")
+    return refs, labels, short
 
 
 def record_attribution(trace: Trace, word: int, vs: int | None = None, position: int = -1, item: int = 0) -> Trace:
@@ -69,7 +76,7 @@ def record_attribution(trace: Trace, word: int, vs: int | None = None, position:
     norm, unembed = stream.norm, stream.logits
     rec = resume(trace)
     with rec.scope(names.ATTR):
-        parts, labels = _parts(rec, trace, stream)
+        parts, labels, short = _parts(rec, trace, stream)
         dims = tuple(len(r.shape) for r in parts)
         stacked = rec.op("stack_parts", "parts", *parts, dims=dims, item=item, pos=pos, labels=tuple(labels),
                          sym="parts")
@@ -85,7 +92,12 @@ def record_attribution(trace: Trace, word: int, vs: int | None = None, position:
                          bias=bool(bias), labels=tuple(labels), sym="c", note=CONVENTION[0].upper() + CONVENTION[1:] + ".")
         rec.op("total", "total", contrib, ref(rec, unembed.name), item=item, pos=pos, word=word, vs=vs,
                labels=tuple(labels), sym="Σc")
-    return finish(rec, trace)
+    out = finish(rec, trace)
+    # the parts' axis is labelled like the positions' (the grid's columns name them); the stack has every row
+    # but the last, which only the contributions add (the final norm's β, the unembedding's bias)
+    out.labels = {**out.labels, "part": [*short, "β+bias" if beta and bias else "β" if beta else "bias" if bias
+                                         else "none"]}
+    return out
 
 
 def without_attribution(trace: Trace) -> Trace:
@@ -93,8 +105,9 @@ def without_attribution(trace: Trace) -> Trace:
     if not any(s.group[:1] == (names.ATTR,) for s in trace):
         return trace
     keep = [s for s in trace if s.group[:1] != (names.ATTR,)]
+    labels = {k: v for k, v in trace.labels.items() if k != "part"}  # the parts were the attribution's
     out = Trace(trace.config, [replace(s, index=i) for i, s in enumerate(keep)], trace.params, trace.specs,
-                trace.labels, trace.shape_only, trace.batch_labels)
+                labels, trace.shape_only, trace.batch_labels)
     out.generation, out.backward = trace.generation, trace.backward
     return out.keeps_run_of(trace)
 

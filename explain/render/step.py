@@ -41,6 +41,8 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
     if labels is not None and len(labels) < n and step.axes[axis] == "pos":
         more = list(labels) + drawn_words(trace, item or 0)  # a generation's later positions: its tokens
         labels = more[:n] if len(more) >= n else None
+    elif labels is not None and len(labels) == n + 1 and step.axes[axis] == "part":
+        labels = labels[:n]  # the attribution's stack: every part but the bias row its contributions add
     elif labels is not None and len(labels) != n:
         labels = None
     appended = appended_rows(trace, step)
