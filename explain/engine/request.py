@@ -133,6 +133,16 @@ def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = Tr
                          "less, or a shorter prompt")
 
 
+BACKWARD_OPTIONS = ("backward", "output_target", "grad_output", "lr", "optimizer")  # what training_of pops
+
+
+def forward_only(options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """``options`` without the backward pass's (a generation continues the forward pass alone: ``--backward``
+    beside generation options is refused), and whether there were any."""
+    kept = {k: v for k, v in options.items() if k not in BACKWARD_OPTIONS}
+    return kept, any(options.get(k) for k in BACKWARD_OPTIONS)
+
+
 def training_of(options: dict[str, Any]) -> Any:
     """Pop the backward options (``backward``, ``output_target``, ``grad_output``, ``lr``) from ``options``: a
     :class:`explain.engine.backward.Training`, or None for a forward-only run. A learning rate implies backward."""

@@ -26,6 +26,7 @@ from explain.core.registry import MODELS
 from explain.core.sampling import make_sampling
 from explain.engine import api
 from explain.engine.backward import gradient_partner
+from explain.engine.request import forward_only
 from explain.trace import Trace
 from explain.tui import interp
 from explain.tui.background import in_background
@@ -113,20 +114,19 @@ class Controller:
             sampling = replace(make_sampling(GENERATE_MORE, seed=trace.config.seed), eos=None)
         else:
             sampling = replace(gen.sampling, max_new_tokens=len(gen.steps) + GENERATE_MORE, eos=None)
-        options = {**self.host.run_options, "model": trace.config.model, "sampling": sampling}
-        if "text" not in options and "tokens" not in options and "checkpoint" not in options:
-            options["text"] = " ".join(trace.labels.get("pos") or [])
+        kept, backward = forward_only(self.host.run_options)  # after r: said in the TUI's terms, never as flags
+        opts = {**{k: v for k, v in kept.items() if k != "model"}, "sampling": sampling}
+        if "text" not in opts and "tokens" not in opts and "checkpoint" not in opts:
+            opts["text"] = " ".join(trace.labels.get("pos") or [])
         before = len(gen.steps) if gen is not None else 0
         first = gen_step(before, "embed") if before else gen_step(0, "next_logits")
-
-        opts = {k: v for k, v in options.items() if k != "model"}
-
         def done(new: Trace) -> None:
             self.show(new, opts)
             if new.generation is not None and first in new:
                 self.host.view = self.host.view.go(new[first].index)
 
-        self.host.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}…", timeout=3)
+        past = " from the forward pass (a generation has no backward pass)" if backward or trace.backward else ""
+        self.host.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}{past}…", timeout=3)
         self.start(lambda: api.run(trace.config.model, **opts), done)
 
     def tokenizer(self) -> None:
