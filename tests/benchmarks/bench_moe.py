@@ -7,6 +7,9 @@ added in with its weight, keeping nothing but what it returns). explain's record
 (an expert's steps hold every position, the rows it did not take 0, not computed), and keeps every step.
 
 - time: median wall time of N runs each; goal traced ≤ 1.3 × untraced (issue 43);
+- page faults (load does not change them: each fresh page a kept step needs is one; the plain forward reuses the
+  pages it frees) and the resident memory the kept trace adds, below its tensors' bytes since the rows an expert
+  did not take are never touched;
 - where the time goes: one traced run with each op kind's compute timed, the rest (planning, checks, recording)
   as the remainder;
 - the same for DeepSeek-V3's router (sigmoid, a choosing bias, 4 groups of 2 kept, ×2.5, a shared expert).
@@ -57,33 +60,59 @@ def bench(name: str, opts: dict, runs: int, tokens: int) -> float:
         if k.endswith("b_choice"):
             params[k] = rng.normal(0, 0.05, params[k].shape)
     cfg = explain.run("llama", weights=params, **opts).config
-    traced, plain = [], []  # (wall, CPU) of each run
+    traced, plain = [], []  # (wall, CPU, page faults) of each run
     for _ in range(runs):  # interleaved, so drift in the machine's speed hits both alike
         gc.collect()
-        t, c = time.perf_counter(), time.process_time()
+        t, c, f = time.perf_counter(), time.process_time(), _faults()
         ref.llama_moe(params, ids, cfg)
-        plain.append((time.perf_counter() - t, time.process_time() - c))
+        plain.append((time.perf_counter() - t, time.process_time() - c, _faults() - f))
         gc.collect()
-        t, c = time.perf_counter(), time.process_time()
+        t, c, f = time.perf_counter(), time.process_time(), _faults()
         trace = explain.run("llama", weights=params, **opts)
-        traced.append((time.perf_counter() - t, time.process_time() - c))
+        traced.append((time.perf_counter() - t, time.process_time() - c, _faults() - f))
         del trace
+    gc.collect()
+    before = _resident()
     check = explain.run("llama", weights=params, **opts)
+    after = _resident()
+    grew = after - before if before is not None and after is not None else None
     np.testing.assert_allclose(check["logits"].output, ref.llama_moe(params, ids, cfg)["logits"], rtol=1e-9,
                                atol=1e-9)
     mt, ct = statistics.median(r[0] for r in traced), statistics.median(r[1] for r in traced)
     mp, cp = statistics.median(r[0] for r in plain), statistics.median(r[1] for r in plain)
     n = sum(p.size for p in params.values())
-    print(f"{name}: {n:,} parameters, {tokens} tokens, {len(check)} steps ({check.nbytes / 2**20:.0f} MiB kept)")
+    print(f"{name}: {n:,} parameters, {tokens} tokens, {len(check)} steps ({check.nbytes / 2**20:.0f} MiB of tensors)")
     bt, bp = min(r[0] for r in traced), min(r[0] for r in plain)
     print(f"  time: traced {mt:.3f} s, untraced {mp:.3f} s (medians of {runs}); ratio {mt / mp:.3f} "
           f"(goal ≤ 1.3) {'OK' if mt / mp <= 1.3 else 'OVER'}; CPU (every thread) {ct:.3f} s / {cp:.3f} s, "
           f"ratio {ct / cp:.3f}")
     # on a shared machine the fastest run of each is the one least slowed by others: its ratio is the steadiest
     print(f"  best of {runs}: traced {bt:.3f} s, untraced {bp:.3f} s; ratio {bt / bp:.3f}")
+    # load does not change these: each fresh page the kept steps need is a fault (the plain forward reuses freed
+    # ones); an expert's rows not taken are never touched, so the trace's resident memory is below its tensors'
+    ft, fp = statistics.median(r[2] for r in traced), statistics.median(r[2] for r in plain)
+    resident = f"{grew / 2**20:.0f} MiB" if grew is not None else "not measured (no /proc)"
+    print(f"  page faults (medians): traced {ft:,.0f}, untraced {fp:,.0f}; resident memory of the kept trace "
+          f"{resident}")
     del check
     where_the_time_goes(params, opts)
     return mt / mp
+
+
+def _faults() -> int:
+    """Minor page faults of this process so far (a first touch of a fresh page)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _resident() -> int | None:
+    """This process's resident memory in bytes (Linux's /proc), else None."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
+    except (OSError, StopIteration, ValueError):
+        return None
 
 
 def where_the_time_goes(params: dict, opts: dict) -> None:
