@@ -24,6 +24,7 @@ from explain.core.registry import MODELS
 from explain.io.pending import discard_all
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
+from explain.tui.messages import RunFinished, StepSelected
 from explain.tui.screens.step import StepScreen
 from explain.tui.tutorial import Walkthrough
 
@@ -142,7 +143,8 @@ class ExplainApp(App[None]):
             return
 
         def chosen(index: int | None) -> None:
-            screen.jump(index, "the model map")  # a tutorial says the jump left its path
+            if index is not None:  # a tutorial says the jump left its path
+                screen.post_message(StepSelected(index, "the model map"))
 
         self.push_screen(ModelMapScreen(screen.trace, screen.view.index), chosen)
 
@@ -170,8 +172,7 @@ class ExplainApp(App[None]):
             if trace is None:
                 return
             name = step.name if step.name in trace else gen_step(n, "next")
-            screen.show_run(trace, screen.run_options)
-            screen.view = screen.view.go(trace[name].index)
+            screen.post_message(RunFinished(trace, screen.run_options, at=name, own=False))
             screen.notify(f"new run: {trace.generation.describe()}", timeout=4)
 
         self.push_screen(SamplingScreen(view.trace, n, b), chosen)

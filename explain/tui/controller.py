@@ -5,7 +5,9 @@ to generated tokens (``W``) and export (``x``, ``X``, ``c``).
 Every job is :meth:`Controller.start`: the work in a cancellable daemon thread
 (:func:`~explain.tui.background.in_background`, the recorder checks the token between ops) awaited by an
 exclusive Textual worker of its group, so ``q`` quits at once whatever runs, and a newer run replaces an older
-one; the result comes back on the event loop, where it changes the screen's state (``view``, ``tour``). An
+one; the result comes back on the event loop as a message to the screen (:class:`~explain.tui.messages.RunFinished`,
+:class:`~explain.tui.messages.TraceExtended`, :class:`~explain.tui.messages.StepSelected`), which sets its own
+state (``view``, ``tour``, ``run_options``): nothing here writes them. An
 :class:`~explain.core.errors.ExplainError` is said in one line; a bug in the engine is said too, and the session goes on.
 """
 
@@ -31,6 +33,7 @@ from explain.trace import Trace
 from explain.tui import interp
 from explain.tui.background import in_background
 from explain.tui.export import save_export, save_picture
+from explain.tui.messages import RunFinished, StepSelected, TraceExtended
 from explain.tui.state import Tour, View
 from explain.tui.tutorial import Walkthrough, next_tutorial
 
@@ -39,18 +42,20 @@ T = TypeVar("T")
 
 
 class Host(Protocol):
-    """What the controller reads and changes of the step screen (a Screen: ``app``, ``notify``, ``run_worker``)."""
+    """What the controller reads of the step screen (a Screen: ``app``, ``notify``, ``run_worker``); it changes
+    the screen's state only by the messages it posts."""
 
-    view: View
-    tour: Tour | None
-    run_options: dict[str, Any]
+    @property
+    def view(self) -> View: ...
+    @property
+    def tour(self) -> Tour | None: ...
+    @property
+    def run_options(self) -> dict[str, Any]: ...
+
     app: App
     notify: Callable[..., None]
     run_worker: Callable[..., Any]
-
-    def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Walkthrough | None = None) -> None: ...
-    def leave_path(self, how: str) -> None: ...
-    def jump(self, index: int | None, how: str) -> None: ...
+    post_message: Callable[..., bool]
 
 
 class Controller:
@@ -82,24 +87,16 @@ class Controller:
         else:
             done(result)
 
-    def _extended(self, old: Trace, trace: Trace) -> bool:
-        """A longer trace of the run shown (its backward pass, its lens): the same steps at the same indices, so
-        a tutorial's stops stay valid; False (and nothing changes) when another run came in meanwhile."""
-        host = self.host
-        if host.view.trace is not old:
-            return False
-        if host.tour is not None and host.tour.trace is old:
-            host.tour = replace(host.tour, trace=trace)
-        host.view = replace(host.view, trace=trace).clamped()
-        return True
+    def go(self, index: int | None, how: str, cell: tuple[int, ...] | None = None) -> None:
+        """Ask the screen to show step ``index`` (its ``cell``), leaving a tutorial's path by ``how``."""
+        if index is not None:
+            self.host.post_message(StepSelected(index, how, cell))
 
     # -- runs --------------------------------------------------------------------------------------------------
-    def show(self, trace: Trace, options: dict[str, Any]) -> None:
-        """A run of the student's own on the screen: a tutorial stays, off its path, its own run kept for ``t``."""
-        if self.host.tour is not None:
-            self.host.tour = self.host.tour.wandering()
-        self.host.show_run(trace, options)
-        self.host.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
+    def show(self, trace: Trace, options: dict[str, Any], at: str | None = None) -> None:
+        """A run of the student's own on the screen (at step ``at``): a tutorial stays, off its path, its own run
+        kept for ``t``."""
+        self.host.post_message(RunFinished(trace, options, at=at))
 
     def generate(self) -> None:
         """This run's input again with GENERATE_MORE more new tokens (the same settings and seed, so the tokens
@@ -121,9 +118,7 @@ class Controller:
         before = len(gen.steps) if gen is not None else 0
         first = gen_step(before, "embed") if before else gen_step(0, "next_logits")
         def done(new: Trace) -> None:
-            self.show(new, opts)
-            if new.generation is not None and first in new:
-                self.host.view = self.host.view.go(new[first].index)
+            self.show(new, opts, first if new.generation is not None else None)
 
         past = " from the forward pass (a generation has no backward pass)" if backward or trace.backward else ""
         self.host.notify(f"generating {sampling.max_new_tokens} tokens, {sampling.describe()}{past}…", timeout=3)
@@ -135,8 +130,7 @@ class Controller:
         host, trace = self.host, self.trace
         first = tokenizer_step("text")
         if first in trace:
-            host.leave_path("o (the tokenizer's steps)")
-            host.view = host.view.go(trace[first].index)
+            self.go(trace[first].index, "o (the tokenizer's steps)")
             return
         options = {k: v for k, v in host.run_options.items() if k != "model"}
         if options.get("tokens") is not None or options.get("embeddings") is not None:
@@ -145,13 +139,8 @@ class Controller:
             return
         options["tokenizer_steps"] = True
 
-        def done(new: Trace) -> None:
-            self.show(new, options)
-            if first in new:
-                host.view = host.view.go(new[first].index)
-
         host.notify("running again with the tokenizer's steps first…", timeout=2)
-        self.start(lambda: api.run(trace.config.model, **options), done)
+        self.start(lambda: api.run(trace.config.model, **options), lambda new: self.show(new, options, first))
 
     def gradient(self) -> None:
         """From a value to its gradient and back; on a run without a backward pass, record it first (after the
@@ -162,24 +151,20 @@ class Controller:
             if target is None:
                 host.notify(why, timeout=5)
                 return
-            host.leave_path("r (a value ↔ its gradient)")
-            host.view = host.view.go(trace[target].index)
+            self.go(trace[target].index, "r (a value ↔ its gradient)")
             return
 
-        def done(new: Trace) -> None:
-            if not self._extended(trace, new):
-                return
-            host.run_options = {**host.run_options, "backward": True}
+        def then(new: Trace) -> None:  # the screen shows the longer trace: to the gradient of the step shown
             target, _ = gradient_partner(new, host.view.step)
             if target is not None:
-                host.leave_path("r (a value ↔ its gradient)")
-                host.view = host.view.go(new[target].index)
+                self.go(new[target].index, "r (a value ↔ its gradient)")
             added = sum(1 for s in new if in_backward(s.group))
             host.notify(f"{added} backward steps recorded; r jumps between a value and its gradient",
                         title="backward pass", timeout=4)
 
         host.notify("recording the backward pass…", timeout=2)
-        self.start(lambda: api.with_backward(trace), done)
+        self.start(lambda: api.with_backward(trace),
+                   lambda new: host.post_message(TraceExtended(trace, new, {"backward": True}, then)))
 
     def rerun(self) -> None:
         """The form over the inputs of the run shown (it runs the model itself); in a tutorial, first ask whether
@@ -221,7 +206,7 @@ class Controller:
 
         def done(result: tuple[Walkthrough, Trace]) -> None:
             tutorial, trace = result
-            self.host.show_run(trace, run_options(tutorial), tutorial)  # type: ignore[arg-type]
+            self.host.post_message(RunFinished(trace, run_options(tutorial), tutorial, own=False))  # type: ignore[arg-type]
 
         if fetching:  # a catalogue model not here yet: seconds to a minute, once
             self.host.notify(f"opening {name}: {fetching}…", timeout=30)
@@ -246,13 +231,8 @@ class Controller:
         """``record`` the run's ``what`` after its steps in the thread, put the longer trace in the view, then
         ``then(trace)``."""
         trace = self.trace
-
-        def done(new: Trace) -> None:
-            if self._extended(trace, new):
-                then(new)
-
         self.host.notify(f"recording {what}…", timeout=2)
-        self.start(lambda: record(trace), done)
+        self.start(lambda: record(trace), lambda new: self.host.post_message(TraceExtended(trace, new, then=then)))
 
     # -- screens whose choice moves the view here -----------------------------------------------------------
     def search(self, mode: str = "search") -> None:
@@ -260,7 +240,7 @@ class Controller:
 
         how = "search" if mode == "search" else "go to"
         self.host.app.push_screen(SearchScreen(self.trace, mode, current=self.host.view.index),
-                                  lambda i: self.host.jump(i, how))
+                                  lambda i: self.go(i, how))
 
     def goto(self) -> None:
         self.search("goto")
@@ -277,8 +257,7 @@ class Controller:
 
         def opened(view: View | None) -> None:
             if view is not None:
-                host.jump(view.index, "the heads view")
-                host.view = replace(host.view, index=view.index, lead=view.lead, cell=view.cell).clamped()
+                self.go(view.index, "the heads view", view.index_of_cell)
 
         host.app.push_screen(HeadsScreen(host.view.go(step.index)), opened)
 
@@ -286,8 +265,7 @@ class Controller:
         """An interpretability screen (explain.tui.interp); Enter there shows the cell's recorded step here."""
         def chosen(cell: tuple[str, tuple[int, ...]] | None) -> None:
             if cell is not None and cell[0] in self.trace:
-                self.host.leave_path("an interpretability view")
-                self.host.view = self.host.view.go(self.trace[cell[0]].index).at(cell[1])
+                self.go(self.trace[cell[0]].index, "an interpretability view", cell[1])
 
         self.host.app.push_screen(screen, chosen)
 

@@ -17,6 +17,7 @@ from explain.interp.names import LENS, attr
 from explain.interp.stream import check_model
 from explain.ops.base import num
 from explain.trace import Trace
+from explain.tui.messages import RunFinished
 
 
 class Controller(Protocol):
@@ -103,8 +104,8 @@ def patching(ctl: Controller) -> None:
             return
         trace = patched.trace
         trace.meta["sweep"] = sweep
-        host.show_run(trace, dict(host.run_options))
-        host.view = host.view.go(trace[f"patch.{patched.step}"].index).at(patched.first_cell())
+        host.post_message(RunFinished(trace, dict(host.run_options), at=f"patch.{patched.step}",
+                                      cell=patched.first_cell(), own=False))
         for note in patched.notes:
             host.notify(note, title="patch", timeout=8)
 

@@ -19,7 +19,7 @@ from explain.trace import Trace
 from explain.tui import fit, keys
 from explain.tui.controller import Controller
 from explain.tui.measure import fit_of
-from explain.tui.messages import CellFocused, StepSelected
+from explain.tui.messages import CellFocused, RunFinished, StepSelected, TraceExtended
 from explain.tui.state import Tour, View, next_of_kind
 from explain.tui.tutorial import Walkthrough
 from explain.tui.widgets.cell_panel import CellPanel
@@ -152,15 +152,6 @@ class StepScreen(Screen):
             if not self.tutorial_on:  # the tree is hidden on the tutorial's path: moving it would cost a frame
                 self.query_one(StepTree).show_step(self.view.index)
 
-    def show_run(self, trace: Trace, options: dict[str, Any], tutorial: Walkthrough | None = None) -> None:
-        """Show another run: the view moves to its step of the same name (if any); a ``tutorial`` starts over."""
-        self.run_options = dict(options)
-        if tutorial is not None:
-            self._go(Tour.start(tutorial, trace, options))
-            return
-        name = self.view.step.name
-        self.view = replace(self.view, trace=trace, index=trace[name].index if name in trace else 0).clamped()
-
     def _go(self, tour: Tour) -> None:
         """To the tour's current stop."""
         self.run_options = dict(tour.options)
@@ -181,7 +172,38 @@ class StepScreen(Screen):
     # -- messages up -----------------------------------------------------------------------------------------
     @on(StepSelected)
     def _step_selected(self, message: StepSelected) -> None:
-        self.jump(message.index, "the tree")
+        self.jump(message.index, message.how)
+        if message.cell is not None:
+            self.view = self.view.at(message.cell)
+
+    @on(RunFinished)
+    def _run_finished(self, message: RunFinished) -> None:
+        """Another run: a ``tutorial``'s starts its tour over; else the view moves to its step ``at``, or of the
+        same name as before (if any)."""
+        trace, at, self.run_options = message.trace, message.at, dict(message.options)
+        if message.tutorial is not None:
+            self._go(Tour.start(message.tutorial, trace, message.options))
+            return
+        if message.own and self.tour is not None:  # a run of the student's own: off the tutorial's path
+            self.tour = self.tour.wandering()
+        at = at if at is not None and at in trace else self.view.step.name
+        view = replace(self.view, trace=trace, index=trace[at].index if at in trace else 0).clamped()
+        self.view = view.at(message.cell) if message.cell is not None and at == message.at else view
+        if message.own:
+            self.notify(f"{trace.config.model}: {len(trace)} steps", title="run finished", timeout=3)
+
+    @on(TraceExtended)
+    def _trace_extended(self, message: TraceExtended) -> None:
+        """The run shown, longer: the same steps at the same indices (a tutorial's stops stay valid)."""
+        old, trace = message.old, message.trace
+        if self.view.trace is not old:
+            return
+        if self.tour is not None and self.tour.trace is old:
+            self.tour = replace(self.tour, trace=trace)
+        self.view = replace(self.view, trace=trace).clamped()
+        self.run_options = {**self.run_options, **message.options}
+        if message.then is not None:
+            message.then(trace)
 
     @on(CellFocused)
     def _cell_focused(self, message: CellFocused) -> None:
