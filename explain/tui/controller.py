@@ -117,6 +117,7 @@ class Controller:
             opts["text"] = " ".join(trace.labels.get("pos") or [])
         before = len(gen.steps) if gen is not None else 0
         first = gen_step(before, "embed") if before else gen_step(0, "next_logits")
+
         def done(new: Trace) -> None:
             self.show(new, opts, first if new.generation is not None else None)
 
