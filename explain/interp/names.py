@@ -64,6 +64,14 @@ def patched(step: str) -> str:
     return scoped(PATCH, step)
 
 
+def patch_corrupt(step: str) -> str:
+    """The corrupted run's own value of a step, given beside a patched run (its logits, for the fraction)."""
+    return scoped(scoped(PATCH, "corrupt"), step)
+
+
+RECOVERED = scoped(PATCH, "recovered")  # the step that ends a patched run: the recovered fraction
+
+
 def resid_pre(layer: int) -> str:
     return f"blocks.{layer}.resid_pre"
 
@@ -83,5 +91,5 @@ def attn_pattern(layer: int, n: int | None = None) -> str:
     return gen_step(n, name) if n else name
 
 
-__all__ = ["ATTR", "LENS", "PATCH", "attn_pattern", "attr", "head_result", "lens_logits", "lens_point", "lens_probs",
-           "lens_scope", "patch_clean", "patched", "point_phrase", "resid_mid", "resid_post", "resid_pre"]
+__all__ = ["ATTR", "LENS", "PATCH", "RECOVERED", "attn_pattern", "attr", "head_result", "lens_logits", "lens_point", "lens_probs",
+           "lens_scope", "patch_clean", "patch_corrupt", "patched", "point_phrase", "resid_mid", "resid_post", "resid_pre"]

@@ -180,6 +180,12 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
         out = changed.get(later.name, later.output)
         rec.steps.append(replace(later, index=len(rec.steps), output=out,
                                  inputs=tuple(rename.get(n, n) for n in later.inputs)))
+    rec._names |= {x.name for x in rec.steps}
+    logits = rec.ref("logits")  # the fraction as a step of its own, read from the three runs' logits
+    given = [rec.input(n("logits"), t["logits"].output, t["logits"].axes) for n, t in
+             ((names.patch_clean, clean), (names.patch_corrupt, corrupt))]
+    rec.op("recovered", names.RECOVERED, logits, *given, item=0, pos=logits.shape[-2] - 1, word=runs.word,
+           vs=runs.vs, sym="R")
     trace = rec.trace().keeps_run_of(corrupt)
     diff = runs.diff(trace["logits"].output)
     notes = runs.notes()

@@ -23,6 +23,7 @@ from explain.ops import (  # noqa: F401 - registers the op kinds
     objective,
     pairs,
     products,
+    recovered,
     rotary,
     routing,
     sampling,

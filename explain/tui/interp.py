@@ -27,6 +27,7 @@ class Controller(Protocol):
     trace: Trace
 
     def record(self, what: str, record: Callable[[Trace], Trace], then: Callable[[Trace], None]) -> None: ...
+    def start(self, work: Callable[[], Any], done: Callable[[Any], None]) -> None: ...
     def open_interp(self, screen: Screen) -> None: ...
 
 
@@ -82,9 +83,8 @@ def attribution(ctl: Controller) -> None:
 
 def patching(ctl: Controller) -> None:
     """The sweep of a run opened by ``explain patch``; Enter there shows that patched run on the step screen. On one
-    patch (``explain patch --step``, which opens the TUI with this), its logit differences and recovered fraction."""
-    from explain.tui.screens.sweep import SweepScreen  # lazy: a screen loaded on first use
-
+    patch (``explain patch --step``, which opens the TUI with this), its logit differences and recovered fraction;
+    in a tutorial that patches, the layer × position sweep of its two runs too."""
     host = ctl.host
     sweep = ctl.trace.meta.get("sweep")
     one = ctl.trace.meta.get("patched")
@@ -93,11 +93,23 @@ def patching(ctl: Controller) -> None:
         host.notify("\n".join([f"clean {num(r.clean_diff, 4)}, corrupted {num(r.corrupt_diff, 4)}, patched "
                                f"{num(one.diff, 4)}: recovered fraction {num(one.recovered, 4)}", *one.notes]),
                     title=f"patch: logit[{r.word_text!r}] − logit[{r.vs_text!r}]", timeout=15)
+        if "tutorial" in ctl.trace.meta:  # a tutorial's patch (tutorial 20): P opens the heatmap its narration shows
+            from explain.interp.patching import sweep_runs  # lazy: numpy's tools loaded on first use
+
+            ctl.start(lambda: sweep_runs(one.runs, "resid"), lambda done: _sweep_screen(ctl, done))
         return
     if sweep is None:
         host.notify("patching compares two runs: open one with explain patch MODEL --text CLEAN --corrupt TEXT "
                     "--word W --vs W2 --sweep resid", timeout=8)
         return
+    _sweep_screen(ctl, sweep)
+
+
+def _sweep_screen(ctl: Controller, sweep: Any) -> None:
+    """The sweep's heatmap; Enter on a cell shows that patched run on the step screen."""
+    from explain.tui.screens.sweep import SweepScreen  # lazy: a screen loaded on first use
+
+    host = ctl.host
 
     def opened(patched: Any) -> None:
         if patched is None:
