@@ -115,7 +115,7 @@ def _bare_call(ck: Checker, call: ast.Call, func: ast.Name, span: Span) -> Node:
     if name == "float" and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
         return ck.make(call, "number", ())
     if name in EINOPS_FUNCTIONS and not (name == "einsum" and call.args and _is_str(call.args[0])):
-        return _einops(ck, call, name, span)
+        return _einops(ck, call, name, "einops", span)
     if name not in FUNCTIONS:
         raise unknown_function(name)
     return numpy_function(ck, call, name, span)
@@ -146,19 +146,22 @@ def _dotted_call(ck: Checker, call: ast.Call, func: ast.Attribute, span: Span) -
 
 
 def _numpy(ck: Checker, call: ast.Call, fname: str, prefix: str, span: Span) -> Node:
+    """``np.fname(...)``: numpy's rules."""
     if fname not in FUNCTIONS:
         raise unknown_function(f"{prefix}.{fname}")
     return numpy_function(ck, call, fname, span)
 
 
 def _torch(ck: Checker, call: ast.Call, fname: str, prefix: str, span: Span) -> Node:
+    """``torch.fname(...)`` / ``F.fname(...)``: PyTorch's rules from here on in this line."""
     ck.uses_torch(f"{prefix}.{fname}()", "write numpy's function (np.…)")
     from explain.check.torchops import torch_function  # lazy: only PyTorch lines load it (bench_check_startup)
 
     return torch_function(ck, call, fname, prefix in F_NAMES, span)
 
 
-def _einops(ck: Checker, call: ast.Call, fname: str, span: Span, prefix: str = "") -> Node:
+def _einops(ck: Checker, call: ast.Call, fname: str, prefix: str, span: Span) -> Node:
+    """``einops.fname(...)`` or a bare ``rearrange(...)``: the pattern read on shapes alone."""
     if fname not in EINOPS_FUNCTIONS:
         raise unknown_function(f"{prefix}.{fname}")
     from explain.check.einops_ops import einops_call  # lazy: only einops lines load it (bench_check_startup)
@@ -169,7 +172,7 @@ def _einops(ck: Checker, call: ast.Call, fname: str, span: Span, prefix: str = "
 # A call's prefix (what comes before the function's name) -> its library's handler.
 LIBRARIES: dict[str, Callable[[Checker, ast.Call, str, str, Span], Node]] = {
     **dict.fromkeys(NP_NAMES, _numpy), **dict.fromkeys((*TORCH_NAMES, *F_NAMES), _torch),
-    **dict.fromkeys(EINOPS_NAMES, lambda ck, call, fname, prefix, span: _einops(ck, call, fname, span, prefix)),
+    **dict.fromkeys(EINOPS_NAMES, _einops),
 }
 
 

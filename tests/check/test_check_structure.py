@@ -111,3 +111,18 @@ def test_no_function_in_check_is_over_50_lines() -> None:
     assert len(functions) > 100  # the measure found check/'s functions
     long = [f"{where}: {n} lines" for where, n in functions if n > MAX_FUNCTION_LINES]
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines in explain/check/: " + "; ".join(long)
+
+
+def test_the_handler_tables_cover_what_supported_lists() -> None:
+    """supported.py lists the names for the messages and --help; the tables dispatch them: every listed name
+    has a handler (a torch. function not in torchops.TORCH is a method called as a function), and no handler
+    is for a name the messages would call unsupported."""
+    from explain.check import calls, methods, supported, torchops
+
+    assert set(methods.METHODS) == set(supported.METHODS)
+    assert set(calls.NUMPY) | {"einsum"} == set(supported.FUNCTIONS)  # einsum goes to einops_ops' letters rule
+    listed = set(supported.TORCH_FUNCTIONS) | set(supported.F_FUNCTIONS)
+    assert set(torchops.TORCH) <= listed
+    assert not [f for f in listed if f not in torchops.TORCH and f not in methods.METHODS]
+    assert set(calls.LIBRARIES) == {*supported.NP_NAMES, *supported.TORCH_NAMES, *supported.F_NAMES,
+                                    *supported.EINOPS_NAMES}
