@@ -99,7 +99,7 @@ def read_init(ck: Checker, ctx: ClassContext, args: dict[str, Any] | None = None
         try:
             _init_statement(ck, ctx, stmt)
         except ExplainError as err:
-            missing = _missing_fields(ck, stmt)
+            missing = missing_fields(ck, stmt)
             why = (f"it needs {' '.join(f'--dim {m}=N' for m in missing)}" if missing else str(err).split(";")[0])
             for m in missing:
                 ck.missing[m] = None
@@ -110,7 +110,7 @@ def read_init(ck: Checker, ctx: ClassContext, args: dict[str, Any] | None = None
                                                     f"is unknown: {why}")
 
 
-def _missing_fields(ck: Checker, stmt: ast.stmt) -> list[str]:
+def missing_fields(ck: Checker, stmt: ast.stmt) -> list[str]:
     """The config fields (``config.n_embd``, ``cfg["emb_dim"]``) a statement reads that --dim does not give."""
     out: list[str] = []
     flags = {id(n) for c in ast.walk(stmt) if isinstance(c, ast.Call) for k in c.keywords
@@ -205,7 +205,7 @@ def _self_attribute(ck: Checker, ctx: ClassContext, stmt: ast.stmt, name: str, v
         if named is not None and named != (name,) and role_of_name(name) is None:
             ck.aliases[name] = named
         return
-    if _missing_fields(ck, stmt) and isinstance(value, (ast.Attribute, ast.Subscript, ast.BinOp)):
+    if missing_fields(ck, stmt) and isinstance(value, (ast.Attribute, ast.Subscript, ast.BinOp)):
         raise UsageError("a config field has no size")  # read_init names the --dim to give
     if isinstance(value, (ast.BinOp, ast.Call, ast.Name, ast.Subscript, ast.UnaryOp, ast.Constant)):
         try:
@@ -242,7 +242,7 @@ def _array(ck: Checker, ctx: ClassContext, value: ast.expr) -> Node:
     return ck.visit(ast.parse(src, mode="eval").body)
 
 
-def _size(ck: Checker, node: ast.expr) -> tuple[int, Ax]:
+def module_size(ck: Checker, node: ast.expr) -> tuple[int, Ax]:
     return static_int(ck, node, "a module size"), claim(ck, node)
 
 
@@ -266,16 +266,16 @@ def _made(ck: Checker, ctx: ClassContext, value: ast.Call) -> Module | None:
         a = value.args + [kw[k] for k in ("in_features", "out_features") if k in kw]
         if len(a) < 2:
             raise UsageError(f"{text}: nn.Linear needs in_features and out_features")
-        return Module("linear", text, [_size(ck, a[0]), _size(ck, a[1])])
+        return Module("linear", text, [module_size(ck, a[0]), module_size(ck, a[1])])
     if name == "Embedding":
         a = value.args + [kw[k] for k in ("num_embeddings", "embedding_dim") if k in kw]
-        return Module("embedding", text, [_size(ck, a[0]), _size(ck, a[1])])
+        return Module("embedding", text, [module_size(ck, a[0]), module_size(ck, a[1])])
     if name in NORMS and name not in ctx.classes:
         shape = value.args[0] if value.args else kw.get("normalized_shape")
         if shape is None:
             raise UsageError(f"{text}: the norm needs its normalized_shape")
         items = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
-        return Module("norm", text, [_size(ck, e) for e in items])
+        return Module("norm", text, [module_size(ck, e) for e in items])
     if name in IDENTITY and name not in ctx.classes:
         return Module("identity", text)
     if name == "Softmax":

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from explain.check.names import Ax, fmt_ax
 from explain.check.node import Node
 from explain.check.roles import POSITIONS, letter_role, role, role_of_name, word
-from explain.check.semantic import _here, _paren, warn
+from explain.check.semantic import parenthesized, warn, written_here
 
 if TYPE_CHECKING:
     from explain.check.expr import Checker
@@ -45,12 +45,12 @@ def reshape_order(ck: Checker, call_node: Node, this: Node, sources: list[list[i
         a, b = outs[order[0]], outs[order[1]]
         swapped = list(texts)
         swapped[a], swapped[b] = texts[b], texts[a]
-        new = f"{_paren(this)}.{method}({', '.join(swapped)})"
+        new = f"{parenthesized(this)}.{method}({', '.join(swapped)})"
         start, end = call_node.start, call_node.end
         warn(ck, f"{method} splits {fmt_ax(this.names[i]) if this.names[i] else f'axis {i}'} into "
                 f"({fmt_ax(out_names[a])}, {fmt_ax(out_names[b])}), the head width first, but the projection lays its "
                 f"output out heads first (C = H·Dh), so each 'head' would mix every head's values: {new}",
-                span[0], span[1], [this], (start, end, new) if _here(ck, call_node) else None)
+                span[0], span[1], [this], (start, end, new) if written_here(ck, call_node) else None)
         return
     for src in sources:  # a merge: one output axis takes several input axes
         if len(src) < 2:
@@ -62,10 +62,10 @@ def reshape_order(ck: Checker, call_node: Node, this: Node, sources: list[list[i
         swap = f".transpose({a}, {b})" if ck.torch or method == "view" else f".swapaxes({a}, {b})"
         then = ".contiguous()" if method == "view" else ""
         start = this.start
-        new = f"{_paren(this)}{swap}{then}.{method}({', '.join(texts)})"
+        new = f"{parenthesized(this)}{swap}{then}.{method}({', '.join(texts)})"
         warn(ck, f"{method} merges {fmt_ax(this.names[a])} before {fmt_ax(this.names[b])} into one axis: the output "
                 f"projection reads the width heads first (C = H·Dh); swap them first: {new}", span[0], span[1],
-                [this], (start, call_node.end, new) if _here(ck, call_node) else None)
+                [this], (start, call_node.end, new) if written_here(ck, call_node) else None)
         return
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from explain.check.body import FunctionCheck, run_body
 from explain.check.calls import SELF_CALLS
-from explain.check.classes import MAX_NESTING, ClassContext, Module, _missing_fields, _size, read_init
+from explain.check.classes import MAX_NESTING, ClassContext, Module, missing_fields, module_size, read_init
 from explain.check.names import fmt_names
 from explain.check.node import Node
 from explain.check.source import tag
@@ -128,9 +128,9 @@ def _init_arguments(ck: Checker, sub: ClassContext, call: ast.Call) -> dict[str,
             out[p] = "config"
             continue
         try:
-            out[p] = _size(ck, value)
+            out[p] = module_size(ck, value)
         except ExplainError:
-            for m in _missing_fields(ck, ast.Expr(value)):  # Block's LayerNorm(config.n_embd): n_embd is needed
+            for m in missing_fields(ck, ast.Expr(value)):  # Block's LayerNorm(config.n_embd): n_embd is needed
                 ck.missing[m] = None
     return out
 

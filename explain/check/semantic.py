@@ -35,11 +35,11 @@ if TYPE_CHECKING:
 Span = tuple[int, int]
 
 
-def _paren(node: Node) -> str:
+def parenthesized(node: Node) -> str:
     return node.text if node.atomic else f"({node.text})"
 
 
-def _here(ck: Checker, node: Node) -> bool:
+def written_here(ck: Checker, node: Node) -> bool:
     """Whether ``node`` was written in the source being checked now (not on an earlier line of a function)."""
     return node.info.get("src", ck.src) == ck.src and ck.src[node.start:node.end] == node.text
 
@@ -88,7 +88,7 @@ def softmax_axis(ck: Checker, node: Node, k: int, arg: ast.expr | None, span: Sp
         roles[want], "attention weights sum to 1 over the keys")
     fix = None
     new = str(want - n)
-    if arg is not None and _here(ck, node):
+    if arg is not None and written_here(ck, node):
         fix = (*ck.span(arg), new)
     warn(ck, f"softmax over {fmt_ax(names[k])} (axis {k}, {what}) of {fmt_names(names)}: {over}, axis "
             f"{want - n} ({fmt_ax(names[want])}); write {'axis' if 'axis=' in node.text else 'dim'}={new}",
@@ -149,7 +149,7 @@ def _normalised_over(ck: Checker, stat: Node, base: Node) -> None:
     new = _with_axis(stat.text, fname, feature - n, ck.torch)
     fix = (stat.start, stat.end, new) if new else None
     over = ", ".join(f"{fmt_ax(base.names[i])} ({word(roles[i])})" for i in gone)
-    warn(ck, f"{stat.text} takes the {fname} of {_paren(base)} {fmt_names(base.names)} over {over} to normalise it, but "
+    warn(ck, f"{stat.text} takes the {fname} of {parenthesized(base)} {fmt_names(base.names)} over {over} to normalise it, but "
             f"LayerNorm and RMSNorm normalise each position over its features, {fmt_ax(base.names[feature])} "
             f"(axis {feature - n})" + (f"; write {new}" if new else ""), stat.start, stat.end, [base], fix, at=stat)
 
@@ -201,10 +201,10 @@ def mask_after_softmax(ck: Checker, soft_side: Node, span: Span, masked: Node | 
     """A mask (masked_fill, where, + mask) applied to what a softmax made."""
     soft = origin(soft_side)
     fix = None
-    if masked is not None and _here(ck, soft) and masked.text.startswith(soft.text) and soft.children:
+    if masked is not None and written_here(ck, soft) and masked.text.startswith(soft.text) and soft.children:
         inner = soft.children[0]
         tail = masked.text[len(soft.text):]
-        new = soft.text[: inner.start - soft.start] + _paren(inner) + tail + soft.text[inner.end - soft.start:]
+        new = soft.text[: inner.start - soft.start] + parenthesized(inner) + tail + soft.text[inner.end - soft.start:]
         fix = (masked.start, masked.end, new)
     earlier = "line" in soft.info and soft.info.get("src") != ck.src
     where = f" (line {soft.info['line']})" if earlier else ""
@@ -230,11 +230,11 @@ def scale(ck: Checker, scores: Node, by: Node, made: Node, under: Ax) -> None:
         return
     target = _claimed(by, under)
     new = None
-    if target is not None and _here(ck, target):
+    if target is not None and written_here(ck, target):
         if target.op != "size" and summed is not None and len(summed) == 1 and summed[0] in ck.b.dims:
             new = summed[0]
         elif made.children:
-            new = f"{_paren(made.children[0])}.{'size(-1)' if ck.torch else 'shape[-1]'}"
+            new = f"{parenthesized(made.children[0])}.{'size(-1)' if ck.torch else 'shape[-1]'}"
     fix = (target.start, target.end, new) if new and target is not None else None
     warn(ck, f"the scores {made.text} are dot products over {fmt_ax(summed)} ({size}), so they are scaled by "
             f"1/√{fmt_ax(summed)}; this scales by √{fmt_ax(under)} ({word(got)})" +

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from explain.checkpoints.folder_check import check_caps, check_tensors, header_table
-from explain.checkpoints.gpt2 import CONFIG, INSTALL, TOKENIZER, WEIGHTS, Checkpoint, DependencyError, _bf16
+from explain.checkpoints.gpt2 import CONFIG, INSTALL, TOKENIZER, WEIGHTS, Checkpoint, DependencyError, read_bf16
 from explain.core.errors import InputError, WeightsError
 
 MODEL_TYPES = ("bert",)
@@ -205,7 +205,7 @@ class BertCheckpoint(Checkpoint):
 
         def get(short: str) -> Any:
             k = self.found[short]
-            arr = (_bf16(self.weights_path, k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k))
+            arr = (read_bf16(self.weights_path, k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k))
             arr = arr.astype(np.float64)
             if not np.isfinite(arr).all():
                 raise WeightsError(f"tensor '{self.found[short]}' in '{self.weights_path}' contains NaN or infinite "

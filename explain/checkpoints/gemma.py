@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from explain.checkpoints.gpt2 import _read_json
+from explain.checkpoints.gpt2 import read_checkpoint_json
 from explain.checkpoints.llama import LlamaCheckpoint, layer_types
 from explain.core.errors import WeightsError
 from explain.core.window import GEMMA_PATTERN, pattern_kinds
@@ -192,7 +192,7 @@ class GemmaCheckpoint(LlamaCheckpoint):
         """The id put before every text: config.json's bos_token_id when tokenizer_config.json's add_bos_token
         says so (Gemma's default: it does)."""
         tc = self.path / "tokenizer_config.json"
-        doc = _read_json(tc, "a tokenizer_config.json") if tc.is_file() else {}
+        doc = read_checkpoint_json(tc, "a tokenizer_config.json") if tc.is_file() else {}
         add = doc.get("add_bos_token", True) if isinstance(doc, dict) else True
         bos = self.config.get("bos_token_id", 2)
         return bos if add is True and isinstance(bos, int) and 0 <= bos < self.options["d_vocab"] else None

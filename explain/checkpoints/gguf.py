@@ -36,7 +36,7 @@ from explain.checkpoints.gpt2 import Checkpoint, DependencyError
 from explain.checkpoints.keys import capped
 from explain.checkpoints.llama import to_engine
 from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
-from explain.checkpoints.token_labels import _byte_decoder, _visible
+from explain.checkpoints.token_labels import byte_decoder, visible_token
 from explain.core import progress
 from explain.core.errors import InputError, WeightsError
 from explain.core.text import RowLabels
@@ -64,7 +64,7 @@ def _f32(v: float) -> float:
     return float(str(np.float32(v)))
 
 
-def _number(where: str, key: str, v: Any, default: float, low: float, high: float) -> float:
+def bounded_number(where: str, key: str, v: Any, default: float, low: float, high: float) -> float:
     """A float metadata value (``default`` when absent) inside (low, high), or a one-line error naming the key."""
     if v is None:
         return default
@@ -73,7 +73,7 @@ def _number(where: str, key: str, v: Any, default: float, low: float, high: floa
     return _f32(v)
 
 
-def _field(reader: Any, key: str, default: Any = None) -> Any:
+def field_of(reader: Any, key: str, default: Any = None) -> Any:
     return reader.get(key, default)
 
 
@@ -88,7 +88,7 @@ class GGUFCheckpoint(Checkpoint):
         self.path, self.reader = path, reader
         self.tensors = {t.name: t for t in reader.tensors}
         self.options = self.read_options(f"'{path}'")
-        self.config = {"eos_token_id": _field(reader, "tokenizer.ggml.eos_token_id")}
+        self.config = {"eos_token_id": field_of(reader, "tokenizer.ggml.eos_token_id")}
         self.tokenizer_path = None
         self._labels = None
         self._tokenizer = None
@@ -97,7 +97,7 @@ class GGUFCheckpoint(Checkpoint):
     def read_options(self, where: str) -> dict[str, Any]:
         """The engine's options from the llama.* metadata, or a one-line error naming the key."""
         reader = self.reader
-        get = lambda key: _field(reader, f"llama.{key}")  # noqa: E731
+        get = lambda key: field_of(reader, f"llama.{key}")  # noqa: E731
         ints = {}
         for key in ("embedding_length", "attention.head_count", "block_count", "feed_forward_length",
                     "context_length"):
@@ -122,14 +122,14 @@ class GGUFCheckpoint(Checkpoint):
                                "every dimension of a head")
         return dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=d // h, n_layers=ints["block_count"],
                     d_ff=ints["feed_forward_length"], d_vocab=int(emb.shape[1]), n_ctx=ints["context_length"],
-                    rope_theta=_number(where, "llama.rope.freq_base", get("rope.freq_base"), 10000.0, 1, 1e12),
-                    ln_eps=_number(where, "llama.attention.layer_norm_rms_epsilon",
+                    rope_theta=bounded_number(where, "llama.rope.freq_base", get("rope.freq_base"), 10000.0, 1, 1e12),
+                    ln_eps=bounded_number(where, "llama.attention.layer_norm_rms_epsilon",
                                    get("attention.layer_norm_rms_epsilon"), 1e-5, 0, 1),
                     qkv_bias="blk.0.attn_q.bias" in self.tensors, tie_embeddings="output.weight" not in self.tensors)
 
     # -- tokenizer ----------------------------------------------------------------------------------------------
     def _tokens(self) -> list[str]:
-        tokens = _field(self.reader, "tokenizer.ggml.tokens")
+        tokens = field_of(self.reader, "tokenizer.ggml.tokens")
         if tokens is None or not len(tokens):
             raise InputError(f"'{self.path}' holds no tokenizer.ggml.tokens; give --tokens (ids)")
         if not isinstance(tokens, list):  # an array of numbers where the words should be
@@ -143,15 +143,15 @@ class GGUFCheckpoint(Checkpoint):
         return tokens
 
     def _merges(self) -> list[tuple[str, str]]:
-        return bpe_merges(f"'{self.path}'", _field(self.reader, "tokenizer.ggml.merges", []))
+        return bpe_merges(f"'{self.path}'", field_of(self.reader, "tokenizer.ggml.merges", []))
 
     def _token_labels(self) -> dict[int, str]:
         if self._labels is None:
-            dec = _byte_decoder()
+            dec = byte_decoder()
             labels = {}
             for i, t in enumerate(self._tokens()):
                 raw = bytes(dec[c] for c in t) if all(c in dec for c in t) else t.encode()
-                labels[i] = _visible(raw.decode("utf-8", errors="backslashreplace"))
+                labels[i] = visible_token(raw.decode("utf-8", errors="backslashreplace"))
             self._labels = labels
         return self._labels
 
@@ -166,7 +166,7 @@ class GGUFCheckpoint(Checkpoint):
 
     def _build_tokenizer(self) -> Any:
         where = f"'{self.path}'"
-        kind = _field(self.reader, "tokenizer.ggml.model")
+        kind = field_of(self.reader, "tokenizer.ggml.model")
         if kind != "gpt2":
             raise InputError(f"{where} holds a {kind!r} tokenizer; explain rebuilds byte-level BPE ('gpt2') only: "
                              "give --tokens (ids)")
@@ -174,23 +174,23 @@ class GGUFCheckpoint(Checkpoint):
             from tokenizers import Tokenizer, decoders, models  # lazy: optional dependency (the gguf extra)
         except ImportError:
             raise DependencyError(f"reading text with a GGUF's tokenizer needs 'tokenizers': {INSTALL}") from None
-        pre = pre_tokenizer(str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
+        pre = pre_tokenizer(str(field_of(self.reader, "tokenizer.ggml.pre", "gpt-2")), where)
         return byte_level_bpe(where, self._tokens(), self._merges(), pre, Tokenizer, models, decoders)
 
     def tokenizer_fields(self) -> tuple[Any, str, list[str], list[str]]:
         """What the file says of its tokenizer: (tokenizer.ggml.model, .pre, .tokens, .merges), as stored;
         explain tokenize walks through it (:mod:`explain.tokenize.source`)."""
-        merges = _field(self.reader, "tokenizer.ggml.merges", [])
-        return (_field(self.reader, "tokenizer.ggml.model"), str(_field(self.reader, "tokenizer.ggml.pre", "gpt-2")),
+        merges = field_of(self.reader, "tokenizer.ggml.merges", [])
+        return (field_of(self.reader, "tokenizer.ggml.model"), str(field_of(self.reader, "tokenizer.ggml.pre", "gpt-2")),
                 self._tokens(), list(merges) if isinstance(merges, list) else [])
 
     def sentencepiece_json(self, text: str) -> dict[str, Any] | None:
         """A SentencePiece vocabulary (``tokenizer.ggml.model`` llama: Gemma's) as a tokenizer.json document for
         the characters of ``text`` (:func:`explain.checkpoints.gguf_vocab.as_json`); None for a byte-level BPE file.
         explain tokenize walks it."""
-        if _field(self.reader, "tokenizer.ggml.model") != "llama":
+        if field_of(self.reader, "tokenizer.ggml.model") != "llama":
             return None
-        tokens, types = self._tokens(), _field(self.reader, "tokenizer.ggml.token_type")
+        tokens, types = self._tokens(), field_of(self.reader, "tokenizer.ggml.token_type")
         if types is None or len(types) != len(tokens):
             raise InputError(f"'{self.path}' has no tokenizer.ggml.token_type for its {len(tokens)} pieces")
         return as_json(tokens, [int(t) for t in types], text_chars(text))

@@ -22,9 +22,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from explain.checkpoints.gemma import to_engine
-from explain.checkpoints.gguf import DependencyError, GGUFCheckpoint, _field, _number
+from explain.checkpoints.gguf import DependencyError, GGUFCheckpoint, bounded_number, field_of
 from explain.checkpoints.gguf_vocab import build, text_chars
-from explain.checkpoints.token_labels import _visible
+from explain.checkpoints.token_labels import visible_token
 from explain.core.errors import InputError, WeightsError
 from explain.core.window import FULL, GEMMA_PATTERN, SLIDING, pattern_kinds
 from explain.ops.base import CellExplanation, num
@@ -61,7 +61,7 @@ class PieceLabels(Mapping):
         if not 0 <= i < len(self._pieces):
             raise KeyError(i)
         if i not in self._made:
-            self._made[i] = _visible(self._pieces[i])
+            self._made[i] = visible_token(self._pieces[i])
         return self._made[i]
 
     def __len__(self) -> int:
@@ -80,7 +80,7 @@ class GemmaGGUF(GGUFCheckpoint):
     permuted = False
 
     def read_options(self, where: str) -> dict[str, Any]:
-        get = lambda key: _field(self.reader, f"gemma3.{key}")  # noqa: E731
+        get = lambda key: field_of(self.reader, f"gemma3.{key}")  # noqa: E731
         ints = {}
         for key in ("embedding_length", "attention.head_count", "block_count", "feed_forward_length",
                     "context_length", "attention.sliding_window"):
@@ -116,17 +116,17 @@ class GemmaGGUF(GGUFCheckpoint):
             self.assumed.append("query_pre_attn_scalar")
             scalar = m
         else:
-            scalar = _number(where, "gemma3.attention.scale", scale, 0, 0, 1)
+            scalar = bounded_number(where, "gemma3.attention.scale", scale, 0, 0, 1)
             scalar = round(1 / scalar ** 2)
             if not scalar >= 1 or not math.isclose(1 / math.sqrt(scalar), float(scale), rel_tol=1e-6):
                 raise WeightsError(f"{where}: gemma3.attention.scale {float(scale):g} is not 1/√N for a whole N; "
                                    "explain scales by query_pre_attn_scalar^-½")
         return dict(d_model=d, n_heads=h, n_kv_heads=kv, d_head=m, n_layers=n, d_ff=ints["feed_forward_length"],
                     d_vocab=int(emb.shape[1]), n_ctx=ints["context_length"],
-                    rope_theta=_number(where, "gemma3.rope.freq_base", get("rope.freq_base"), 1000000.0, 1, 1e12),
-                    rope_local_base_freq=_number(where, "gemma3.rope.freq_base_swa", local, LOCAL_THETA, 1, 1e12),
+                    rope_theta=bounded_number(where, "gemma3.rope.freq_base", get("rope.freq_base"), 1000000.0, 1, 1e12),
+                    rope_local_base_freq=bounded_number(where, "gemma3.rope.freq_base_swa", local, LOCAL_THETA, 1, 1e12),
                     sliding_window=ints["attention.sliding_window"], layer_types=kinds, query_pre_attn_scalar=scalar,
-                    ln_eps=_number(where, "gemma3.attention.layer_norm_rms_epsilon",
+                    ln_eps=bounded_number(where, "gemma3.attention.layer_norm_rms_epsilon",
                                    get("attention.layer_norm_rms_epsilon"), 1e-6, 0, 1),
                     tie_embeddings="output.weight" not in self.tensors, assumed=",".join(self.assumed))
 
@@ -162,7 +162,7 @@ class GemmaGGUF(GGUFCheckpoint):
 
     # -- tokenizer ------------------------------------------------------------------------------------------------
     def _sentencepiece(self) -> bool:
-        return _field(self.reader, "tokenizer.ggml.model") == "llama"
+        return field_of(self.reader, "tokenizer.ggml.model") == "llama"
 
     def _token_labels(self) -> Any:
         if self._labels is None and self._sentencepiece():
@@ -172,8 +172,8 @@ class GemmaGGUF(GGUFCheckpoint):
     def bos(self) -> int | None:
         """<bos>'s id when the file says to put it first (``add_bos_token``; llama.cpp's default for a
         SentencePiece vocabulary: yes)."""
-        bos = _field(self.reader, "tokenizer.ggml.bos_token_id")
-        add = _field(self.reader, "tokenizer.ggml.add_bos_token", self._sentencepiece())
+        bos = field_of(self.reader, "tokenizer.ggml.bos_token_id")
+        add = field_of(self.reader, "tokenizer.ggml.add_bos_token", self._sentencepiece())
         return bos if add is True and isinstance(bos, int) and 0 <= bos < self.options["d_vocab"] else None
 
     def encode(self, text: str) -> list[int]:
@@ -188,7 +188,7 @@ class GemmaGGUF(GGUFCheckpoint):
     def _build_tokenizer(self) -> Any:
         if not self._sentencepiece():
             return super()._build_tokenizer()
-        types = _field(self.reader, "tokenizer.ggml.token_type")
+        types = field_of(self.reader, "tokenizer.ggml.token_type")
         tokens = self._tokens()
         if types is None or len(types) != len(tokens):
             raise InputError(f"'{self.path}' has no tokenizer.ggml.token_type for its {len(tokens)} pieces; give "

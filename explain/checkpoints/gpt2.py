@@ -53,7 +53,7 @@ _DEFAULTS: dict[str, Any] = dict(vocab_size=50257, n_positions=1024, n_embd=768,
                                  scale_attn_weights=True, scale_attn_by_inverse_layer_idx=False,
                                  add_cross_attention=False, tie_word_embeddings=True)
 # Engine name suffix -> GPT-2 key suffix, for the tensors that map one to one (per block unless global).
-_BLOCK_MAP = {"ln1.w": "ln_1.weight", "ln1.b": "ln_1.bias", "ln2.w": "ln_2.weight", "ln2.b": "ln_2.bias",
+BLOCK_MAP = {"ln1.w": "ln_1.weight", "ln1.b": "ln_1.bias", "ln2.w": "ln_2.weight", "ln2.b": "ln_2.bias",
               "attn.W_O": "attn.c_proj.weight", "attn.b_O": "attn.c_proj.bias",
               "mlp.W_in": "mlp.c_fc.weight", "mlp.b_in": "mlp.c_fc.bias",
               "mlp.W_out": "mlp.c_proj.weight", "mlp.b_out": "mlp.c_proj.bias"}
@@ -100,7 +100,7 @@ def _config_options(cfg: dict[str, Any], where: str) -> dict[str, Any]:
                 d_vocab=ints["vocab_size"], n_ctx=ints[n_ctx_key], ln_eps=float(eps))
 
 
-def _read_json(path: Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
+def read_checkpoint_json(path: Path, what: str, limit: int = MAX_JSON_BYTES) -> Any:
     """A JSON file of the checkpoint, through :func:`explain.io.readers.read_json` (size, depth and digit limits;
     errors name the file and line)."""
     return read_json(path, "file", f"it must be {what}", WeightsError, limit)
@@ -122,7 +122,7 @@ def _expected_shapes(o: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _bf16(path: Path, key: str) -> Any:
+def read_bf16(path: Path, key: str) -> Any:
     """A bfloat16 tensor, which numpy has no type for: the top half of a float32, read from the file's header
     offsets (the safetensors format: an 8-byte header length, the JSON header, the data)."""
     import numpy as np  # lazy: numpy off the shape path
@@ -149,7 +149,7 @@ def _to_engine(get: Callable[[str], Any], o: dict[str, Any]) -> dict[str, Any]:
             cols = slice(j * d, (j + 1) * d)  # within them head s owns columns s·m … s·m + m - 1
             p[f"{ours}attn.W_{name}"] = np.ascontiguousarray(W[:, cols].reshape(d, h, m).transpose(1, 0, 2))
             p[f"{ours}attn.b_{name}"] = b[cols].reshape(h, m).copy()
-        p.update({ours + k: get(hf + v) for k, v in _BLOCK_MAP.items()})
+        p.update({ours + k: get(hf + v) for k, v in BLOCK_MAP.items()})
     p["ln_final.w"], p["ln_final.b"] = get("ln_f.weight"), get("ln_f.bias")
     return p
 
@@ -186,7 +186,7 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
 
         def get(short: str) -> Any:
             k = found[short]
-            arr = (_bf16(path, k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)).astype(np.float64)
+            arr = (read_bf16(path, k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)).astype(np.float64)
             if not np.isfinite(arr).all():
                 raise WeightsError(f"tensor '{k}' in '{path}' contains NaN or infinite values")
             return arr
@@ -231,7 +231,7 @@ class Checkpoint:
             if self.tokenizer_path is None:
                 self._labels = {}
             else:
-                data = _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+                data = read_checkpoint_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
                 labels = token_labels(data, str(self.tokenizer_path))
                 size, V = max(labels, default=-1) + 1, self.options["d_vocab"]
                 if size > V:  # fewer is fine: some checkpoints pad the embedding (e.g. to 50304 rows)
@@ -277,7 +277,7 @@ class Checkpoint:
             except ImportError:
                 raise DependencyError(f"reading text with {TOKENIZER} needs the 'tokenizers' package: {INSTALL} "
                                       "(or give --tokens)") from None
-            data = _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+            data = read_checkpoint_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
             self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data, self.special_tokens)
         return self._tokenizer.encode(text)
 
@@ -286,7 +286,7 @@ class Checkpoint:
         if self.tokenizer_path is None:
             return None
         self._token_labels()  # refuse a tokenizer of another vocabulary first
-        return _read_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+        return read_checkpoint_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
 
     def params(self) -> dict[str, Any]:
         """Every parameter under the engine's name, float64; read from model.safetensors once."""

@@ -35,8 +35,8 @@ from explain.checkpoints.gpt2 import (
     WEIGHTS,
     Checkpoint,
     DependencyError,
-    _bf16,
-    _read_json,
+    read_bf16,
+    read_checkpoint_json,
 )
 from explain.checkpoints.keys import capped
 from explain.checkpoints.latent import LATENT_TYPES, latent_options, latent_shapes, latent_to_engine
@@ -221,7 +221,7 @@ class LlamaCheckpoint(Checkpoint):
             tables = {WEIGHTS: header_table(path / WEIGHTS)}
             wmap = dict.fromkeys(tables[WEIGHTS], WEIGHTS)
         elif index.is_file():
-            doc = _read_json(index, "a safetensors index (weight_map: tensor name → shard file)")
+            doc = read_checkpoint_json(index, "a safetensors index (weight_map: tensor name → shard file)")
             wmap = doc.get("weight_map") if isinstance(doc, dict) else None
             if not isinstance(wmap, dict) or not all(isinstance(v, str) and "/" not in v for v in wmap.values()):
                 raise WeightsError(f"'{index}' has no weight_map of tensor names to shard files in the folder")
@@ -304,7 +304,7 @@ class LlamaCheckpoint(Checkpoint):
 
             def get(k: str) -> Any:
                 f = handles[self.files[k]]
-                arr = _bf16(self.files[k], k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)
+                arr = read_bf16(self.files[k], k) if f.get_slice(k).get_dtype() == "BF16" else f.get_tensor(k)
                 return arr.astype(np.float64)
 
             return self.engine(get)

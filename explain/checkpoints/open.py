@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from explain.checkpoints.catalogue import CATALOGUE
-from explain.checkpoints.gpt2 import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, _read_json
+from explain.checkpoints.gpt2 import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, read_checkpoint_json
 from explain.core.errors import InputError, WeightsError
 from explain.core.limits import MAX_CONFIG_BYTES
 from explain.io.paths import kind_of
@@ -102,7 +102,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         what = f"has no {CONFIG}" if p.is_dir() else "does not exist"
         raise InputError(f"checkpoint folder '{path}' {what}; give a folder with {CONFIG} and {WEIGHTS} "
                          "(as save_pretrained writes) or a .gguf file")
-    config = _read_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
+    config = read_checkpoint_json(p / CONFIG, "a Hugging Face config.json", MAX_CONFIG_BYTES)
     if not isinstance(config, dict):
         raise WeightsError(f"'{p / CONFIG}' is not a JSON object; it must be a Hugging Face config.json")
     from explain.checkpoints import llama as llama  # lazy: it imports this module (the Llama family's folders)

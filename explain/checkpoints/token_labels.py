@@ -10,7 +10,7 @@ from explain.core.errors import InputError
 from explain.core.text import visible
 
 
-def _byte_decoder() -> dict[str, int]:
+def byte_decoder() -> dict[str, int]:
     """GPT-2's byte-level alphabet back to bytes: printable bytes stand for themselves, the others were shifted
     to code points 256 and up (space is 'Ġ', newline 'Ċ')."""
     bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
@@ -25,7 +25,7 @@ def _byte_decoder() -> dict[str, int]:
 _VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥", "▁": "␣"}
 
 
-def _visible(text: str) -> str:
+def visible_token(text: str) -> str:
     """Whitespace made visible (a leading space is part of a GPT-2 token) and other control characters escaped."""
     return visible("".join(_VISIBLE.get(c, c) for c in text))
 
@@ -53,8 +53,8 @@ def token_labels(data: dict[str, Any], where: str) -> dict[int, str]:
         raise InputError(f"'{where}' has a malformed vocabulary ({type(exc).__name__}: {exc}); it must be a "
                          "tokenizer.json written by 'tokenizers'") from None
     if _is_byte_level(data.get("decoder")) or _is_byte_level(data.get("pre_tokenizer")):
-        dec = _byte_decoder()
+        dec = byte_decoder()
         for i, t in pieces.items():
             raw = bytes(dec[c] for c in t) if all(c in dec for c in t) else t.encode()
             pieces[i] = raw.decode("utf-8", errors="backslashreplace")
-    return {i: _visible(t) for i, t in {**pieces, **added}.items()}
+    return {i: visible_token(t) for i, t in {**pieces, **added}.items()}

@@ -15,9 +15,9 @@ class MissingExtra(ExplainError):
 
 
 def _available() -> int:
-    from explain.engine.memory import _available_bytes  # lazy: only when serving
+    from explain.engine.memory import available_bytes  # lazy: only when serving
 
-    return _available_bytes()
+    return available_bytes()
 
 
 def default_sessions(available: int) -> int:

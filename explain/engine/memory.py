@@ -16,7 +16,7 @@ from explain.core.names import gen_number
 from explain.trace import BYTES_PER_VALUE, Trace
 
 
-def _available_bytes() -> int:
+def available_bytes() -> int:
     """Memory we may use: EXPLAIN_MAX_BYTES if set, else MemAvailable from /proc/meminfo, else 8 GiB."""
     env = os.environ.get("EXPLAIN_MAX_BYTES")
     if env and env.isdigit():
@@ -59,7 +59,7 @@ def check_memory(planned: Trace | tuple[int, int], gradients: bool = False, new_
     n_params, trace = (planned.n_params, planned.nbytes) if isinstance(planned, Trace) else planned
     weights = n_params * BYTES_PER_VALUE
     need = weights + trace
-    avail = _available_bytes()
+    avail = available_bytes()
     budget = int(MEMORY_SHARE * avail)
     if need > budget:
         gen = ""

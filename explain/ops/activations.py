@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 
 from explain.ops.base import CellExplanation, Syms, arg, idx, num, register
-from explain.ops.elementwise import _Unary
+from explain.ops.elementwise import Unary
 
 
 @register
-class GeluErf(_Unary):
+class GeluErf(Unary):
     """0.5·x·(1 + erf(x/√2)) (Hendrycks & Gimpel 2016), exact rather than tanh-approximated."""
 
     kind = "gelu_erf"

@@ -165,7 +165,7 @@ class Mask(Op):
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: query {i}, key {j}", lines=lines)
 
 
-class _Unary(Op):
+class Unary(Op):
     """An elementwise function with a kernel of the same name."""
 
     fn = ""
@@ -179,7 +179,7 @@ class _Unary(Op):
 
 
 @register
-class Relu(_Unary):
+class Relu(Unary):
     """max(0, x)."""
 
     kind = fn = "relu"
@@ -211,7 +211,7 @@ class Relu(_Unary):
 
 
 @register
-class Gelu(_Unary):
+class Gelu(Unary):
     """GELU, tanh approximation."""
 
     kind = fn = "gelu"

@@ -11,7 +11,7 @@ from explain.core import shape_rules as sr
 from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
 from explain.ops.gated import SwiGLU
-from explain.ops.products import _dot_explanation, products_line
+from explain.ops.products import dot_explanation, products_line
 
 
 def _took(choice, lead: tuple, t: int) -> list[int]:
@@ -105,7 +105,7 @@ class ExpertLinear(Op):
                                           f"{_experts(took)}, so expert {e} does not compute it (its weight is 0)",
                                           f"{syms.out}{idx(index)} = 0"])
         fx, fw, _ = self.feeds(index, inputs)
-        cols, rows, total = _dot_explanation(x[fx], w[fw], f"{x_sym}[{t}, k]", f"{w_sym}[{e}][k, {j}]")
+        cols, rows, total = dot_explanation(x[fx], w[fw], f"{x_sym}[{t}, k]", f"{w_sym}[{e}][k, {j}]")
         return CellExplanation(index, float(output[index]),
                                f"expert {e}: {syms.out}{idx(index)} = row {t} of {x_sym} · column {j} of {w_sym}[{e}]",
                                cols, rows, [f"position {t} went to {_experts(took)}",
@@ -161,7 +161,7 @@ class ExpertLinear(Op):
         xs = x if x.ndim == choice.ndim else x[..., e, :, :]
         rows_taken = taken[..., e, :]
         a_col, g_col = xs[rows_taken][:, k], g[..., e, :, :][rows_taken][:, j]
-        cols, rows, total = _dot_explanation(a_col, g_col, f"{x_sym}[p, {k}]", f"{gs}[{e}][p, {j}]", "p")
+        cols, rows, total = dot_explanation(a_col, g_col, f"{x_sym}[p, {k}]", f"{gs}[{e}][p, {j}]", "p")
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: over the {len(rows)} positions "
                                f"expert {e} took", cols, rows,
                                [f"sum of {len(rows)} products = {num(total)}" if rows else
@@ -299,7 +299,7 @@ class ExpertSum(Op):
         if wrt == 0:
             *lead, t, e = index
             lead = tuple(lead)
-            cols, rows, total = _dot_explanation(g[lead + (t,)], outs[lead + (e, t)], f"{gs}[{t}, j]",
+            cols, rows, total = dot_explanation(g[lead + (t,)], outs[lead + (e, t)], f"{gs}[{t}, j]",
                                                  f"{syms.ins[2]}{e}[{t}, j]", "j")
             return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: the gradient · expert {e}'s "
                                    f"output at position {t}", cols, rows, [f"sum of {len(rows)} products = {num(total)}"])

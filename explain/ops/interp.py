@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
-from explain.ops.products import _dot_explanation
+from explain.ops.products import dot_explanation
 
 
 @register
@@ -46,7 +46,7 @@ class HeadResult(Op):
         z, w = inputs
         fz, fw = self.feeds(index, inputs)
         h, j, m = index[-3], index[-1], z.shape[-1]
-        cols, rows, total = _dot_explanation(z[fz], w[fw], f"{syms.ins[0]}{idx(fz[:-1])}[k]",
+        cols, rows, total = dot_explanation(z[fz], w[fw], f"{syms.ins[0]}{idx(fz[:-1])}[k]",
                                              f"{syms.ins[1]}[{h}·{m}+k, {j}]")
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: head {h}'s z · its rows of "
                                f"{syms.ins[1]}, column {j}", cols, rows, [f"sum of {len(rows)} products = {num(total)}"])
@@ -218,7 +218,7 @@ class PartLogits(Op):
         if p == parts.shape[0]:
             return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: {label}",
                                    lines=[f"{uname}", f"β · u + unembedding bias = {num(output[index])}"])
-        cols, rows, total = _dot_explanation(parts[p], u, f"{syms.ins[0]}[{p}, k]", "u[k]")
+        cols, rows, total = dot_explanation(parts[p], u, f"{syms.ins[0]}[{p}, k]", "u[k]")
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: {label}", cols, rows,
                                [uname, f"sum of {len(rows)} products = {num(total)}"])
 

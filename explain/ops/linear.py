@@ -8,7 +8,7 @@ import math
 from explain.core import shape_rules as sr
 from explain.core.errors import ShapeError
 from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
-from explain.ops.products import _dot_explanation
+from explain.ops.products import dot_explanation
 
 
 @register
@@ -59,7 +59,7 @@ class Linear(Op):
         *lead, j = index
         fx, fw, *_ = self.feeds(index, inputs, transpose_w=transpose_w)  # the row of x, the column of W
         row, col = x[fx], w[fw]
-        cols, rows, total = _dot_explanation(row, col, f"{x_sym}{idx(tuple(lead))}[k]",
+        cols, rows, total = dot_explanation(row, col, f"{x_sym}{idx(tuple(lead))}[k]",
                                              f"{w_sym}{'ᵀ' if transpose_w else ''}[k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
@@ -113,7 +113,7 @@ class Linear(Op):
         if wrt == 0:  # dx[…, k] = Σⱼ dy[…, j]·W[k, j]
             *lead, k = index
             col = w[:, k] if transpose_w else w[k]
-            cols, rows, total = _dot_explanation(g[tuple(lead)], col, f"{gs}{idx(tuple(lead))}[j]",
+            cols, rows, total = dot_explanation(g[tuple(lead)], col, f"{gs}{idx(tuple(lead))}[j]",
                                                  f"{w_sym}{'ᵀ' if transpose_w else ''}[{k}, j]", "j")
             return CellExplanation(index, float(grad[index]), title, cols, rows,
                                    [f"{x_sym}{idx(index)} is multiplied by row {k} of {w_sym}"
@@ -129,7 +129,7 @@ class Linear(Op):
                                    [f"sum over {len(rows)} positions = {num(g2[:, j].sum())}"])
         x2 = x.reshape(-1, x.shape[-1])
         k, j = (index[1], index[0]) if transpose_w else index  # x column k meets dy column j
-        cols, rows, total = _dot_explanation(x2[:, k], g2[:, j], f"{x_sym}[p, {k}]", f"{gs}[p, {j}]", "p")
+        cols, rows, total = dot_explanation(x2[:, k], g2[:, j], f"{x_sym}[p, {k}]", f"{gs}[p, {j}]", "p")
         rows = [(pos[r[0]],) + r[1:] for r in rows]
         return CellExplanation(index, float(grad[index]), title, cols, rows,
                                [f"this weight multiplies {x_sym}[p, {k}] into output {j} at every position p",
@@ -186,7 +186,7 @@ class LinearHeads(Op):
         *lead, h, t, j = index
         fx, fw, *_ = self.feeds(index, inputs)  # row t of x, column j of head h's W
         row, col = x[fx], w[fw]
-        cols, rows, total = _dot_explanation(row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
+        cols, rows, total = dot_explanation(row, col, f"{x_sym}[{t}, k]", f"{w_sym}[{h}][k, {j}]")
         lines = [f"sum of {len(rows)} products = {num(total)}"]
         if b:
             lines.append(f"{num(total)} + bias {b_sym[0]}[{h}, {j}] {arg(b[0][h, j])} = {num(total + b[0][h, j])}")
@@ -252,7 +252,7 @@ class LinearHeads(Op):
                                    [f"sum over {vals.size} positions = {num(vals.sum())}"])
         s, k, j = index
         a_col, g_col = xf[:, :, k].reshape(-1), gf[:, s, :, j].reshape(-1)
-        cols, rows, total = _dot_explanation(a_col, g_col, f"{x_sym}[p, {k}]", f"{gs}[{s}][p, {j}]", "p")
+        cols, rows, total = dot_explanation(a_col, g_col, f"{x_sym}[p, {k}]", f"{gs}[{s}][p, {j}]", "p")
         return CellExplanation(index, float(grad[index]), title, cols, rows,
                                [f"head {s}'s weight [{k}, {j}] multiplies {x_sym}[p, {k}] into column {j} at every "
                                 "position p", f"sum of {len(rows)} products = {num(total)}"])

@@ -9,7 +9,7 @@ from typing import Any
 from explain.core import shape_rules as sr
 from explain.core.shape_rules import fmt_shape
 from explain.ops.base import CellExplanation, Op, Syms, arg, id_word, idx, num, register
-from explain.ops.products import _dot_explanation
+from explain.ops.products import dot_explanation
 
 
 def _row(index):
@@ -301,7 +301,7 @@ class LayerNorm(Op):
                                        "position", ("position", f"{gs}[p, {j}]"), rows,
                                        [f"sum over {len(rows)} positions = {num(gcol.sum())}"])
             xcol = xhat_all.reshape(-1, x.shape[-1])[:, j]
-            cols, rows, total = _dot_explanation(gcol, xcol, f"{gs}[p, {j}]", f"x̂[p, {j}]", "p")
+            cols, rows, total = dot_explanation(gcol, xcol, f"{gs}[p, {j}]", f"x̂[p, {j}]", "p")
             return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: γ[{j}] multiplies x̂[p, {j}] "
                                    "at every position", cols, rows, [f"sum of {len(rows)} products = {num(total)}"])
         r, j = _row(index)

@@ -17,7 +17,7 @@ import math
 
 from explain.core.shape_rules import fmt_shape
 from explain.ops.base import CellExplanation, Op, Syms, num, register
-from explain.ops.products import _dot_explanation, products_line
+from explain.ops.products import dot_explanation, products_line
 
 
 def _words(words: tuple[str, ...], i: int) -> str:
@@ -59,7 +59,7 @@ class PairParts(Op):
         h, e = inputs
         i, j = index
         hs, es = syms.ins
-        cols, rows, dot = _dot_explanation(h[a, i], h[b, j], f"{hs}[{a}, {i}, k]", f"{hs}[{b}, {j}, k]")
+        cols, rows, dot = dot_explanation(h[a, i], h[b, j], f"{hs}[{a}, {i}, k]", f"{hs}[{b}, {j}, k]")
         la, lb = math.sqrt(float((e[a] ** 2).sum())), math.sqrt(float((e[b] ** 2).sum()))
         return CellExplanation(
             index, float(output[index]), f"{syms.out}[{i}, {j}]: '{_words(words_a, i)}' (text {a + 1}) with "

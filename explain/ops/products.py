@@ -12,7 +12,7 @@ from explain.core.shape_rules import Shape
 from explain.ops.base import CellExplanation, Op, Syms, arg, broadcast_index, idx, num, register, summed_index
 
 
-def _dot_explanation(a_row: Any, b_col: Any, a_name: str, b_name: str, k_name: str = "k",
+def dot_explanation(a_row: Any, b_col: Any, a_name: str, b_name: str, k_name: str = "k",
                      term: str = "product") -> tuple[tuple[str, ...], list[tuple], Any]:
     """The term table of a dot product: one row per k with both elements and their product."""
     prods = a_row * b_col
@@ -78,7 +78,7 @@ class MatMul(Op):
         row, col, ai, bi = self._operands(index, inputs, transpose_b)
         *lead, i, j = index
         b_ref = f"{b_sym}{idx(bi + (j,))}" if transpose_b else f"{b_sym}{idx(bi)}[:, {j}]"
-        cols, rows, total = _dot_explanation(row, col, f"{a_sym}{idx(ai)}[k]",
+        cols, rows, total = dot_explanation(row, col, f"{a_sym}{idx(ai)}[k]",
                                              f"{b_sym}{'ᵀ' if transpose_b else ''}[k, {j}]")
         return CellExplanation(
             index, float(output[index]),
@@ -135,14 +135,14 @@ class MatMul(Op):
         if wrt == 0:  # dA[i, k] = Σⱼ dS[i, j]·Bᵀ[k, j]
             other = bl[:, c] if transpose_b else bl[c, :]
             b_ref = f"{b_sym}[j, {c}]" if transpose_b else f"{b_sym}[{c}, j]"
-            cols, rows, total = _dot_explanation(gl[r, :], other, f"{gs}[{r}, j]", b_ref, "j")
+            cols, rows, total = dot_explanation(gl[r, :], other, f"{gs}[{r}, j]", b_ref, "j")
             why = (f"{a_sym}[{r}, {c}] enters every {out_sym}[{r}, j], with ∂{out_sym}[{r}, j]/∂{a_sym}[{r}, {c}] = "
                    f"{b_ref}")
         elif transpose_b:  # B is (j, k): dB[j, k] = Σᵢ dS[i, j]·A[i, k]
-            cols, rows, total = _dot_explanation(gl[:, r], al[:, c], f"{gs}[i, {r}]", f"{a_sym}[i, {c}]", "i")
+            cols, rows, total = dot_explanation(gl[:, r], al[:, c], f"{gs}[i, {r}]", f"{a_sym}[i, {c}]", "i")
             why = f"{b_sym}[{r}, {c}] enters every {out_sym}[i, {r}], with ∂{out_sym}[i, {r}]/∂{b_sym}[{r}, {c}] = {a_sym}[i, {c}]"
         else:  # dB[k, j] = Σᵢ A[i, k]·dS[i, j]
-            cols, rows, total = _dot_explanation(al[:, r], gl[:, c], f"{a_sym}[i, {r}]", f"{gs}[i, {c}]", "i")
+            cols, rows, total = dot_explanation(al[:, r], gl[:, c], f"{a_sym}[i, {r}]", f"{gs}[i, {c}]", "i")
             why = f"{b_sym}[{r}, {c}] enters every {out_sym}[i, {c}], with ∂{out_sym}[i, {c}]/∂{b_sym}[{r}, {c}] = {a_sym}[i, {r}]"
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: chain rule over every output "
                                "cell it feeds", cols, rows,
@@ -160,7 +160,7 @@ class WeightedSum(MatMul):
         a_sym, v_sym = syms.ins
         row, col, ai, bi = self._operands(index, inputs, transpose_b)
         *lead, i, c = index
-        cols, rows, total = _dot_explanation(row, col, f"{a_sym}[{i}, j]", f"{v_sym}[j, {c}]", "j", "a·v")
+        cols, rows, total = dot_explanation(row, col, f"{a_sym}[{i}, j]", f"{v_sym}[j, {c}]", "j", "a·v")
         return CellExplanation(
             index, float(output[index]),
             f"{syms.out}{idx(index)} = Σⱼ {a_sym}[{i}, j]·{v_sym}[j, {c}]  (weights of query {i} times column "

@@ -43,11 +43,11 @@ GGUF_PRE: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def _flat(node: Any) -> list[dict[str, Any]]:
+def flat_sequence(node: Any) -> list[dict[str, Any]]:
     if not isinstance(node, dict):
         return []
     inner = node.get("pretokenizers") or node.get("normalizers")
-    return [x for n in inner for x in _flat(n)] if node.get("type") == "Sequence" else [node]
+    return [x for n in inner for x in flat_sequence(n)] if node.get("type") == "Sequence" else [node]
 
 
 def _refuse(where: str, what: str) -> InputError:
@@ -73,7 +73,7 @@ class BPE:
         model = data.get("model") or {}
         if model.get("type") != "BPE":
             raise _refuse(where, f"a {model.get('type')!r} model")
-        pre = _flat(data.get("pre_tokenizer"))
+        pre = flat_sequence(data.get("pre_tokenizer"))
         for p in pre:
             kind = p.get("type")
             ok = kind == "ByteLevel" or (kind == "Digits" and p.get("individual_digits")) or (
@@ -83,7 +83,7 @@ class BPE:
                 raise _refuse(where, f"a {kind!r} pre-tokenizer")
         if not any(p.get("type") == "ByteLevel" for p in pre):
             raise _refuse(where, "no byte-level pre-tokenizer (a SentencePiece-style BPE)")
-        norms = [n.get("type") for n in _flat(data.get("normalizer"))]
+        norms = [n.get("type") for n in flat_sequence(data.get("normalizer"))]
         if any(n not in _NORMAL_FORMS | {"Lowercase"} for n in norms):
             raise _refuse(where, f"a {next(n for n in norms if n not in _NORMAL_FORMS | {'Lowercase'})!r} normalizer")
         added = {}

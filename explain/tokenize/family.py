@@ -8,7 +8,7 @@ from typing import Any
 
 from explain.core.errors import InputError
 from explain.core.words import SPECIALS, UNK, Tokenizer
-from explain.tokenize.bpe import BPE, GGUF_PRE, _flat
+from explain.tokenize.bpe import BPE, GGUF_PRE, flat_sequence
 from explain.tokenize.sentencepiece import SentencePieceBPE
 from explain.tokenize.walk import Walkthrough, frame
 from explain.tokenize.wordpiece import WordPiece
@@ -55,7 +55,7 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
     kind = (data.get("model") or {}).get("type")
     if kind == "WordPiece":
         return WordPiece.from_json(data, where, source.label, getattr(source, "special_tokens", False))
-    if kind == "BPE" and not any(p.get("type") == "ByteLevel" for p in _flat(data.get("pre_tokenizer"))):
+    if kind == "BPE" and not any(p.get("type") == "ByteLevel" for p in flat_sequence(data.get("pre_tokenizer"))):
         return _bos_first(source, SentencePieceBPE.from_json(data, where, source.label))  # characters and ▁
     return _bos_first(source, BPE.from_json(data, where, source.label))
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explain.core.errors import InputError
-from explain.tokenize.bpe import BPE, _flat
+from explain.tokenize.bpe import BPE, flat_sequence
 
 
 def _refuse(where: str, what: str) -> InputError:
@@ -36,12 +36,12 @@ class SentencePieceBPE(BPE):
         model = data.get("model") or {}
         if model.get("type") != "BPE" or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
             raise _refuse(where, f"a {model.get('type')!r} model with prefixes or suffixes")
-        steps = _flat(data.get("normalizer"))
+        steps = flat_sequence(data.get("normalizer"))
         for n in steps:
             ok = n.get("type") == "Prepend" or (n.get("type") == "Replace" and "String" in (n.get("pattern") or {}))
             if not ok:
                 raise _refuse(where, f"a {n.get('type')!r} normaliser")
-        pre = _flat(data.get("pre_tokenizer"))
+        pre = flat_sequence(data.get("pre_tokenizer"))
         for p in pre:
             if p.get("type") != "Split" or "String" not in (p.get("pattern") or {}) or p.get("invert") or \
                     str(p.get("behavior", "")).lower() not in ("isolated", "mergedwithprevious"):

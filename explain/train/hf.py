@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from explain.checkpoints.gpt2 import _BLOCK_MAP
+from explain.checkpoints.gpt2 import BLOCK_MAP
 from explain.checkpoints.wordlevel import tokenizer_json
 from explain.core.config import Config
 from explain.core.errors import InputError, UsageError
@@ -52,7 +52,7 @@ def hf_tensors(P: dict[str, np.ndarray], cfg: Config) -> dict[str, np.ndarray]:
             [P[f"{ours}attn.W_{n}"].transpose(1, 0, 2).reshape(d, h * m) for n in "QKV"], axis=1)
         t[hf + "attn.c_attn.bias"] = np.concatenate(
             [P.get(f"{ours}attn.b_{n}", np.zeros((h, m))).reshape(-1) for n in "QKV"])
-        t.update({hf + v: P[ours + k] for k, v in _BLOCK_MAP.items()})
+        t.update({hf + v: P[ours + k] for k, v in BLOCK_MAP.items()})
     return {"transformer." + k: np.asarray(v, dtype=np.float32) for k, v in t.items()}
 
 

@@ -6,13 +6,13 @@ from Python's str."""
 
 from __future__ import annotations
 
-from explain.checkpoints.token_labels import _byte_decoder, token_labels
+from explain.checkpoints.token_labels import byte_decoder, token_labels
 from explain.render.predictions import joined
 
 
 def _byte_level_vocab(pieces: list[bytes]) -> dict:
     """A tokenizer.json whose tokens are these byte strings, written in GPT-2's byte-level alphabet."""
-    to_char = {b: c for c, b in _byte_decoder().items()}
+    to_char = {b: c for c, b in byte_decoder().items()}
     vocab = {"".join(to_char[b] for b in p): i for i, p in enumerate(pieces)}
     return {"model": {"vocab": vocab}, "decoder": {"type": "ByteLevel"}}
 
