@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from explain.checkpoints.folder_check import check_caps, check_tensors, header_table
-from explain.checkpoints.gpt2 import CONFIG, INSTALL, TOKENIZER, WEIGHTS, Checkpoint, DependencyError, read_bf16
+from explain.checkpoints.gpt2 import CONFIG, INSTALL, TOKENIZER, WEIGHTS, DependencyError, GPT2Checkpoint, read_bf16
 from explain.core.errors import InputError, WeightsError
 
 MODEL_TYPES = ("bert",)
@@ -139,7 +139,7 @@ def to_engine(get: Callable[[str], Any], o: dict[str, Any], pooler: bool = True)
     return p
 
 
-class BertCheckpoint(Checkpoint):
+class BertCheckpoint(GPT2Checkpoint):
     """A BERT folder: its config as ``bert`` options, its WordPiece tokenizer.json, its weights."""
 
     model = "bert"

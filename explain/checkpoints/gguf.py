@@ -32,7 +32,7 @@ from explain.checkpoints.gguf_vocab import (
     pre_tokenizer,
     text_chars,
 )
-from explain.checkpoints.gpt2 import Checkpoint, DependencyError
+from explain.checkpoints.gpt2 import DependencyError, GPT2Checkpoint
 from explain.checkpoints.keys import capped
 from explain.checkpoints.llama import to_engine
 from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
@@ -77,7 +77,7 @@ def field_of(reader: Any, key: str, default: Any = None) -> Any:
     return reader.get(key, default)
 
 
-class GGUFCheckpoint(Checkpoint):
+class GGUFCheckpoint(GPT2Checkpoint):
     """A llama-architecture GGUF file: its metadata as ``llama`` options, its tokenizer, its weights."""
 
     model = "llama"

@@ -5,7 +5,7 @@
 (:mod:`explain.checkpoints.folder_check`: json, nothing else), so ``explain shapes gpt --checkpoint DIR`` stays as light as
 any shape query and refuses a folder whose files disagree. The heavier pieces load on first use:
 the token labels from ``tokenizer.json`` (json again), the tokenizer itself (the ``tokenizers`` package) when
-text is encoded, and the weights (numpy and ``safetensors``) when :meth:`Checkpoint.params` is called.
+text is encoded, and the weights (numpy and ``safetensors``) when :meth:`GPT2Checkpoint.params` is called.
 
 The GPT-2 tensors map onto the engine's parameters like this (Conv1D layers compute ``x @ W + b``, W is
 (in, out), the engine's layout too)::
@@ -35,6 +35,7 @@ from typing import Any
 
 from explain.checkpoints import tokenizer_guard, wordlevel
 from explain.checkpoints.folder_check import Table, check_caps, check_tensors, header_table
+from explain.checkpoints.protocol import WeightOrigin
 from explain.checkpoints.token_labels import token_labels
 from explain.checkpoints.trained import SHIPPED
 from explain.core.errors import ExplainError, InputError, WeightsError
@@ -196,12 +197,17 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
 
 # --- the checkpoint ---------------------------------------------------------------------------------------
 
-class Checkpoint:
+class GPT2Checkpoint:
     """A GPT-2 checkpoint folder: its config as engine options, its tokenizer, and (loaded once, on first use)
-    its weights under the engine's names. It is the run's tokenizer (:class:`explain.core.words.TextTokenizer`)."""
+    its weights under the engine's names. It is the run's tokenizer (:class:`explain.core.words.TextTokenizer`).
+    It and every reader built on it give :class:`explain.checkpoints.protocol.Checkpoint`."""
 
     name = "checkpoint"
     model = "gpt"  # the registry's model that runs it
+    context_what = "the checkpoint's context"
+    unknown: Sequence[str] = ()  # the words of the last text encoded that became <unk> (a word-level tokenizer's)
+    weight_origin: WeightOrigin | None = None  # its floats are the file's as stored (a GGUF's are rebuilt: its own)
+    _words: dict[str, int] | None = None  # a word-level vocabulary explain wrote (explain.checkpoints.wordlevel)
     fixed = True  # token ids index the embedding's rows: none past vocab_size
     special_tokens = False  # whether encoding adds the special tokens tokenizer.json's post-processor names
 
@@ -218,7 +224,6 @@ class Checkpoint:
         self.tokenizer_path: Path | None = tok if tok.is_file() else None
         self._labels: dict[int, str] | None = None
         self._tokenizer: Any = None
-        self._words: dict[str, int] | None = None  # a word-level vocabulary explain wrote (explain.checkpoints.wordlevel)
         self.unknown: list[str] = []  # the words of the last text encoded that became <unk>
         self._params: dict[str, Any] | None = None
 
@@ -281,6 +286,11 @@ class Checkpoint:
             self._tokenizer = tokenizer_guard.load(self.tokenizer_path, data, self.special_tokens)
         return self._tokenizer.encode(text)
 
+    def word_vocab(self) -> dict[str, int] | None:
+        """The word-level vocabulary of a tokenizer.json explain train wrote (word → id), else None."""
+        self._token_labels()
+        return self._words
+
     def tokenizer_json(self) -> Any:
         """The folder's tokenizer.json, parsed (None when it has none): explain tokenize walks through it."""
         if self.tokenizer_path is None:
@@ -295,4 +305,4 @@ class Checkpoint:
         return self._params
 
 
-__all__ = ["Checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]
+__all__ = ["GPT2Checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]

@@ -33,8 +33,8 @@ from explain.checkpoints.gpt2 import (
     CONFIG,
     INSTALL,
     WEIGHTS,
-    Checkpoint,
     DependencyError,
+    GPT2Checkpoint,
     read_bf16,
     read_checkpoint_json,
 )
@@ -209,7 +209,7 @@ def to_engine(get: Callable[[str], Any], o: dict[str, Any], moe: tuple[str, tupl
     return p
 
 
-class LlamaCheckpoint(Checkpoint):
+class LlamaCheckpoint(GPT2Checkpoint):
     """A Llama/Mistral/Qwen2 folder: its config as ``llama`` options, its tokenizer.json, its weights."""
 
     model = "llama"

@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 
 from explain.checkpoints.catalogue import CATALOGUE
-from explain.checkpoints.gpt2 import CONFIG, TOKENIZER, WEIGHTS, Checkpoint, read_checkpoint_json
+from explain.checkpoints.gpt2 import CONFIG, TOKENIZER, WEIGHTS, GPT2Checkpoint, read_checkpoint_json
+from explain.checkpoints.protocol import Checkpoint
 from explain.core.errors import InputError, WeightsError
 from explain.core.limits import MAX_CONFIG_BYTES
 from explain.io.paths import kind_of
@@ -119,4 +120,4 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         hint = (f" (it has {other[0]}: explain reads one unsharded {WEIGHTS}, never pickles; convert with "
                 "save_pretrained(safe_serialization=True, max_shard_size='10GB'))" if other else "")
         raise InputError(f"checkpoint folder '{path}' has no {WEIGHTS}{hint}")
-    return Checkpoint(p, config)
+    return GPT2Checkpoint(p, config)

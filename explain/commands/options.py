@@ -13,7 +13,6 @@ import click
 
 from explain.checkpoints.catalogue import CATALOGUE
 from explain.core import progress
-from explain.core.config import check_model_name
 from explain.core.options import OPTIONS, Option
 from explain.core.registry import MODELS, option_help
 
@@ -38,16 +37,18 @@ def click_option(o: Option) -> Callable:
     return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=option_help(o))
 
 
-def pick_model(model: str | None, checkpoint: str | None) -> str:
+def pick_model(model: str | None, kwargs: dict[str, Any]) -> str:
     """MODEL as given, or, when it is left out, the model a --checkpoint holds (gpt or llama, read from the
-    file's config); a usage error when there is neither."""
+    file's config; the opened checkpoint replaces the path in ``kwargs``, so the run does not open it again); a
+    usage error when there is neither."""
     if model:
         return model
-    if not checkpoint:
+    if not kwargs.get("checkpoint"):
         raise click.UsageError(f"give a MODEL ({', '.join(MODELS)}), or --checkpoint PATH to run the model it holds")
     from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only when MODEL is left out
 
-    return open_checkpoint(checkpoint).model
+    kwargs["checkpoint"] = ck = open_checkpoint(kwargs["checkpoint"])
+    return ck.model
 
 
 def catalogue_model(model: str | None, kwargs: dict[str, Any]) -> str | None:
@@ -70,7 +71,7 @@ def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
     def with_model(*args: Any, model: str | None = None, quiet: bool = False, **kwargs: Any) -> Any:
         with progress.reporting(progress.Plain(quiet=True)) if quiet else contextlib.nullcontext():
             model = catalogue_model(model, kwargs)
-            return f(*args, model=pick_model(model, kwargs.get("checkpoint")), **kwargs)
+            return f(*args, model=pick_model(model, kwargs), **kwargs)
 
     g: Callable = click.option("-q", "--quiet", is_flag=True, help="No progress bars or notices on stderr (a "
                                "catalogue model's first fetch, dequantizing a GGUF); errors only.")(with_model)
@@ -81,8 +82,8 @@ def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
 
 def run_kwargs(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The command's option values as keyword arguments of :func:`explain.engine.api.run` (unset ones dropped);
-    pops them from ``kwargs`` so the command keeps only its own options."""
-    check_model_name(model)
+    pops them from ``kwargs`` so the command keeps only its own options. The model's name is checked by the run's
+    request (:func:`explain.engine.ask.make_request`), once."""
     out = {}
     for o in OPTIONS:
         v = kwargs.pop(o.name, None)

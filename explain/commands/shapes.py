@@ -66,8 +66,9 @@ def _untokenized(kw: dict) -> int | None:
     the length to plan when no input is given, said on stderr; None when the folder has its tokenizer."""
     from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
 
-    kw["checkpoint"] = ck = open_checkpoint(kw["checkpoint"])
-    if getattr(ck, "tokenizer_path", True) is not None:
+    ck = kw["checkpoint"]
+    kw["checkpoint"] = ck = open_checkpoint(ck) if isinstance(ck, str) else ck  # opened once, for plan() too
+    if ck.tokenizer_path is not None:
         return None
     n = min(UNTOKENIZED, ck.options["n_ctx"])
     click.echo(f"note: {ck.path} has no tokenizer.json: the steps are for {n} tokens (give --seq N for another "
@@ -166,11 +167,10 @@ def stored_type(kw: dict) -> tuple[str | None, str]:
         from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
 
         ck = open_checkpoint(ck)
-    config = getattr(ck, "config", None)
-    config = config if isinstance(config, dict) else {}
+    config = ck.config
     name = config.get("torch_dtype") or config.get("dtype")
     if isinstance(name, str) and name in DTYPES:
         return name, "config.json's torch_dtype" if config.get("torch_dtype") else "config.json's dtype"
-    if str(getattr(ck, "path", "")).endswith(".gguf"):
+    if str(ck.path).endswith(".gguf"):
         return "GGUF", "quantized blocks; the file's size says their bytes"
     return None, ""

@@ -17,16 +17,19 @@ def source_of(model: str | None, checkpoint: str | None) -> tuple[object | None,
     tokenizer) and how messages name it: gpt's default is the trained model that ships with explain."""
     from explain.checkpoints.trained import use_trained  # lazy: the engine loads when the command runs
     from explain.core.config import check_model_name  # lazy: as above
-    from explain.core.registry import DEFAULT_MODEL  # lazy: as above
-    from explain.engine.request import open_for  # lazy: as above
+    from explain.core.registry import (
+        DEFAULT_MODEL,  # lazy: as above
+        MODELS,  # lazy: as above
+    )
+    from explain.engine.ask import open_for  # lazy: as above
 
     model = check_model_name(model or (None if checkpoint else DEFAULT_MODEL) or _model_of(checkpoint))
     options: dict = {"checkpoint": checkpoint}
     use_trained(options, None, model)
     if options.get("checkpoint") is None:
         return None, f"explain's word tokenizer ('{model}' has no trained tokenizer)"
-    ck = open_for(model, options["checkpoint"])
-    return ck, str(getattr(ck, "name", "checkpoint")) + f" '{ck.path}'"
+    ck = open_for(MODELS[model], options["checkpoint"])
+    return ck, f"{ck.name} '{ck.path}'"
 
 
 def _model_of(checkpoint: str) -> str:

@@ -16,7 +16,7 @@ from explain.core.errors import ConfigError, UsageError
 from explain.core.latent import Latent, check_latent
 from explain.core.moe import check_moe
 from explain.core.options import OPTION, check_cap, flag
-from explain.core.registry import DEFAULT_MODEL, MODELS, quoted, users
+from explain.core.registry import DEFAULT_MODEL, MODELS, Model, quoted, users
 from explain.core.window import SLIDING, check_window, layer_kinds
 
 
@@ -152,6 +152,12 @@ class Config:
         """The shared expert's width: shared_d_ff, or n_shared_experts × the expert width (DeepSeek's)."""
         return self.shared_d_ff if self.shared_d_ff is not None else self.n_shared_experts * self.expert_dim
 
+    @property
+    def spec(self) -> Model:
+        """The model's registry entry (its capabilities, forward, loss): ``model`` is a name validated when the
+        config was made, so this is the one place a config's name becomes its entry."""
+        return MODELS[self.model]
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["d_head"], d["d_ff"], d["d_out"] = self.head_dim, self.ff_dim, self.out_dim
@@ -177,8 +183,13 @@ def _divisor_hint(d_model: int, n_heads: int) -> str:
 def make_config(model: str, **options: Any) -> Config:
     """A validated Config for ``model`` with the per-model defaults, overridden by the given options
     (options that are None are left at their defaults)."""
-    model = check_model_name(model)
-    values: dict[str, Any] = dict(MODELS[model].defaults)
+    return config_for(MODELS[check_model_name(model)], **options)
+
+
+def config_for(entry: Model, **options: Any) -> Config:
+    """:func:`make_config` for a registry entry whose name is already checked (a run's request checks it once)."""
+    model = entry.name
+    values: dict[str, Any] = dict(entry.defaults)
     values.update({k: v for k, v in options.items() if v is not None})
     if values.get("attention") == "mla" and options.get("n_kv_heads") is None:
         values.pop("n_kv_heads", None)  # the model's default grouping: latent attention has no key/value heads
@@ -193,7 +204,7 @@ def make_config(model: str, **options: Any) -> Config:
 
 def validate(cfg: Config) -> None:
     """Refuse a config that cannot be built, naming the value and a fix."""
-    model = MODELS[cfg.model]
+    model = cfg.spec
     sizes = [o for o in OPTION.values() if o.group == "config" and o.type == "int" and o.name != "seed"]
     for o in sorted(sizes, key=lambda o: o.default is None):  # the always-set sizes first
         v = getattr(cfg, o.name)

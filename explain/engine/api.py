@@ -8,19 +8,20 @@ initialised from the seed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from explain.checkpoints.layout import origin_in_layout, to_layout
 from explain.checkpoints.origin import origins
-from explain.checkpoints.trained import use_trained, weights_label
+from explain.checkpoints.trained import weights_label
 from explain.core.config import Config
 from explain.core.errors import UsageError
 from explain.core.inputs import Inputs
-from explain.core.registry import DEFAULT_MODEL, MODELS, forward_of
+from explain.core.registry import DEFAULT_MODEL, forward_of
 from explain.core.sampling import make_sampling
 from explain.core.text import RowLabels
+from explain.engine.ask import Request, make_request, training_of
 from explain.engine.backward import backward, objective, record_loss_after, sgd
 from explain.engine.finite import check_finite
 from explain.engine.memory import (  # noqa: F401 - part of this module's interface
@@ -30,7 +31,7 @@ from explain.engine.memory import (  # noqa: F401 - part of this module's interf
     memory_need,
 )
 from explain.engine.pricing import price
-from explain.engine.request import check_generation, eos_of, open_for, prepare_run, training_of
+from explain.engine.request import check_generation, eos_of, prepare
 from explain.models.generate import generate as record_generation
 from explain.models.notation import notation
 from explain.trace import Trace
@@ -81,24 +82,23 @@ def _loss_with(cfg: Config, inp: Inputs, params: dict, training: Any) -> float:
 
 def _model(rec: Recorder, cfg: Config, inp: Inputs) -> None:
     """Record the model's own steps."""
-    forward_of(MODELS[cfg.model])(rec, cfg, inp)
+    forward_of(cfg.spec)(rec, cfg, inp)
 
 
-def tokenizer_walk(model: str, options: dict[str, Any], inp: Inputs) -> Any:
+def tokenizer_walk(req: Request, inp: Inputs) -> Any:
     """--tokenizer-steps: the walkthrough of the run's (first) text with the run's tokenizer, its ids checked
-    against the ids the run reads; None when it was not asked for (``options['tokenizer_steps']``, popped)."""
-    if not options.pop("tokenizer_steps", False):
+    against the ids the run reads; None when it was not asked for."""
+    if not req.tokenizer_steps:
         return None
-    if options.get("tokens") is not None or options.get("embeddings") is not None:
+    if req.tokens is not None or req.embeddings is not None:
         raise UsageError("--tokenizer-steps shows how --text becomes ids; give --text, not --tokens or --embeddings")
     from explain.tokenize.family import tokenizer_for  # lazy: only with --tokenizer-steps
 
-    texts = [options["text"]] if isinstance(options.get("text"), str) else list(options.get("text") or [])
-    targets = options.get("target") or MODELS[model].target
+    texts = [req.text] if isinstance(req.text, str) else list(req.text or [])
+    targets = req.target or req.model.target
     targets = [targets] if isinstance(targets, str) else list(targets or [])
-    ck = options.get("checkpoint")
-    texts = texts or MODELS[model].texts
-    walk = tokenizer_for(open_for(model, ck) if ck is not None else None, texts + targets).walk(texts[0])
+    texts = texts or req.model.texts
+    walk = tokenizer_for(req.checkpoint, texts + targets).walk(texts[0])
     n = inp.lengths[0] if inp.lengths else inp.seq_len
     if walk.ids != list(inp.ids[0][:n]):  # one tokenizer, two answers: a bug of explain's, not the user's
         raise AssertionError(f"the tokenizer's walkthrough gave {walk.ids}, the run reads {inp.ids[0][:n]}")
@@ -109,15 +109,12 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
     numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
     :class:`~explain.core.sampling.Sampling`), the generation's steps too."""
-    use_trained(options, options.get("weights"))
-    options = {k: v for k, v in options.items() if k not in ("weights",)}
-    training = training_of(options)
-    wanted = {"tokenizer_steps": options.pop("tokenizer_steps", False)}
-    cfg, inp = prepare_run(model, **options)
-    walk = tokenizer_walk(model, {**options, **wanted}, inp)
+    req = make_request(model, weights=options.pop("weights", None), sampling=sampling, shipped=False, **options)
+    cfg, inp = prepare(req)
+    walk = tokenizer_walk(req, inp)
     if sampling is not None:
         check_generation(cfg, inp, sampling)
-    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
+    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=req.training, walk=walk)
 
 
 def estimate(cfg: Config, inp: Inputs, training: Any = None, sampling: Any = None) -> tuple[int, int]:
@@ -151,6 +148,7 @@ def with_backward(trace: Trace, **training: Any) -> Trace:
     if trace.backward is not None:
         return trace
     spec = training_of({"backward": True, **training})
+    assert spec is not None  # backward=True always asks for one
     if spec.lr is not None:
         raise UsageError("--lr re-runs the model; use explain.run(..., lr=...) instead")
     for shape_only in (True, False):  # the plan first: refuse before allocating
@@ -183,19 +181,21 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     (:mod:`explain.checkpoints.trained`) unless ``random_weights=True``, ``weights``, ``checkpoint`` or a size option
     (``d_model``, ``n_layers``, …) is given; random weights come from ``seed``.
     """
+    return run_request(make_request(model, weights=weights, sampling=sampling, **options), on_tensor)
+
+
+def run_request(req: Request, on_tensor: Callable[[str, Any], None] | None = None) -> Trace:
+    """:func:`run` of a request already made (:func:`explain.engine.ask.make_request`): its model name checked and
+    its checkpoint opened, once."""
     from explain.engine.weights import (  # lazy: numpy off the shape path
         check_params,
         init_params,
         load_params,
     )
 
-    use_trained(options, weights, model, draws=sampling is not None)  # gpt: the trained model unless told
-    if options.get("checkpoint") is not None:
-        options["checkpoint"] = open_for(model, options["checkpoint"])  # open once: the tokenizer, then the weights
-    training = training_of(options)
-    wanted = {"tokenizer_steps": options.pop("tokenizer_steps", False)}
-    cfg, inp = prepare_run(model, **options)
-    walk = tokenizer_walk(model, {**options, **wanted}, inp)
+    training, sampling, weights, ck = req.training, req.sampling, req.weights, req.checkpoint
+    cfg, inp = prepare(req)
+    walk = tokenizer_walk(req, inp)
     if sampling is not None and training is not None:
         raise UsageError("--backward runs on the forward pass of the prompt; drop it to generate, or drop the "
                          "generation options to see the backward pass")
@@ -204,19 +204,16 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
         check_generation(cfg, inp, sampling, context=inp.seq_len + 3 > cfg.n_ctx)
     # before planning every layer and every new token: priced in closed form from a few small plans
     check_memory(estimate(cfg, inp, training, sampling), gradients=training is not None,
-                 new_tokens=None if sampling is None else sampling.max_new_tokens,
-                 checkpoint=options.get("checkpoint") is not None)
+                 new_tokens=None if sampling is None else sampling.max_new_tokens, checkpoint=ck is not None)
     if sampling is not None:
         check_generation(cfg, inp, sampling)
     planned = _record(cfg, inp, None, shape_only=True, sampling=sampling, training=training, walk=walk)
-    if options.get("checkpoint") is not None and weights is None:
-        ck = open_for(model, options["checkpoint"])
-        params = check_params(to_layout(ck.params(), cfg.rope_layout), planned.specs,
-                              f"checkpoint '{getattr(ck, 'path', 'given')}'")
+    if ck is not None and weights is None:
+        params = check_params(to_layout(ck.params(), cfg.rope_layout), planned.specs, f"checkpoint '{ck.path}'")
     elif weights is None:
         params = init_params(planned.specs, cfg.seed)
-    elif isinstance(weights, dict):
-        params = check_params(weights, planned.specs)
+    elif isinstance(weights, Mapping):
+        params = check_params(dict(weights), planned.specs)
     else:
         params = load_params(weights, planned.specs)
     import numpy as np  # lazy: numpy off the shape path
@@ -227,13 +224,10 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
         trace = _record(cfg, inp, params, shape_only=False, sampling=sampling, training=training, on_tensor=on_tensor,
                         walk=walk)
     check_finite(trace, params, getattr(cfg, "ln_eps", None))
-    trace.weights = weights_label(options.get("checkpoint"), weights, cfg.seed, MODELS[cfg.model].can("weights"),
-                                  options.get("embeddings") is not None)
-    trace.unknown_words = list(getattr(options.get("checkpoint"), "unknown", None) or [])
-    if options.get("checkpoint") is not None and weights is None:  # a GGUF says where each weight came from
-        weight_origin = getattr(options["checkpoint"], "weight_origin", None)
-        weight_origin = origin_in_layout(weight_origin, cfg.rope_layout, cfg.head_dim)
-        trace.origin = origins(weight_origin) if weight_origin is not None else None
+    trace.weights = weights_label(ck, weights, cfg.seed, req.model.can("weights"), req.embeddings is not None)
+    trace.unknown_words = list(ck.unknown) if ck is not None else []
+    if ck is not None and weights is None and ck.weight_origin is not None:  # a GGUF says where each weight came from
+        trace.origin = origins(origin_in_layout(ck.weight_origin, cfg.rope_layout, cfg.head_dim))
     return trace
 
 
@@ -253,9 +247,11 @@ def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, t
     seed = options.pop("seed", None)  # the draws' seed only: the weights are the trained ones, or seed 0's
     if sampling is None:
         sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, seed)
+    weights, on_tensor = options.pop("weights", None), options.pop("on_tensor", None)
+    req = make_request(model, weights=weights, sampling=sampling, **options)
     if not ignore_eos:
-        sampling = replace(sampling, eos=eos_of(model, options))
-    return run(model, sampling=sampling, **options)
+        req = replace(req, sampling=replace(sampling, eos=eos_of(req)))
+    return run_request(req, on_tensor)
 
 
 def generated_ids(trace: Trace) -> list[list[int]]:
@@ -265,4 +261,4 @@ def generated_ids(trace: Trace) -> list[list[int]]:
     return [[int(trace[n].output[b, 0]) for n in names] for b in range(trace[names[0]].shape[0])]
 
 
-__all__ = ["run", "plan", "generate", "generated_ids", "with_backward", "check_memory", "estimate"]
+__all__ = ["run", "run_request", "plan", "generate", "generated_ids", "with_backward", "check_memory", "estimate"]

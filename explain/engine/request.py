@@ -1,54 +1,57 @@
-"""What a run is asked for, checked before anything runs: the inputs and a validated config
-(:func:`prepare_run`), the checkpoint it reads (:func:`open_for`), the token ids against the vocabulary, a
-generation the model can run (:func:`check_generation`) and the backward pass asked for (:func:`training_of`).
+"""A run's request (:class:`explain.engine.ask.Request`) checked before anything runs: the inputs and a validated
+config (:func:`prepare`), what the checkpoint can serve (:func:`check_serves`), the token ids against the vocabulary
+and a generation the model can run (:func:`check_generation`).
 Each refuses a request with a one-line error naming the fix. :mod:`explain.engine.api` runs what passes."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from explain.checkpoints.open import open_checkpoint
-from explain.core.config import Config, check_model_name, make_config, with_vocab
+from explain.checkpoints.protocol import Checkpoint
+from explain.core.config import Config, config_for, with_vocab
 from explain.core.errors import ConfigError, InputError, UsageError
 from explain.core.inputs import Inputs, token_specs
 from explain.core.limits import MAX_VOCAB
 from explain.core.options import OPTION, flag
-from explain.core.registry import MODELS, able, quoted
+from explain.core.registry import able, quoted
 from explain.core.words import EOS
-from explain.engine.backward import Training, check_lr
-from explain.engine.prepare import prepare
+from explain.engine.ask import Request, make_request
+from explain.engine.prepare import prepare as prepare_inputs
 
 
-def prepare_run(model: str, text: str | list[str] | None = None, target: str | list[str] | None = None,
-             tokens: str | list[int] | list[str] | list[list[int]] | None = None, embeddings: str | None = None,
-             checkpoint: Any = None, **options: Any) -> tuple[Config, Inputs]:
-    """Inputs and a validated config with d_vocab set."""
-    check_model_name(model)  # from Python too: a one-line UsageError, not a KeyError
+def prepare_run(model: str, **options: Any) -> tuple[Config, Inputs]:
+    """Inputs and a validated config with d_vocab set, for ``explain.run``'s keywords (a plan's: gpt is not
+    opened as the trained model unless asked): :func:`prepare` of their :class:`~explain.engine.ask.Request`."""
+    return prepare(make_request(model, shipped=False, **options))
+
+
+def prepare(req: Request) -> tuple[Config, Inputs]:
+    """Inputs and a validated config with d_vocab set, for the request ``req``."""
+    entry, ck, options = req.model, req.checkpoint, dict(req.options)
+    text, target, tokens, embeddings = req.text, req.target, req.tokens, req.embeddings
     texts = [text] if isinstance(text, str) else list(text or [])
     specs = token_specs(tokens)
     if specs is not None and not all(s.strip() for s in specs):
         raise UsageError("--tokens is empty; give ids such as 3,1,4, or drop --tokens")
-    ck = None
-    if checkpoint is not None:  # its config.json sets every dimension, its tokenizer the ids
-        ck = _open_checked(model, checkpoint, embeddings, target, options)
+    if ck is not None:  # its config.json sets every dimension, its tokenizer the ids
+        check_serves(ck, embeddings, target, options)
         options = {**options, **with_assumed(ck.options, options)}
     defaulted = not texts and not specs and embeddings is None
     if defaulted:
-        texts = MODELS[model].texts
+        texts = entry.texts
     if target is None:
-        target = MODELS[model].target
-    inp = prepare(model, texts, target, specs, embeddings, ck, defaulted)
+        target = entry.target
+    inp = prepare_inputs(entry.name, texts, target, specs, embeddings, ck, defaulted)
     if inp.embeddings is not None:
         width = int(inp.embeddings.shape[-1])
         if options.get("d_model") is None:
             options["d_model"] = width
-            if options.get("n_heads") is None and MODELS[model].heads is not None:
-                options["n_heads"] = MODELS[model].heads
+            if options.get("n_heads") is None and entry.heads is not None:
+                options["n_heads"] = entry.heads
         elif options["d_model"] != width:
             raise InputError(f"the embeddings are {width} wide but --d-model is {options['d_model']}; "
                              f"drop --d-model or give embeddings with {options['d_model']} columns")
-    cfg = make_config(model, **options)
+    cfg = config_for(entry, **options)
     cfg = with_vocab(cfg, inp.n_vocab_needed)
     check_ids(inp, cfg.d_vocab, None if ck else "--vocab")
     if inp.lengths is not None and not cfg.normalize == OPTION["normalize"].default:
@@ -57,7 +60,7 @@ def prepare_run(model: str, text: str | list[str] | None = None, target: str | l
     longest = max(inp.seq_len, len((inp.target_ids or [[]])[0]))
     if longest > cfg.n_ctx:
         fix = "shorten the text" if ck else f"shorten the text or use {flag('n_ctx')} {longest}"
-        where = getattr(ck, "context_what", "the checkpoint's context") if ck else "the context"
+        where = ck.context_what if ck else "the context"
         raise InputError(f"the input has {longest} tokens but {where} is {cfg.n_ctx}; {fix}")
     return cfg, inp
 
@@ -86,39 +89,23 @@ def check_ids(inp: Inputs, d_vocab: int | None, flag: str | None) -> None:
                          + fix)
 
 
-def open_for(model: str, checkpoint: Any) -> Any:
-    """A checkpoint object from a folder path (or one already opened), once ``model`` is one that loads
-    checkpoints: refused before the folder is read."""
-    if not MODELS[check_model_name(model)].uses("checkpoint"):
-        raise UsageError(f"--checkpoint loads a pretrained model; use {quoted(able('checkpoint'))}, not '{model}'")
-    if isinstance(checkpoint, (str, os.PathLike)):
-        checkpoint = open_checkpoint(str(checkpoint))
-    kind = getattr(checkpoint, "model", model)
-    if kind != model:
-        raise UsageError(f"checkpoint '{getattr(checkpoint, 'path', checkpoint)}' holds a '{kind}' model, not a "
-                         f"'{model}'; give the model name {kind} (or leave it out)")  # any command: run, generate, …
-    return checkpoint
-
-
-def _open_checked(model: str, checkpoint: Any, embeddings: Any, target: Any, options: dict[str, Any]) -> Any:
-    """The opened checkpoint, once the request is one it can serve: a model that loads checkpoints, token
-    inputs, and no option that contradicts its config.json."""
+def check_serves(ck: Checkpoint, embeddings: Any, target: Any, options: dict[str, Any]) -> None:
+    """Refuse a request the opened checkpoint cannot serve: it reads token inputs, and no option may contradict
+    its config.json."""
     if embeddings is not None or target is not None:
         raise UsageError("a checkpoint reads token ids: use --text or --tokens, not --embeddings/--target")
-    ck = open_for(model, checkpoint)
     assumed = set(ck.options.get("assumed", "").split(","))
     for key, value in ck.options.items():
         given = options.get(key)
         if given is not None and given != value and key not in assumed:
             raise ConfigError(f"{flag(key)} {given} conflicts with the checkpoint's {key} = {value}; "
                               "drop the option (the checkpoint's config.json sets it)")
-    return ck
 
 
 def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = True) -> None:
     """Refuse a generation the model cannot run: not a GPT, or (with ``context``) one that would run past the
     context."""
-    if not MODELS[cfg.model].generates:
+    if not cfg.spec.generates:
         raise UsageError(f"generation needs a decoder-only model that predicts the next token: use "
                          f"{quoted(able('generates'))}, not "
                          f"'{cfg.model}'")
@@ -133,7 +120,7 @@ def check_generation(cfg: Config, inp: Inputs, sampling: Any, context: bool = Tr
                          "less, or a shorter prompt")
 
 
-BACKWARD_OPTIONS = ("backward", "output_target", "grad_output", "lr", "optimizer")  # what training_of pops
+BACKWARD_OPTIONS = ("backward", "output_target", "grad_output", "lr", "optimizer")  # what engine.ask.training_of pops
 
 
 def forward_only(options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -143,33 +130,10 @@ def forward_only(options: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return kept, any(options.get(k) for k in BACKWARD_OPTIONS)
 
 
-def training_of(options: dict[str, Any]) -> Any:
-    """Pop the backward options (``backward``, ``output_target``, ``grad_output``, ``lr``) from ``options``: a
-    :class:`explain.engine.backward.Training`, or None for a forward-only run. A learning rate implies backward."""
-    wanted = options.pop("backward", False)
-    given = {k: options.pop(k, None) for k in ("output_target", "grad_output", "lr")}
-    optimizer = options.pop("optimizer", None)
-    if optimizer is not None and optimizer not in OPTION["optimizer"].choices:
-        raise UsageError(f"--optimizer must be one of {', '.join(OPTION['optimizer'].choices)}, got {optimizer!r}")
-    if optimizer is not None and given["lr"] is None:
-        raise UsageError(f"--optimizer {optimizer} takes one step with a learning rate; add --lr RATE (e.g. --lr "
-                         "0.001)")
-    if not wanted and all(v is None for v in given.values()):
-        return None
-
-    if not wanted and given["lr"] is None:
-        raise UsageError("--output-target and --grad-output choose the objective of the backward pass; add "
-                         "--backward")
-    if given["lr"] is not None:
-        given["lr"] = check_lr(given["lr"])
-    return Training(**given, optimizer=optimizer or "sgd")
-
-
-def eos_of(model: str, options: dict[str, Any]) -> int | None:
+def eos_of(req: Request) -> int | None:
     """The end-of-text token id: the checkpoint's ``eos_token_id`` (the first, if a list), else ``<eos>``."""
-    if options.get("checkpoint") is None:
+    if req.checkpoint is None:
         return EOS
-    options["checkpoint"] = ck = open_for(model, options["checkpoint"])
-    eos = ck.config.get("eos_token_id")
+    eos = req.checkpoint.config.get("eos_token_id")
     eos = eos[0] if isinstance(eos, list) and eos else eos
     return eos if isinstance(eos, int) and not isinstance(eos, bool) else None

@@ -170,8 +170,7 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
     rec = Recorder(corrupt.config, corrupt.params)
     rec.labels, rec.batch_labels, rec.specs = dict(corrupt.labels), dict(corrupt.batch_labels), dict(corrupt.specs)
     rec.labels["pos"] = runs.words()  # the clean step's rows hold the clean words: say both where they differ
-    rec.steps = list(corrupt.steps[:s.index + 1])
-    rec._names = {x.name for x in rec.steps}
+    rec.keep_steps(corrupt.steps[:s.index + 1])
     given = rec.input(names.patch_clean(step), clean[step].output, s.axes)
     pref = rec.op("patch", names.patched(step), Ref(step, s.syms.out, s.output, s.axes, s.shape), given,
                   where=where, source=step, cells=describe(s, where), sym="~" + s.syms.out)

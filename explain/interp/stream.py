@@ -16,7 +16,7 @@ from explain.core.config import check_model_name
 from explain.core.errors import InputError, UsageError
 from explain.core.registry import MODELS, able, quoted
 from explain.core.words import UNK, Tokenizer
-from explain.engine.request import open_for
+from explain.engine.ask import open_for
 from explain.interp import names
 from explain.trace import Step, Trace
 from explain.trace.recorder import Recorder, Ref
@@ -95,7 +95,7 @@ def finish(rec: Recorder, trace: Trace) -> Trace:
 
 def ref(rec: Recorder, name: str) -> Ref:
     """A step or a parameter of the run being recorded, as a value to compute with."""
-    return rec.ref(name) if name in rec._names else rec.reuse(name)
+    return rec.ref(name) if rec.recorded(name) else rec.reuse(name)
 
 
 def replay(rec: Recorder, step: Step, name: str, subst: dict[str, Ref]) -> Ref:
@@ -161,7 +161,7 @@ def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
     use_trained(chosen, chosen.get("weights"), model)
     if chosen.get("checkpoint") is not None:
         options.pop("trained", None)
-        options["checkpoint"] = open_for(model, chosen["checkpoint"])
+        options["checkpoint"] = open_for(MODELS[model], chosen["checkpoint"])
         return options["checkpoint"]
     texts = options.get("text") or []
     texts = [texts] if isinstance(texts, str) else list(texts)

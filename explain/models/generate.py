@@ -19,7 +19,7 @@ from explain.core.config import Config
 from explain.core.errors import InputError
 from explain.core.inputs import Inputs
 from explain.core.names import gen_scope
-from explain.core.registry import MODELS, step_of
+from explain.core.registry import step_of
 from explain.core.sampling import Sampling
 from explain.models.kvcache import layer_caches
 from explain.trace import Generation
@@ -78,7 +78,7 @@ def extend(rec: Recorder, cfg: Config, T: int, prompt: tuple[tuple[int, ...], ..
     draw. ``before``: the settings tokens 0, 1, … were drawn with when they differ from ``s`` (the TUI's live
     sampling changes them from a token on: :mod:`explain.engine.resample`)."""
     capacity = T + s.max_new_tokens - 1  # the last token is drawn, never fed back
-    step = step_of(MODELS[cfg.model])  # the model's one-position forward on the cache, beside its forward
+    step = step_of(cfg.spec)  # the model's one-position forward on the cache, beside its forward
     last = len(tokens) - 1  # the newest token drawn: the cache is the one its forward left (the prompt's for 0)
     cache = layer_caches(rec, cfg, capacity, None if last == 0 else last)
     for n in range(len(tokens), s.max_new_tokens):

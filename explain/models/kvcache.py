@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from explain.core.config import Config
 from explain.core.names import gen_step
-from explain.core.registry import MODELS
 from explain.trace.recorder import Recorder, Ref
 
 
@@ -59,7 +58,7 @@ def _held(cfg: Config) -> dict[str, tuple[str, str]]:
     appends to it in a new token's."""
     if cfg.attention == "mla":
         return {"latent": ("ln_kv", "latent_cache"), "rot_k": ("rot_k", "rot_k_cache")}
-    key = "rot_k" if MODELS[cfg.model].can("rope") else "k"  # a rotary model caches its keys rotated
+    key = "rot_k" if cfg.spec.can("rope") else "k"  # a rotary model caches its keys rotated
     return {"keys": (key, "k_cache"), "values": ("v", "v_cache")}
 
 

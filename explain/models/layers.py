@@ -14,7 +14,6 @@ from explain.core.config import Config
 from explain.core.inputs import Inputs
 from explain.core.names import tile_scope, tile_sup
 from explain.core.padding import IGNORE_INDEX, ignore_padding, key_padding_mask
-from explain.core.registry import MODELS
 from explain.models.kvcache import KVCache
 from explain.trace.recorder import Recorder, Ref
 
@@ -23,7 +22,7 @@ GPT2_STD = 0.02  # GPT-2's (and nanoGPT's) std of every weight and embedding at 
 
 def gpt2_init(cfg: Config) -> bool:
     """Whether the model initialises as GPT-2 does (its registry entry says so) rather than as torch's layers."""
-    return MODELS[cfg.model].can("gpt2_init")
+    return cfg.spec.can("gpt2_init")
 
 
 def weight_std(cfg: Config, resid: bool = False) -> float:

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from explain.core.names import gen_number, gen_step, lens_read
-from explain.core.registry import MODELS
 from explain.trace import Step, Trace
 
 DEFAULT_K = 5
@@ -141,7 +140,7 @@ def _token_at(trace: Trace, n: int | None, batch: int, pos: int, vocab: list[str
 
 def _decoder(trace: Trace) -> bool:
     """The logits are an encoder-decoder's: they predict the target text, not the input's next token."""
-    return MODELS[trace.config.model].target is not None
+    return trace.config.spec.target is not None
 
 
 def _position_of(trace: Trace, n: int) -> int:

@@ -48,7 +48,7 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
     data = source.tokenizer_json()
     if data is None:
         raise InputError(f"checkpoint {where} has no tokenizer.json: there is no tokenizer to walk through")
-    words = getattr(source, "_words", None)
+    words = source.word_vocab()
     if words is not None:  # the word-level file explain train wrote
         unk_id = words.get(SPECIALS[UNK], UNK)
         return Words(words, source.label, grows=False, unk_id=unk_id)

@@ -89,6 +89,15 @@ class Recorder:
             self.on_tensor(name, value)
         return Ref(name, sym, value, tuple(axes), shape)
 
+    def recorded(self, name: str) -> bool:
+        """Whether a step of this name is recorded already."""
+        return name in self._names
+
+    def keep_steps(self, steps: list[Step]) -> None:
+        """Record on after ``steps`` (a run's first steps, a patched run's prefix) in place of what was recorded."""
+        self.steps = list(steps)
+        self._names = {s.name for s in self.steps}
+
     def reuse(self, name: str) -> Ref:
         """A parameter declared earlier (by its full name), used again (a tied unembedding reuses W_E)."""
         name = param_name(name)

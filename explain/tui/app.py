@@ -20,7 +20,6 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from explain.core.names import gen_step
-from explain.core.registry import MODELS
 from explain.io.pending import discard_all
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
@@ -161,7 +160,7 @@ class ExplainApp(App[None]):
         n = token_of(view.trace, view.index)
         if n is None:
             self.notify("live sampling changes a generation's draws: G generates tokens after this text first"
-                        if MODELS[view.trace.config.model].generates else
+                        if view.trace.config.spec.generates else
                         f"live sampling needs a generation; {view.trace.config.model} does not write the next token",
                         timeout=4)
             return

@@ -102,7 +102,7 @@ class Controller:
         """This run's input again with GENERATE_MORE more new tokens (the same settings and seed, so the tokens
         already drawn come out the same); the view goes to the first new one."""
         trace = self.trace
-        if not MODELS[trace.config.model].generates:
+        if not trace.config.spec.generates:
             able = ", ".join(m.name for m in MODELS.values() if m.generates)
             self.host.notify(f"generation needs a model that writes the next token: {able}", severity="warning")
             return

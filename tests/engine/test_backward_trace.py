@@ -167,7 +167,8 @@ def test_the_closed_form_estimate_counts_the_gradients() -> None:
     """estimate() (plans of one and two layers, extrapolated) equals the full plan with the backward pass and
     an SGD step, so a run with gradients is refused before every layer is planned."""
     from explain.engine.api import estimate
-    from explain.engine.request import prepare_run, training_of
+    from explain.engine.ask import training_of
+    from explain.engine.request import prepare_run
 
     for options in ({"backward": True}, {"lr": 0.1}):
         opts = dict(options, n_layers=5)

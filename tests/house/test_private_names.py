@@ -1,7 +1,8 @@
 """No private name crosses a module (issue 38): a name with a leading underscore is its module's own, so no module
-of the package imports one from another (``from explain.checkpoints.gpt2 import _read_json``) or reaches one
-through a module it imported (``token_labels._byte_decoder``). A helper two modules share is given a public name in
-the module that owns it."""
+of the package imports one from another (``from explain.checkpoints.gpt2 import _read_json``), reaches one
+through a module it imported (``token_labels._byte_decoder``) or reads a private attribute another module's
+objects keep (``getattr(source, "_words")``, ``rec._names``). What two modules share gets a public name in the
+module that owns it."""
 
 from __future__ import annotations
 
@@ -47,6 +48,34 @@ def crossings(source: str, where: str) -> list[str]:
         if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
                 and modules.get(node.value.id, where) != where):
             found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return sorted(set(found + reached_into(tree)))
+
+
+def reached_into(tree: ast.Module) -> list[str]:
+    """``x._name`` or ``getattr(x, "_name")`` on an object (not ``self``/``cls``, nor a module from outside the
+    package) when this module defines no ``_name`` of its own: another module's private attribute read through
+    one of its objects (``source._words``, ``rec._names``)."""
+    own: set[str] = set()
+    foreign: set[str] = set()  # names bound to modules outside the package (hashlib._Hash is hashlib's business)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif isinstance(node, ast.Import):
+            foreign |= {a.asname or a.name.split(".")[0] for a in node.names if not a.name.startswith("explain")}
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own
+                and not (isinstance(node.value, ast.Name) and node.value.id in ({"self", "cls"} | foreign))):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                and _private(str(node.args[1].value)) and str(node.args[1].value) not in own
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls"))):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
     return found
 
 
@@ -59,6 +88,13 @@ def test_the_scanner_finds_both_ways_a_private_name_crosses() -> None:
     assert sorted(crossings(source, "explain.engine.api")) == [
         "1: from explain.checkpoints.gpt2 import _read_json", "5: origin._x", "5: token_labels._byte_decoder"]
     assert crossings("from explain.engine.api import _labels\n", "explain.engine.api") == []
+    reads = ("import hashlib\n"
+             "def f(source, rec):\n"
+             "    return getattr(source, '_words', None), rec._names, hashlib._Hash, self._own\n")
+    assert sorted(crossings(reads, "explain.tokenize.family")) == [
+        "3: getattr(source, '_words', None)", "3: rec._names"]
+    assert crossings("class R:\n    def f(self, rec):\n        self._names = 1\n        return rec._names\n",
+                     "explain.trace.recorder") == []
 
 
 def test_no_private_name_crosses_a_module() -> None:

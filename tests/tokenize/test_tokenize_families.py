@@ -40,6 +40,9 @@ class _Folder:
     def tokenizer_json(self):
         return self.data
 
+    def word_vocab(self) -> None:  # not a word-level file explain train wrote
+        return None
+
     def label(self, i: int) -> str:
         return str(i)
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explain.core.errors import UsageError
 from explain.core.options import OPTIONS, flag
 from explain.core.registry import MODELS, able, quoted
+
+if TYPE_CHECKING:
+    from explain.checkpoints.protocol import Checkpoint
 
 SHIPPED = Path(__file__).resolve().parent / "gpt-tiny"
 # Its sizes, explain train's defaults: small enough to train in minutes on two cores, two layers so that an
@@ -70,13 +73,13 @@ def use_trained(options: dict[str, Any], weights: Any = None, model: str | None 
     options["checkpoint"] = str(SHIPPED)
 
 
-def weights_label(checkpoint: Any, weights: Any, seed: int, has_weights: bool = True,
+def weights_label(checkpoint: Checkpoint | None, weights: Any, seed: int, has_weights: bool = True,
                   embeddings_given: bool = False) -> str:
     """Which weights a run shows, as its header says: "trained: gpt-tiny", "checkpoint: DIR", "weights: FILE",
     "weights: given", "random, seed N", or, for a model whose only parameters are its embeddings, "random
     embeddings, seed N" ("no weights; embeddings given" with --embeddings)."""
     if checkpoint is not None:
-        path = os.path.realpath(str(getattr(checkpoint, "path", checkpoint)))
+        path = os.path.realpath(checkpoint.path)
         return f"trained: {SHIPPED.name}" if path == os.path.realpath(SHIPPED) else f"checkpoint: {path}"
     if weights is not None:
         return f"weights: {weights}" if isinstance(weights, (str, os.PathLike)) else "weights: given"
