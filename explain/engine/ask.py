@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explain.checkpoints.open import open_checkpoint
 from explain.checkpoints.protocol import Checkpoint
@@ -20,6 +20,9 @@ from explain.core.errors import UsageError
 from explain.core.options import OPTION
 from explain.core.registry import MODELS, Model, able, quoted
 from explain.engine.backward import Training, check_lr
+
+if TYPE_CHECKING:
+    from explain.core.sampling import Sampling
 
 INPUTS = ("text", "target", "tokens", "embeddings")  # what a run reads, beside the config's options
 
@@ -38,17 +41,13 @@ class Request:
     checkpoint: Checkpoint | None = None  # opened once, when the request is made
     weights: str | Mapping[str, Any] | None = None  # a .npz/.safetensors file or a dict of arrays
     training: Training | None = None  # the backward pass (and optimizer step) asked for, or None
-    sampling: Any = None  # a generation's validated settings (explain.core.sampling.Sampling), or None
+    sampling: Sampling | None = None  # a generation's validated settings, or None
     tokenizer_steps: bool = False  # --tokenizer-steps: the tokenizer's walkthrough before the model's steps
 
     @property
     def name(self) -> str:
         """The model's name, as the registry and the config spell it."""
         return self.model.name
-
-    def inputs(self) -> dict[str, Any]:
-        """The inputs that were given, as keyword arguments."""
-        return {k: getattr(self, k) for k in INPUTS if getattr(self, k) is not None}
 
 
 def make_request(model: str, *, weights: Any = None, sampling: Any = None, shipped: bool = True,
