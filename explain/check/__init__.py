@@ -27,10 +27,6 @@ from collections.abc import Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from explain.check.einsum import check_einsum, is_einsum
-from explain.check.expr import check_expression
-from explain.check.parse import Bindings
-
 if TYPE_CHECKING:
     from explain.check.einsum import EinsumResult
     from explain.check.expr import Node
@@ -48,6 +44,8 @@ __all__ = [
 ]
 
 # name -> module; loaded on first use, so the CLI pays only for the form it checks (see explain.commands.check).
+# Nothing above imports a checker eagerly: `from explain.check import render` (the CLI) loaded the einsum and
+# expression checkers both, whichever form was checked.
 _LAZY = {
     "Bindings": "parse", "parse_options": "parse", "CheckShapeError": "errors",
     "EinsumResult": "einsum", "check_einsum": "einsum", "is_einsum": "einsum",
@@ -64,8 +62,13 @@ def __getattr__(name: str) -> Any:
 def check(text: str, shapes: Mapping[str, tuple[int | str, ...]] | None = None,
           dims: Mapping[str, int] | None = None, torch: bool | None = None) -> Node | EinsumResult:
     """Check ``text`` as an einsum (it contains ``->``) or as a numpy expression, over concrete shapes."""
+    from explain.check.parse import Bindings  # lazy: importing the package loads no checker (_LAZY above)
+
     bindings = Bindings.concrete(shapes or {}, dims or {})  # names in a shape take their sizes from dims
-    if is_einsum(text):
+    if "->" in text and '"' not in text and "'" not in text:  # einsum.is_einsum, inlined: no import for an expression
+        from explain.check.einsum import check_einsum  # lazy: only an einsum loads its checker
+
         return check_einsum(text, bindings)
+    from explain.check.expr import check_expression  # lazy: only an expression loads the expression checker
 
     return check_expression(text, bindings, torch)

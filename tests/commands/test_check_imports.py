@@ -86,3 +86,17 @@ def test_bars_are_installed_only_for_a_terminal(monkeypatch, terminal: bool) -> 
     assert isinstance(inside, LazyBars) is terminal
     assert (inside is before) is not terminal
     assert progress._current[-1] is before  # the reporter is removed when the command ends
+
+
+def test_each_form_loads_only_its_own_checker() -> None:
+    """explain/check/__init__ imported the einsum and expression checkers eagerly beside its lazy table, so the
+    CLI's `from explain.check import render` loaded both whatever form was checked (bench_check_startup)."""
+    def loaded(*args: str) -> set[str]:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "explain", "check", *args],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-500:]
+        return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+    expression, einsum = loaded(*CASES["expression"]), loaded(*CASES["einsum"])
+    assert "explain.check.expr" in expression and "explain.check.einsum" not in expression
+    assert "explain.check.einsum" in einsum and "explain.check.expr" not in einsum
