@@ -132,18 +132,22 @@ class MatMul(Op):
                 f"= {num(grad[index])}"])
         gl = g[tuple(lead)]
         al, bl = a[broadcast_index(tuple(lead), a.shape[:-2])], b[broadcast_index(tuple(lead), b.shape[:-2])]
+
+        def at(sym: str, *ij: Any) -> str:  # a cell with the leading (batch, head) indices of the cell explained
+            return f"{sym}{idx(tuple(lead) + ij)}"
+
         if wrt == 0:  # dA[i, k] = Σⱼ dS[i, j]·Bᵀ[k, j]
             other = bl[:, c] if transpose_b else bl[c, :]
-            b_ref = f"{b_sym}[j, {c}]" if transpose_b else f"{b_sym}[{c}, j]"
-            cols, rows, total = dot_explanation(gl[r, :], other, f"{gs}[{r}, j]", b_ref, "j")
-            why = (f"{a_sym}[{r}, {c}] enters every {out_sym}[{r}, j], with ∂{out_sym}[{r}, j]/∂{a_sym}[{r}, {c}] = "
-                   f"{b_ref}")
+            b_ref = at(b_sym, "j", c) if transpose_b else at(b_sym, c, "j")
+            cols, rows, total = dot_explanation(gl[r, :], other, at(gs, r, "j"), b_ref, "j")
+            mine_at, out_at, by = at(a_sym, r, c), at(out_sym, r, "j"), b_ref
         elif transpose_b:  # B is (j, k): dB[j, k] = Σᵢ dS[i, j]·A[i, k]
-            cols, rows, total = dot_explanation(gl[:, r], al[:, c], f"{gs}[i, {r}]", f"{a_sym}[i, {c}]", "i")
-            why = f"{b_sym}[{r}, {c}] enters every {out_sym}[i, {r}], with ∂{out_sym}[i, {r}]/∂{b_sym}[{r}, {c}] = {a_sym}[i, {c}]"
+            cols, rows, total = dot_explanation(gl[:, r], al[:, c], at(gs, "i", r), at(a_sym, "i", c), "i")
+            mine_at, out_at, by = at(b_sym, r, c), at(out_sym, "i", r), at(a_sym, "i", c)
         else:  # dB[k, j] = Σᵢ A[i, k]·dS[i, j]
-            cols, rows, total = dot_explanation(al[:, r], gl[:, c], f"{a_sym}[i, {r}]", f"{gs}[i, {c}]", "i")
-            why = f"{b_sym}[{r}, {c}] enters every {out_sym}[i, {c}], with ∂{out_sym}[i, {c}]/∂{b_sym}[{r}, {c}] = {a_sym}[i, {r}]"
+            cols, rows, total = dot_explanation(al[:, r], gl[:, c], at(a_sym, "i", r), at(gs, "i", c), "i")
+            mine_at, out_at, by = at(b_sym, r, c), at(out_sym, "i", c), at(a_sym, "i", r)
+        why = f"{mine_at} enters every {out_at}, with ∂{out_at}/∂{mine_at} = {by}"
         return CellExplanation(index, float(grad[index]), f"{syms.out}{idx(index)}: chain rule over every output "
                                "cell it feeds", cols, rows,
                                [why, f"sum of {len(rows)} products = {num(total)}"])
