@@ -161,6 +161,11 @@ def check_lines(export: Export) -> list[str]:
         out.append(f'print(f"ok: {{step_name}} matches the recorded value ({tol})")')
     else:
         out.append(f'print(f"ok: {{len(computed)}} steps match the recorded values ({tol})")')
+        # '45 steps match' of a 47-step run: the others are its given inputs, said so (in a line under 88)
+        given = [c.step.name for c in export.steps if c not in export.checked]
+        rest = f"the other {len(given)} of the {len(export.steps)} steps are given: {', '.join(given)}"
+        rest = rest if len(rest) <= 72 else f"the other {len(given)} of the {len(export.steps)} steps are given inputs"
+        out += [f"print({json.dumps(rest)})"] if given else []
     return out
 
 

@@ -121,3 +121,17 @@ def test_bad_paths(tmp_path: Path) -> None:
     one_line_error(invoke("export", "gpt", "--random-weights", "-o", str(tmp_path / "x.txt")), 2, "*.py")
     one_line_error(invoke("export", "nope", "-o", "-"), 2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_whole_run_says_which_steps_are_given(tmp_path: Path) -> None:
+    # issue 42 item 12: a 47-step run's script printed 'ok: 45 steps match' and nothing of the other two
+    import explain
+
+    n = len(explain.run("gpt", random_weights=True, text="the cat sat"))
+    out = tmp_path / "run.py"
+    r = invoke("export", "gpt", "--random-weights", "--text", "the cat sat", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    proc = run_python(out)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"ok: {n - 2} steps match the recorded values" in proc.stdout
+    assert f"the other 2 of the {n} steps are given: tokens, targets" in proc.stdout, proc.stdout
