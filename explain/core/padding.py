@@ -43,6 +43,7 @@ def ignore_padding(labels: Sequence[Sequence[int]], lengths: Sequence[int]) -> l
     return [[y if t < n else IGNORE_INDEX for t, y in enumerate(row)] for row, n in zip(labels, lengths)]
 
 
-def pad_labels(tokens: Sequence[str], length: int) -> list[str]:
-    """Position labels of one padded sequence: its tokens, then ``<pad>``."""
-    return list(tokens) + [PAD] * (length - len(tokens))
+def pad_labels(tokens: Sequence[str], length: int, pad: str = PAD) -> list[str]:
+    """Position labels of one padded sequence: its tokens, then ``pad``, the word of the id the padding uses
+    (``<pad>``; a checkpoint pads with its own token, the trained GPT with ``<eos>``)."""
+    return list(tokens) + [pad] * (length - len(tokens))

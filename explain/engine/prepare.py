@@ -17,7 +17,7 @@ from explain.core.errors import InputError, UsageError
 from explain.core.inputs import Inputs, parse_token_ids
 from explain.core.limits import MAX_ABS_VALUE
 from explain.core.options import OPTION
-from explain.core.padding import ignore_padding, needs_padding, pad_labels, pad_right
+from explain.core.padding import PAD, ignore_padding, needs_padding, pad_labels, pad_right
 from explain.core.registry import MODELS, quoted, users
 from explain.core.words import BOS, EOS, TextTokenizer, Tokenizer, split_words
 from explain.io.array_files import file_kind, read_embeddings
@@ -100,7 +100,7 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
         if needs_padding(batch):
             inp.pad_id, inp.lengths = tok.pad_id(), [len(b) for b in batch]
             inp.ids = pad_right(batch, inp.pad_id)
-        inp.batch_tokens = [pad_labels([tok.label(i) for i in b], len(inp.ids[0])) for b in batch]
+        inp.batch_tokens = [pad_labels([tok.label(i) for i in b], len(inp.ids[0]), _pad_word(tok, inp)) for b in batch]
         inp.tokens = inp.batch_tokens[0]
     else:
         batch = [tok.encode(t) for t in texts]
@@ -113,7 +113,8 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
         if needs_padding(batch):
             inp.pad_id, inp.lengths = tok.pad_id(), [len(b) for b in batch]
             inp.ids = pad_right(batch, inp.pad_id)
-        inp.batch_tokens = [pad_labels(tok.labels(t, b), len(inp.ids[0])) for t, b in zip(texts, batch)]
+        inp.batch_tokens = [pad_labels(tok.labels(t, b), len(inp.ids[0]), _pad_word(tok, inp))
+                            for t, b in zip(texts, batch)]
         inp.tokens = inp.batch_tokens[0]
     if entry.uses("target"):
         _prepare_targets(inp, tok, targets)
@@ -124,6 +125,11 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
                 raise InputError(f"token id {i} is outside the {tok.name}'s vocabulary of {len(tok)}")
     inp.n_vocab_needed = len(tok)  # a token id beyond the vocabulary is an error (explain.engine.api), never a resize
     return inp
+
+
+def _pad_word(tok: TextTokenizer, inp: Inputs) -> str:
+    """The word of the id the batch pads with, as its labels say it: the trained GPT pads with <eos>, not <pad>."""
+    return tok.label(inp.pad_id) if inp.pad_id is not None else PAD
 
 
 def _prepare_targets(inp: Inputs, tok: TextTokenizer, targets: list[str]) -> None:

@@ -51,7 +51,7 @@ class PadMask(Op):
         b, i, j = index[0], index[-2], index[-1]
         before = float(scores[index])
         if pad[b, j]:
-            why = [f"padding: key {j} of sequence {b} is <pad>, filler after the end of the text, not a word",
+            why = [f"padding: key {j} of sequence {b} is padding, filler after the end of the text, not a word",
                    f"{num(before)} → −inf, so softmax will give it weight exp(−inf) = 0"]
         elif before == float("-inf"):
             why = [f"key {j} is a real token; the score was already −inf (hidden by the causal mask)", "kept: −inf"]
@@ -79,7 +79,7 @@ class PadMask(Op):
     def vjp_explain(self, wrt, index, g, inputs, output, grad, syms: Syms, **attrs) -> CellExplanation:
         b, j = index[0], index[-1]
         if inputs[1][b, j]:
-            lines = [f"key {j} of sequence {b} is <pad>: this score was −inf",
+            lines = [f"key {j} of sequence {b} is padding: this score was −inf",
                      "no gradient flows to it: the loss does not depend on it at all, so its gradient is 0"]
         else:
             lines = [f"key {j} of sequence {b} is a real token: the score was kept, so its gradient passes "

@@ -107,7 +107,7 @@ class Pick(Op):
         if ignore_index is not None and tok == ignore_index:
             return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)}: ignored",
                                    lines=[f"the target at {idx(index)} is {ignore_index} (ignore_index): the next "
-                                          "token there is <pad>, not text", "left out of the loss: 0 here, and "
+                                          "token there is padding, not text", "left out of the loss: 0 here, and "
                                           "not counted in the mean"])
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = {syms.ins[0]}{idx(index + (tok,))}",
                                lines=[f"the correct next token at {idx(index)} is {token(tok, vocab)}",

@@ -62,7 +62,7 @@ class MeanPool(Op):
         *lead, k = index
         column = h[tuple(lead) + (slice(None), k)]
         pad = inputs[1][tuple(lead)] if len(inputs) > 1 else [False] * len(column)
-        rows = [(t, float(v) if not p else "<pad>: not counted") for t, (v, p) in enumerate(zip(column, pad))]
+        rows = [(t, float(v) if not p else "padding: not counted") for t, (v, p) in enumerate(zip(column, pad))]
         real = [float(v) for v, p in zip(column, pad) if not p]
         total = sum(real)
         return CellExplanation(index, float(output[index]), f"{syms.out}{idx(index)} = mean of {syms.ins[0]}"
@@ -89,7 +89,7 @@ class MeanPool(Op):
         pad = inputs[1][tuple(lead)] if len(inputs) > 1 else None
         n = int(len(pad) - pad.astype(bool).sum()) if pad is not None else inputs[0].shape[-2]
         if pad is not None and pad[t]:
-            lines = [f"position {t} is <pad>: the mean did not count it, so its gradient is 0"]
+            lines = [f"position {t} is padding: the mean did not count it, so its gradient is 0"]
         else:
             lines = [f"the mean counts each of the text's {n} real tokens with weight 1/{n}",
                      f"{num(g[tuple(lead) + (k,)])} / {n} = {num(grad[index])}"]

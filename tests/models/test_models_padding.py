@@ -91,7 +91,7 @@ def test_a_batch_of_equal_lengths_has_no_padding_mask() -> None:
 def test_explanations_say_which_cells_each_mask_hid_and_why() -> None:
     t = explain.run("gpt", text=TEXTS, n_layers=1)
     pad = t.explain("blocks.0.attn.pad_masked", (2, 0, 1, 3))  # text 2 ("the cat"): key 3 is <pad>
-    assert "padding: key 3 of sequence 2 is <pad>" in pad.lines[0] and pad.value == float("-inf")
+    assert "padding: key 3 of sequence 2 is padding" in pad.lines[0] and pad.value == float("-inf")
     kept = t.explain("blocks.0.attn.pad_masked", (0, 0, 3, 1))
     assert "real token" in kept.lines[0]
     causal = t.explain("blocks.0.attn.masked", (0, 0, 1, 3))
