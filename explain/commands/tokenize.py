@@ -23,19 +23,18 @@ def source_of(model: str | None, checkpoint: str | None) -> tuple[object | None,
     )
     from explain.engine.ask import open_for  # lazy: as above
 
-    model = check_model_name(model or (None if checkpoint else DEFAULT_MODEL) or _model_of(checkpoint))
-    options: dict = {"checkpoint": checkpoint}
+    opened = None
+    if not model and checkpoint:  # MODEL left out: the folder says which, and is opened once for both
+        from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
+
+        opened = open_checkpoint(checkpoint)
+    model = check_model_name(model or (opened.model if opened is not None else DEFAULT_MODEL))
+    options: dict = {"checkpoint": opened if opened is not None else checkpoint}
     use_trained(options, None, model)
     if options.get("checkpoint") is None:
         return None, f"explain's word tokenizer ('{model}' has no trained tokenizer)"
     ck = open_for(MODELS[model], options["checkpoint"])
     return ck, f"{ck.name} '{ck.path}'"
-
-
-def _model_of(checkpoint: str) -> str:
-    from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only when MODEL is left out
-
-    return open_checkpoint(checkpoint).model
 
 
 @click.command()

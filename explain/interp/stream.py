@@ -14,7 +14,7 @@ from typing import Any
 from explain.checkpoints.trained import use_trained
 from explain.core.config import check_model_name
 from explain.core.errors import InputError, UsageError
-from explain.core.registry import MODELS, able, quoted
+from explain.core.registry import MODELS, Model, able, quoted
 from explain.core.words import UNK, Tokenizer
 from explain.engine.ask import open_for
 from explain.interp import names
@@ -54,15 +54,20 @@ class Stream:
 
 def check_model(model: str) -> None:
     """Refuse, in one line that says why, a model whose residual stream is not a sum (the registry's
-    ``pre_norm`` capability)."""
-    entry = MODELS[check_model_name(model)]
+    ``pre_norm`` capability); an unknown name as every command does."""
+    check_entry(MODELS[check_model_name(model)])
+
+
+def check_entry(entry: Model) -> None:
+    """:func:`check_model` for a registry entry (a recorded run's ``trace.config.spec``: its name was checked when
+    it was made)."""
     if entry.can("pre_norm"):
         return
     fix = f"{WHY}: use {quoted(able('pre_norm'))}"
     if entry.can("blocks"):
-        raise UsageError(f"'{model}' is post-LN: it renormalises the residual after every add, so its stream is "
+        raise UsageError(f"'{entry.name}' is post-LN: it renormalises the residual after every add, so its stream is "
                          f"not a sum of what each layer wrote; {fix}")
-    raise UsageError(f"'{model}' has no residual stream (blocks and a final norm) to read; {fix}")
+    raise UsageError(f"'{entry.name}' has no residual stream (blocks and a final norm) to read; {fix}")
 
 
 def check_one_text(options: dict[str, Any], what: str) -> None:
@@ -76,7 +81,7 @@ def check_one_text(options: dict[str, Any], what: str) -> None:
 
 def stream_of(trace: Trace) -> Stream:
     """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
-    check_model(trace.config.model)
+    check_entry(trace.config.spec)
     first = trace[names.resid_mid(0)].inputs[0]  # resid_mid = the residual block 0 read + its attention
     return Stream(trace.config.n_layers, first, trace["ln_final"], trace["logits"])
 

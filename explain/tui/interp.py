@@ -14,7 +14,7 @@ from textual.screen import Screen
 from explain.core.errors import ExplainError
 from explain.core.names import gen_number
 from explain.interp.names import LENS, attr
-from explain.interp.stream import check_model
+from explain.interp.stream import check_entry
 from explain.ops.base import num
 from explain.trace import Trace
 from explain.tui.messages import RunFinished
@@ -33,7 +33,7 @@ class Controller(Protocol):
 
 def _pre_norm(ctl: Controller) -> bool:
     try:
-        check_model(ctl.trace.config.model)
+        check_entry(ctl.trace.config.spec)
     except ExplainError as exc:
         ctl.host.notify(str(exc), severity="warning", timeout=8)
         return False

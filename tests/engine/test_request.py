@@ -1,7 +1,7 @@
 """One typed request per run (issue 38): ``explain.run``, ``plan`` and ``generate`` and the CLI's ``run``,
 ``generate`` and ``shapes`` check the model's name once and open a checkpoint folder once, counted by wrapping the
 registry's name check and the checkpoint opener everywhere the package holds them (on the old code: the name 5–6
-times, a folder twice when MODEL is left out). The request itself is frozen and carries the registry's entry."""
+times, a folder twice when MODEL is left out, by run and by tokenize). The request itself is frozen and carries the registry's entry."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import explain.cli  # noqa: F401 - every command module, so each holds the names
 import explain.commands.generate  # noqa: F401
 import explain.commands.run  # noqa: F401
 import explain.commands.shapes  # noqa: F401
+import explain.commands.tokenize  # noqa: F401
 import explain.core.config
 import explain.engine.api
 import explain.interp.stream  # noqa: F401
@@ -66,6 +67,7 @@ def test_explain_checks_the_name_once_and_opens_a_checkpoint_once(counts: Counte
     ["run", "--checkpoint", LLAMA, "--plain", "--match", "logits"],  # MODEL left out: read from the folder
     ["generate", "--checkpoint", LLAMA, "--max-new-tokens", "2", "--greedy", "--plain", "--match", "logits"],
     ["shapes", "--checkpoint", LLAMA, "--seq", "3"],
+    ["tokenize", "--checkpoint", LLAMA, "--text", "hello"],  # MODEL left out: opened once for both
 ])
 def test_the_cli_checks_the_name_once_and_opens_a_checkpoint_once(counts: Counter, args: list[str]) -> None:
     result = invoke(*args)
