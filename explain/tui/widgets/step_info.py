@@ -13,6 +13,7 @@ from rich.text import Text
 from explain.render.drill import text_lines
 from explain.render.predictions import text_so_far
 from explain.render.step import step_header
+from explain.tui.fit import centre_width
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
 
@@ -28,7 +29,7 @@ class StepInfo(ViewWidget):
         if view is None:
             return ""
         width, height = self.content_size.width or 200, self.content_size.height
-        lines = text_lines(header(view, width), width)
+        lines = text_lines(header(view, width, self.stop()), width)
         if not height or len(lines) <= height:
             return Group(*lines)
         # the CSS caps the header (4 lines on a short terminal): the last line shown says the note goes on,
@@ -44,12 +45,20 @@ class StepInfo(ViewWidget):
 
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         """``height: auto``: the header's lines at this width (the step screen's CSS caps them)."""
-        return header_lines(self.view, width) if self.view is not None else 1
+        return header_lines(self.view, width, self.stop()) if self.view is not None else 1
+
+    def stop(self) -> str:
+        """'stop 1 of 4' when a tutorial is followed and its narration, which says it, has no room (below 80
+        columns): the header says it instead, so a student on a small terminal still knows where they are."""
+        tour = getattr(self.screen, "tour", None) if self.is_attached else None
+        if tour is None or not tour.following or centre_width(self.app.size.width, True)[0]:
+            return ""
+        return f"stop {tour.stop + 1} of {len(tour.stops)}"
 
 
-def header_lines(view: View, width: int) -> int:
+def header_lines(view: View, width: int, stop: str = "") -> int:
     """Lines the header takes at ``width`` columns (the note wraps)."""
-    return len(text_lines(header(view, max(10, width)), max(10, width)))
+    return len(text_lines(header(view, max(10, width), stop), max(10, width)))
 
 
 def short(label: str) -> str:
@@ -60,15 +69,16 @@ def short(label: str) -> str:
     return label
 
 
-def header(view: View, width: int = 200) -> Any:
+def header(view: View, width: int = 200, stop: str = "") -> Any:
     """The step's header; on a generation's steps the text so far comes first (what the student reads). The
     first line says 'step 45 of 95', or '45/95' where that keeps it on one line (a generation's long names),
     then which weights the run shows ('trained: gpt-tiny', 'random, seed 0'), on a line of its own where the
-    first has no room. Words the checkpoint's vocabulary lacks are named on every step: they read as <unk>."""
-    where = f"step {view.index + 1} of {len(view.trace)}"
+    first has no room. Words the checkpoint's vocabulary lacks are named on every step: they read as <unk>.
+    ``stop`` ('stop 1 of 4': a tutorial whose narration is hidden) comes first."""
+    where = f"{stop} · " * bool(stop) + f"step {view.index + 1} of {len(view.trace)}"
     room = width - len(view.step.name) - len(view.step.op) - 6
     if len(where) > room:
-        where = f"{view.index + 1}/{len(view.trace)}"
+        where = f"{stop.replace(' of ', '/')} · " * bool(stop) + f"{view.index + 1}/{len(view.trace)}"
     weights = short(view.trace.weights)
     if weights and len(where) + len(weights) + 3 <= room:
         where, weights = f"{where} · {weights}", ""
