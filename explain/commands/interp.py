@@ -209,7 +209,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
             raise UsageError("-o exports one patched run: give --step (a sweep keeps one number per cell)")
         result = patching.sweep(model, text, corrupt, word, vs, sweep, **options)
         if _tui(plain, as_json):  # the heatmap (P) over the corrupted run; Enter there opens a cell's patched run
-            result.runs.corrupt.meta["sweep"] = result
+            result.runs.corrupt.sweep = result
             _open(result.runs.corrupt, {**options, "text": corrupt}, "logits", "patching")
             return
         if as_json:
@@ -224,7 +224,7 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
     _output(one.trace, [s.name for s in one.trace.steps[first:] if s.name in patching.needed_for(one.trace, "logits")
                         or s.group[:1] == (PATCH,)], output, force)
     if _tui(plain, as_json):  # on the patched step, its numbers shown (P shows them again)
-        one.trace.meta["patched"] = one
+        one.trace.patched = one
         _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step), "patching", one.first_cell())
         return
     if as_json:

@@ -114,5 +114,5 @@ def lens(model: str, word: str | None = None, *, position: int | None = None, **
     pos, note = read_position(trace, word_id_, position, word or "")
     out = summary(record_lens(trace), word_id_, pos, word_text=word or "")
     out.note = note
-    out.trace.meta["lens"] = out  # the TUI's lens screen follows the word asked for
+    out.trace.lens = out  # the TUI's lens screen follows the word asked for
     return out

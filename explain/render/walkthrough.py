@@ -25,7 +25,7 @@ def print_walkthrough(console: Console, tut: Tutorial, trace: Trace, answers: bo
     console.print(Text(f"{tut.name}: model {tut.model}, {len(tut.stops)} stops, {len(trace)} steps, "
                        f"{trace.n_params:,} parameters; tokens: {tokens}", style="dim"))
     console.print()
-    checks = trace.meta.get("checks", [])
+    checks = trace.checks
     for stop in tut.stops:
         step = stop_step(trace, stop)
         console.print(Rule(Text(f"Stop {stop.number}/{len(tut.stops)}: {stop.title}", style="bold magenta"),

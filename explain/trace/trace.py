@@ -17,7 +17,7 @@ import difflib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explain import ops
 from explain.core.config import Config
@@ -27,6 +27,11 @@ from explain.core.sampling import Sampling
 from explain.core.shape_rules import Shape
 from explain.ops.base import CellExplanation, Syms
 from explain.trace.words import with_words
+
+if TYPE_CHECKING:  # annotations only: what a derived run adds is made by interp and tutorial, which import the trace
+    from explain.interp.lens import Lens
+    from explain.interp.patching import Patched, Sweep
+    from explain.tutorial.checks import Check
 
 BYTES_PER_VALUE = 8  # float64 (and int64 for token ids)
 
@@ -134,16 +139,23 @@ class Trace(Sequence[Step]):
         self.backward: BackwardPass | None = None  # set by a recorded backward pass (explain.engine.backward)
         self.weights = ""  # which weights the run shows: "trained: gpt-tiny", "random, seed 0", … (explain.checkpoints.trained)
         self.unknown_words: list[str] = []  # words of the input the checkpoint's vocabulary lacks, read as <unk>
-        self.meta: dict[str, Any] = {}  # what a caller notes on the trace (a tutorial's name and checks)
+        # What a derived run adds, each a typed field a screen reads (issue 38: no side channel on the trace):
+        self.tutorial: str | None = None  # the tutorial this run is (explain.tutorial.runner)
+        self.checks: list[Check] = []  # what that tutorial checked on it, stop by stop
+        self.lens: Lens | None = None  # what explain lens summarised: the lens screen follows its word
+        self.sweep: Sweep | None = None  # the patching sweep this run belongs to (P opens its heatmap)
+        self.patched: Patched | None = None  # the one patch this run is (explain patch --step, a tutorial's patch)
         # where a parameter's values came from in a checkpoint's file (a GGUF's): origin(trace, step, index, ex)
         # is ex with the origin of the weight the cell reads after it (explain.checkpoints.origin.origins, set by the api)
         self.origin: Callable[[Trace, Step, tuple[int, ...], CellExplanation], CellExplanation] | None = None
 
     def keeps_run_of(self, source: Trace) -> Trace:
-        """This trace, given what ``source`` says of its run: the caller's meta, which weights it shows, the words
-        read as <unk> and where the weights came from. A trace derived from another (a backward pass, the lens,
-        attribution, patching, a redrawn token) is the same run, so its header says the same."""
-        self.meta = dict(source.meta)
+        """This trace, given what ``source`` says of its run: its tutorial and checks, its lens, sweep and patch,
+        which weights it shows, the words read as <unk> and where the weights came from. A trace derived from
+        another (a backward pass, the lens, attribution, patching, a redrawn token) is the same run, so its header
+        says the same."""
+        self.tutorial, self.checks = source.tutorial, list(source.checks)
+        self.lens, self.sweep, self.patched = source.lens, source.sweep, source.patched
         self.weights, self.unknown_words, self.origin = source.weights, list(source.unknown_words), source.origin
         return self
 

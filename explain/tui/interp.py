@@ -86,14 +86,14 @@ def patching(ctl: Controller) -> None:
     patch (``explain patch --step``, which opens the TUI with this), its logit differences and recovered fraction;
     in a tutorial that patches, the layer × position sweep of its two runs too."""
     host = ctl.host
-    sweep = ctl.trace.meta.get("sweep")
-    one = ctl.trace.meta.get("patched")
+    sweep = ctl.trace.sweep
+    one = ctl.trace.patched
     if sweep is None and one is not None:
         r = one.runs
         host.notify("\n".join([f"clean {num(r.clean_diff, 4)}, corrupted {num(r.corrupt_diff, 4)}, patched "
                                f"{num(one.diff, 4)}: recovered fraction {num(one.recovered, 4)}", *one.notes]),
                     title=f"patch: logit[{r.word_text!r}] − logit[{r.vs_text!r}]", timeout=15)
-        if "tutorial" in ctl.trace.meta:  # a tutorial's patch (tutorial 20): P opens the heatmap its narration shows
+        if ctl.trace.tutorial is not None:  # a tutorial's patch (tutorial 20): P opens the heatmap its narration shows
             from explain.interp.patching import sweep_runs  # lazy: numpy's tools loaded on first use
 
             ctl.start(lambda: sweep_runs(one.runs, "resid"), lambda done: _sweep_screen(ctl, done))
@@ -115,7 +115,7 @@ def _sweep_screen(ctl: Controller, sweep: Any) -> None:
         if patched is None:
             return
         trace = patched.trace
-        trace.meta["sweep"] = sweep
+        trace.sweep = sweep
         host.post_message(RunFinished(trace, dict(host.run_options), at=f"patch.{patched.step}",
                                       cell=patched.first_cell(), own=False))
         for note in patched.notes:

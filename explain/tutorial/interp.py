@@ -73,7 +73,7 @@ def record(model: str, trace: Trace, options: dict[str, Any], spec: dict[str, An
         text = options.get("text")
         one = patching.patch(model, text, p.pop("corrupt"), p.pop("word"), p.pop("vs"), p.pop("step"), **p, **opts)
         trace = one.trace
-        trace.meta["patched"] = one  # the TUI's P: this patch's numbers and the tutorial's sweep
+        trace.patched = one  # the TUI's P: this patch's numbers and the tutorial's sweep
     if spec.get("lens"):
         trace = lens.record_lens(trace)
     if "attribute" in spec:

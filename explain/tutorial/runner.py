@@ -157,14 +157,14 @@ def check_tutorial(tutorial: Tutorial) -> Report:
             return src.error(what, fix, field=field, stop=_i, step=_s)
 
         checks.extend(check_stop(trace, step, stop, fail))
-    trace.meta["tutorial"] = tutorial.name
-    trace.meta["checks"] = checks
+    trace.tutorial = tutorial.name
+    trace.checks = checks
     return Report(tutorial, trace, checks)
 
 
 def run_tutorial(tutorial: Tutorial) -> Trace:
-    """Run the tutorial's model and check every expectation; the trace, with ``trace.meta["tutorial"]`` (the
-    name) and ``trace.meta["checks"]`` (what was checked)."""
+    """Run the tutorial's model and check every expectation; the trace, with ``trace.tutorial`` (the
+    name) and ``trace.checks`` (what was checked)."""
     return check_tutorial(tutorial).trace
 
 

@@ -147,7 +147,7 @@ def test_a_terminal_gets_the_tui_in_tutorial_mode(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(explain.tui, "open_trace", lambda trace, tutorial=None: seen.update(t=trace, tut=tutorial))
     result = run("causal-attention")
     assert result.exit_code == 0, result.output
-    assert seen["tut"].name == "04-causal-attention" and seen["t"].meta["tutorial"] == "04-causal-attention"
+    assert seen["tut"].name == "04-causal-attention" and seen["t"].tutorial == "04-causal-attention"
     assert result.stdout == ""
 
 

@@ -23,7 +23,7 @@ TEXT = "the cat sat on the zebra"
 def trained():
     trace = explain.run("gpt", text=TEXT)
     assert trace.weights == "trained: gpt-tiny" and trace.unknown_words == ["zebra"]
-    trace.meta["note"] = "kept"
+    trace.tutorial = "kept"  # as a tutorial marks its run
     return trace
 
 
@@ -32,12 +32,13 @@ def same_run(derived, source) -> None:
     assert derived.weights == source.weights
     assert derived.unknown_words == source.unknown_words and derived.unknown_words is not source.unknown_words
     assert derived.origin is source.origin
-    assert derived.meta == source.meta
+    assert derived.tutorial == source.tutorial and derived.checks == source.checks
 
 
 def test_backward_lens_and_attribution_keep_the_run(trained) -> None:
     same_run(with_backward(trained), trained)
     same_run(record_lens(trained), trained)
+    assert record_lens(trained).tutorial == "kept"
     once = record_attribution(without_attribution(trained), 27, 3)
     same_run(once, trained)
     again = record_attribution(without_attribution(once), 3, 27)  # A pressed again: the first one is replaced

@@ -98,7 +98,7 @@ def test_attribution_screen_ranks_the_parts(size):
 def test_sweep_screen_opens_a_cells_patched_run():
     runs = prepare("gpt", "The cat is", "The step is", " happy", " the", checkpoint=str(DATA / "gpt2_tiny"))
     sweep = sweep_runs(runs, "resid")
-    runs.corrupt.meta["sweep"] = sweep
+    runs.corrupt.sweep = sweep
     app = ExplainApp(runs.corrupt)
 
     async def script(pilot):
@@ -122,7 +122,7 @@ def test_an_eight_token_sweep_is_whole_from_80_columns(size=(80, 24)):
     changed position recovers 1."""
     clean, corrupt = "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book"
     runs = prepare("gpt", clean, corrupt, "tired", "happy", trained=True)
-    runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
+    runs.corrupt.sweep = sweep_runs(runs, "resid")
     app = ExplainApp(runs.corrupt)
 
     async def script(pilot):

@@ -75,7 +75,7 @@ def test_the_sweep_names_both_words_where_the_texts_differ(size=(80, 24)):
     sideways scrolling."""
     runs = prepare("gpt", "fish book tired cat man hungry fish book", "fish book happy cat man hungry fish book",
                    "tired", "happy", trained=True)
-    runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
+    runs.corrupt.sweep = sweep_runs(runs, "resid")
     app = ExplainApp(runs.corrupt)
 
     async def script(pilot):
@@ -94,7 +94,7 @@ def test_the_sweep_warns_in_a_title_that_is_whole_at_80x24(size=(80, 24)):
     """Runs only 0.016 apart (the README's old example): the sweep's title warns that the fractions are ratios of
     small numbers; at 80x24 that title is 10 lines, and the grid screens' 6-line cap cut the warning and the keys."""
     runs = prepare("gpt", TEXT, "The dog is happy", "happy", "dog", trained=True)
-    runs.corrupt.meta["sweep"] = sweep_runs(runs, "resid")
+    runs.corrupt.sweep = sweep_runs(runs, "resid")
     app = ExplainApp(runs.corrupt)
 
     async def script(pilot):
@@ -149,7 +149,7 @@ def test_one_patch_shows_its_recovered_fraction(size=(80, 24)):
                       one.trace)]
     want = (f"clean {num(diff[0], 4)}, corrupted {num(diff[1], 4)}, patched {num(diff[2], 4)}: recovered fraction "
             f"{num((diff[2] - diff[1]) / (diff[0] - diff[1]), 4)}")
-    one.trace.meta["patched"] = one  # as explain patch --step does before opening the TUI
+    one.trace.patched = one  # as explain patch --step does before opening the TUI
     app = ExplainApp(one.trace, start="patch.blocks.1.attn.z", then="patching")
 
     async def script(pilot):
@@ -188,7 +188,7 @@ def test_a_patched_run_opens_on_a_patched_cell(size=(80, 24)):
     (a plain run, no patching code: equal exactly)."""
     clean_text = "fish book tired cat man hungry fish book"
     runs = prepare("gpt", clean_text, "fish book happy cat man hungry fish book", "tired", "happy", trained=True)
-    runs.corrupt.meta["sweep"] = sweep_runs(runs, "heads")
+    runs.corrupt.sweep = sweep_runs(runs, "heads")
     clean_z = explain.run("gpt", trained=True, text=clean_text)["blocks.1.attn.z"].output
     app = ExplainApp(runs.corrupt, then="patching")
 

@@ -67,7 +67,7 @@ def test_shipped_tutorial_runs_and_every_expectation_holds(name: str) -> None:
             report.trace.explain(step, stop.cell)  # the drill-down opens there without error
         assert stop.narration.strip() and stop.title.strip()
         assert not stop.answer or stop.question
-    assert report.trace.meta["tutorial"] == name
+    assert report.trace.tutorial == name
     assert set(narration_by_step(tut, report.trace)) <= set(report.trace.names())
 
 

@@ -22,7 +22,7 @@ class LensScreen(GridScreen):
         self.lens: Lens = summary(trace)
         self.tokens = list(trace.labels.get("pos") or [])
         self._final: dict[int, Lens] = {}
-        asked = trace.meta.get("lens")  # what explain lens [--word W] [--position P] summarised: W is followed at P
+        asked = trace.lens  # what explain lens [--word W] [--position P] summarised: W is followed at P
         self.position = asked.position if asked is not None else 0  # where the cursor starts
         self.asked: Lens | None = asked if asked is not None and asked.word is not None else None
         if self.asked is not None:
