@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from explain.core.shape_rules import Shape, fmt_shape
-from explain.ops.numbers import arg, exact_text, num, precision, sig, sig6  # noqa: F401 (ops read them here)
+from explain.ops.numbers import arg, exact_text, num, precision, residue, sig, sig6  # noqa: F401 (ops read them)
 
 Axes = tuple[str, ...]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register
+from explain.ops.base import CellExplanation, Op, Syms, arg, idx, num, register, residue
 from explain.ops.products import dot_explanation
 
 
@@ -259,7 +259,7 @@ class Total(Op):
         return CellExplanation((), float(output), f"{syms.out} = sum of the {len(rows)} contributions",
                                ("part", "contribution"), rows,
                                [f"sum = {num(output)}", f"the run's {what} = {num(run)}",
-                                f"difference = {float(output) - run:.1e}"])
+                                f"difference = {residue(float(output) - run)}"])
 
 
 @register

@@ -73,3 +73,11 @@ def arg(x: Any, digits: int | None = None) -> str:
     mixed two)."""
     text = num(x, digits)
     return f"({text})" if text.startswith("-") else text
+
+
+def residue(x: float) -> str:
+    """A difference that is 0 in exact arithmetic (a sum of parts against the whole): ``0`` when it is float64
+    rounding (below 1e-12: '9.7e-17' read as a real difference beside a narration that says they agree), else
+    the difference in scientific notation."""
+    x = float(x)
+    return "0" if x == 0 else f"0 (float64 rounding: {x:.1e})" if abs(x) < 1e-12 else f"{x:.1e}"

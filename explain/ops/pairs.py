@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from explain.core.shape_rules import fmt_shape
-from explain.ops.base import CellExplanation, Op, Syms, num, register
+from explain.ops.base import CellExplanation, Op, Syms, num, register, residue
 from explain.ops.products import dot_explanation, products_line
 
 
@@ -154,4 +154,4 @@ class PairTotal(Op):
                                ("rank", f"text {a + 1}", f"text {b + 1}", "part", "running sum"), rows,
                                [f"Σ of the {parts.size} parts = {num(output)}",
                                 f"the run's cosine {syms.ins[1]}[{a}, {b}] = {num(c)}",
-                                f"difference {float(output) - c:.1e} (float64 rounding)"])
+                                f"difference {residue(float(output) - c)}"])

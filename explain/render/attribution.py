@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from explain.interp.attribution import CONVENTION, Attribution
-from explain.ops.base import num
+from explain.ops.base import num, residue
 
 
 def attribution_table(a: Attribution, digits: int = 4) -> Group:
@@ -23,5 +23,5 @@ def attribution_table(a: Attribution, digits: int = 4) -> Group:
     for i, (part, value) in enumerate(a.ranked(), 1):
         table.add_row(str(i), part, num(value, digits))
     sums = Text(f"sum of the {len(a.parts)} contributions = {num(a.total, digits)}; the run's {what} = "
-                f"{num(a.logit, digits)} (difference {a.total - a.logit:.1e})")
+                f"{num(a.logit, digits)} (difference {residue(a.total - a.logit)})")
     return Group(title, table, sums, Text(f"Note: {CONVENTION}.", style="dim"))
