@@ -4,8 +4,10 @@ document (``--json``), and exported as a script that reproduces its numbers (``-
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -31,25 +33,38 @@ def _output(trace: Any, steps: list[str], output: str | None, force: bool) -> No
     click.echo(f"wrote {path} ({len(steps)} steps; run it with python to check every number)", err=True)
 
 
-def _tui(plain: bool, as_json: bool) -> bool:
-    """Whether to open the TUI: not asked for text or JSON, and stdout a terminal."""
-    return not plain and not as_json and interactive()
+@dataclass(frozen=True)
+class Opened:
+    """Where the TUI opens on a command's answer: the trace, its run's options, the step ``start`` (its ``cell``),
+    and the screen of the key whose action is ``then`` open over it (Esc shows the recorded steps)."""
+
+    trace: Any
+    options: dict[str, Any]
+    start: str
+    then: str
+    cell: tuple[int, ...] | None = None
 
 
-def _open(trace: Any, options: dict[str, Any], start: str, then: str, cell: tuple[int, ...] | None = None) -> None:
-    """The TUI on ``start`` (its ``cell``), with the screen of the key whose action is ``then`` open over it: the
-    command's answer first; Esc shows the recorded steps."""
-    from explain.tui import open_trace  # lazy: textual only when the TUI opens
+def _show(result: Any, plain: bool, as_json: bool, opened: Opened, render: str, *views: str) -> None:
+    """The command's answer, in the one form asked for: the TUI at ``opened`` (not asked for text or JSON, and
+    stdout a terminal), one JSON document (``result.to_dict()``), or the tables that the functions ``views`` of
+    the module ``explain.render.<render>`` draw from ``result``. One place, so the four answers (lens,
+    attribution, a patch, a sweep) cannot drift apart in how they choose."""
+    if not plain and not as_json and interactive():
+        from explain.tui import open_trace  # lazy: textual only when the TUI opens
 
-    open_trace(trace, options=options, start=start, cell=cell, then=then)
-
-
-def _print(*renderables: Any) -> None:
+        open_trace(opened.trace, options=opened.options, start=opened.start, cell=opened.cell, then=opened.then)
+        return
+    if as_json:
+        json.dump(result.to_dict(), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
     from rich.console import Console  # lazy: rich is not loaded for --help
 
+    module = importlib.import_module(f"explain.render.{render}")  # the tables' module, loaded only to print them
     console = Console()
-    for r in renderables:
-        console.print(r)
+    for view in views:
+        console.print(getattr(module, view)(result))
 
 
 def _say(note: str) -> None:
@@ -64,11 +79,6 @@ def _mode(plain: bool, as_json: bool, output: str | None = None) -> None:
         raise UsageError("choose one of --plain and --json")
     if output is not None and not output.endswith(".py"):
         raise UsageError(f"-o writes a Python script; name it *.py, not '{output}'")
-
-
-def _json(doc: dict[str, Any]) -> None:
-    json.dump(doc, sys.stdout, ensure_ascii=False)
-    sys.stdout.write("\n")
 
 
 _common = [
@@ -114,16 +124,9 @@ def lens(model: str, word: str | None, position: int | None, plain: bool, as_jso
     result = run_lens(model, word, position=position, **options)
     _say(result.note)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (LENS,)], output, force)
-    if _tui(plain, as_json):  # the lens screen (y), following W, over the last read at W
-        cell = None if result.word is None else (0, result.position, result.word)
-        _open(result.trace, options, lens_probs(lens_point(result.rows[-1].step)), "lens", cell)
-        return
-    if as_json:
-        _json(result.to_dict())
-        return
-    from explain.render.lens import lens_grid, lens_word  # lazy: a command's engine is not loaded for --help
-
-    _print(lens_grid(result), lens_word(result))
+    cell = None if result.word is None else (0, result.position, result.word)  # the lens screen (y), following W,
+    at = Opened(result.trace, options, lens_probs(lens_point(result.rows[-1].step)), "lens", cell)  # at its last read
+    _show(result, plain, as_json, at, "lens", "lens_grid", "lens_word")
 
 
 @click.command(epilog=EPILOG)
@@ -156,15 +159,8 @@ def attribute(model: str, word: str, vs: str | None, position: int | None, plain
     result = run_attribute(model, word, vs, position=position, **options)
     _say(result.note)
     _output(result.trace, [s.name for s in result.trace if s.group[:1] == (ATTRIB,)], output, force)
-    if _tui(plain, as_json):  # the ranked parts (A) over the sum
-        _open(result.trace, options, attr("total"), "attribution")
-        return
-    if as_json:
-        _json(result.to_dict())
-        return
-    from explain.render.attribution import attribution_table  # lazy: a command's engine is not loaded for --help
-
-    _print(attribution_table(result))
+    at = Opened(result.trace, options, attr("total"), "attribution")  # the ranked parts (A) over the sum
+    _show(result, plain, as_json, at, "attribution", "attribution_table")
 
 
 @click.command(epilog=EPILOG)
@@ -208,28 +204,14 @@ def patch(model: str, corrupt: str, word: str, vs: str, step: str | None, head: 
         if output is not None:
             raise UsageError("-o exports one patched run: give --step (a sweep keeps one number per cell)")
         result = patching.sweep(model, text, corrupt, word, vs, sweep, **options)
-        if _tui(plain, as_json):  # the heatmap (P) over the corrupted run; Enter there opens a cell's patched run
-            result.runs.corrupt.sweep = result
-            _open(result.runs.corrupt, {**options, "text": corrupt}, "logits", "patching")
-            return
-        if as_json:
-            _json(result.to_dict())
-            return
-        from explain.render.patching import sweep_heatmap  # lazy: a command's engine is not loaded for --help
-
-        _print(sweep_heatmap(result))
+        result.runs.corrupt.sweep = result  # the heatmap (P) over the corrupted run; Enter opens a cell's patched run
+        at = Opened(result.runs.corrupt, {**options, "text": corrupt}, "logits", "patching")
+        _show(result, plain, as_json, at, "patching", "sweep_heatmap")
         return
     one = patching.patch(model, text, corrupt, word, vs, step, position=position, head=head, **options)
     first = one.trace[patching.names.patch_clean(step)].index
     _output(one.trace, [s.name for s in one.trace.steps[first:] if s.name in patching.needed_for(one.trace, "logits")
                         or s.group[:1] == (PATCH,)], output, force)
-    if _tui(plain, as_json):  # on the patched step, its numbers shown (P shows them again)
-        one.trace.patched = one
-        _open(one.trace, {**options, "text": corrupt}, patching.names.patched(step), "patching", one.first_cell())
-        return
-    if as_json:
-        _json(one.to_dict())
-        return
-    from explain.render.patching import patched_view  # lazy: a command's engine is not loaded for --help
-
-    _print(patched_view(one))
+    one.trace.patched = one  # the TUI opens on the patched step, its numbers shown (P shows them again)
+    at = Opened(one.trace, {**options, "text": corrupt}, patching.names.patched(step), "patching", one.first_cell())
+    _show(one, plain, as_json, at, "patching", "patched_view")
