@@ -103,6 +103,12 @@ def gen_number(name: str) -> int | None:
     return int(number) if head == GEN and dot and number.isdigit() else None
 
 
+def is_draw(name: str) -> bool:
+    """A step that draws a generation's new token: ``gen.3.next`` (the token) or ``gen.3.u`` (the uniform number
+    it was drawn with); the prediction panel shows the vocabulary's distribution beside them."""
+    return gen_number(name) is not None and name.split(".", 2)[2] in ("next", "u")
+
+
 def is_generated(name: str) -> bool:
     """A step (or a notation glob, ``gen.*.probs``) of a generation's new tokens."""
     head, _, rest = name.partition(".")

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from explain.core.errors import ExplainError
 from explain.core.names import gen_number
 from explain.interp.names import LENS, attr
+from explain.interp.names import patched as patched_step
 from explain.interp.stream import check_entry
 from explain.ops.base import num
 from explain.trace import Trace
@@ -116,7 +117,7 @@ def _sweep_screen(ctl: Controller, sweep: Any) -> None:
             return
         trace = patched.trace
         trace.sweep = sweep
-        host.post_message(RunFinished(trace, dict(host.run_options), at=f"patch.{patched.step}",
+        host.post_message(RunFinished(trace, dict(host.run_options), at=patched_step(patched.step),
                                       cell=patched.first_cell(), own=False))
         for note in patched.notes:
             host.notify(note, title="patch", timeout=8)

@@ -16,6 +16,9 @@ PACKAGE = Path(explain.__file__).parent
 # A notation table's globs ("gen.*.probs") are data keyed by step name, not names built or parsed.
 ALLOWED = {PACKAGE / "core" / "names.py", *(PACKAGE / "models").glob("notation*.py")}  # the families' tables too
 SPELLED = ("gen.", ".grad.from", ".from.", ".updated")
+# A scope a run adds in front of a model's names, started by hand (f"patch.{step}") or matched by a regex (gen\.\d+)
+STARTS = tuple(f"{p}." for p in names.PREFIXES)
+MATCHED = tuple(rf"{p}\." for p in names.PREFIXES)
 
 
 def test_generation_names_round_trip() -> None:
@@ -26,6 +29,8 @@ def test_generation_names_round_trip() -> None:
     assert names.param_name("blocks.0.attn.W_Q") == "blocks.0.attn.W_Q"
     assert names.as_first_token("gen.7.attn.scores") == "gen.0.attn.scores"
     assert names.is_generated("gen.*.probs") and not names.is_generated("*embed")
+    assert names.is_draw("gen.3.next") and names.is_draw("gen.12.u")
+    assert not names.is_draw("gen.3.probs") and not names.is_draw("next") and not names.is_draw("gen.x.next")
 
 
 def test_gradient_names_round_trip() -> None:
@@ -79,7 +84,8 @@ def _spelled(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             text = node.value
-            if any(text.startswith(s) or (s != "gen." and s in text) for s in SPELLED) and " " not in text:
+            hand = text.startswith((*SPELLED, *STARTS)) or any(s in text for s in SPELLED if s != "gen.")
+            if (hand or any(s in text for s in MATCHED)) and " " not in text:
                 found.append(f"{path.name}:{node.lineno}: {text!r}")
     return found
 
@@ -92,5 +98,6 @@ def test_no_module_spells_a_step_name_by_hand(path: Path) -> None:
 
 def test_the_scan_finds_a_hand_built_name(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text('n = 2\nname = f"gen.{n}.logits"\nother = x + ".grad.from." + y\n')
-    assert len(_spelled(bad)) == 2
+    bad.write_text('n = 2\nname = f"gen.{n}.logits"\nother = x + ".grad.from." + y\nat = f"patch.{step}"\n'
+                   'draw = re.compile(r"gen\\.\\d+\\.(next|u)$")\n')
+    assert len(_spelled(bad)) == 4

@@ -8,13 +8,12 @@ value ``--plain`` and ``--json`` print.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.console import Group
 from rich.text import Text
 
-from explain.core.names import lens_read
+from explain.core.names import is_draw, lens_read
 from explain.interp.names import lens_point, point_phrase
 from explain.render.predictions import predictions_view, repr_token
 from explain.report.predict import has_predictions, predictions
@@ -22,7 +21,6 @@ from explain.trace import Step
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
 
-_DRAW = re.compile(r"gen\.\d+\.(next|u)$")
 TOP = 5  # rows of the table when there is room (fewer when the layout gives the pane less)
 
 
@@ -30,7 +28,7 @@ def shows_predictions(view: View) -> bool:
     """Whether the current step is about next tokens: its last axis is the vocabulary, or it is a draw."""
     step: Step = view.step
     return step.output is not None and has_predictions(view.trace) and (
-        step.axes[-1:] == ("vocab",) or bool(_DRAW.match(step.name)))
+        step.axes[-1:] == ("vocab",) or is_draw(step.name))
 
 
 def predictions_height(view: View) -> int:
