@@ -59,10 +59,7 @@ class Host(Protocol):
 
 
 class Controller:
-    """The long work of one step screen; its methods named in ACTIONS are the screen's actions of those names."""
-
-    ACTIONS = frozenset({"generate", "gradient", "rerun", "export_step", "export_run", "picture", "lens",
-                         "attribution", "patching", "generated", "search", "goto", "heads", "tokenizer", "experts"})
+    """The long work of one step screen; :class:`~explain.tui.screens.step_keys.StepKeys` makes its methods keys."""
 
     def __init__(self, host: Host) -> None:
         self.host = host

@@ -20,6 +20,7 @@ from explain.tui import fit, keys
 from explain.tui.controller import Controller
 from explain.tui.measure import fit_of
 from explain.tui.messages import CellFocused, RunFinished, StepSelected, TraceExtended
+from explain.tui.screens.step_keys import StepKeys
 from explain.tui.state import Tour, View, next_of_kind
 from explain.tui.tutorial import Walkthrough
 from explain.tui.widgets.cell_panel import CellPanel
@@ -31,7 +32,7 @@ from explain.tui.widgets.step_tree import StepTree
 from explain.tui.widgets.tensor_view import TensorView
 
 
-class StepScreen(Screen):
+class StepScreen(StepKeys, Screen):
     """Step tree (or tutorial narration) | step header, operands, result matrix | drill-down."""
 
     BINDINGS = keys.bindings()
@@ -312,9 +313,3 @@ class StepScreen(Screen):
 
     def action_quit(self) -> None:
         self.app.exit()
-
-    def __getattr__(self, name: str) -> Any:
-        """``action_<name>`` of the controller's keys (G r e x X c y A P W m / g): the controller's method."""
-        if name.startswith("action_") and name[len("action_"):] in Controller.ACTIONS:
-            return getattr(self.controller, name[len("action_"):])
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -1,0 +1,58 @@
+"""StepKeys: the step screen's keys whose work is the Controller's (G r e x X c o / g m y A P W E), one explicit
+``action_*`` each. Explicit, not forwarded by attribute lookup (issue 38): Textual, the reader and a test
+can see every action the screen has, and a key without its action fails a test, not a student."""
+
+from __future__ import annotations
+
+from explain.tui.controller import Controller
+
+
+class StepKeys:
+    """The Controller's keys as the step screen's actions; the screen sets ``controller``."""
+
+    controller: Controller
+
+    def action_generate(self) -> None:
+        self.controller.generate()
+
+    def action_gradient(self) -> None:
+        self.controller.gradient()
+
+    def action_rerun(self) -> None:
+        self.controller.rerun()
+
+    def action_export_step(self) -> None:
+        self.controller.export_step()
+
+    def action_export_run(self) -> None:
+        self.controller.export_run()
+
+    def action_picture(self) -> None:
+        self.controller.picture()
+
+    def action_tokenizer(self) -> None:
+        self.controller.tokenizer()
+
+    def action_search(self) -> None:
+        self.controller.search()
+
+    def action_goto(self) -> None:
+        self.controller.goto()
+
+    def action_heads(self) -> None:
+        self.controller.heads()
+
+    def action_lens(self) -> None:
+        self.controller.lens()
+
+    def action_attribution(self) -> None:
+        self.controller.attribution()
+
+    def action_patching(self) -> None:
+        self.controller.patching()
+
+    def action_generated(self) -> None:
+        self.controller.generated()
+
+    def action_experts(self) -> None:
+        self.controller.experts()
