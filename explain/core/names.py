@@ -85,6 +85,21 @@ def lens_read(name: str) -> str | None:
     return name.rsplit(".", 1)[0] + ".logits"
 
 
+# -- blocks --------------------------------------------------------------------------------------------------
+BLOCKS = "blocks"  # a stack's blocks: blocks.0., blocks.1., ... (decoder.blocks.0. in an encoder-decoder)
+
+
+def block_of(name: str) -> tuple[str, int, str] | None:
+    """The first block a name lies in, as (what comes before it, its number, what comes after it):
+    ``gen.2.decoder.blocks.3.attn.q`` → ``("gen.2.decoder.", 3, "attn.q")``, ``blocks.3`` → ``("", 3, "")``;
+    None for a name outside every block."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1):
+        if parts[i] == BLOCKS and parts[i + 1].isdecimal():
+            return ".".join(parts[:i]) + ("." if i else ""), int(parts[i + 1]), ".".join(parts[i + 2:])
+    return None
+
+
 # -- generation ----------------------------------------------------------------------------------------------
 def gen_scope(n: int) -> str:
     """The scope of new token ``n`` of a generation: ``gen.3``."""

@@ -23,15 +23,13 @@ from typing import Any
 
 from explain import ops
 from explain.core.latent import latent_cost
-from explain.core.names import in_training
+from explain.core.names import block_of, in_training
 from explain.report.shape_report import unreached
 from explain.trace import Trace
 
 OWN = "explain's own arrays"  # where a random model's float64 comes from
 BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
 DTYPES = tuple(BYTES)
-_BLOCK = re.compile(r"^(?:.*?\.)?blocks\.(\d+)\.")
-_IN_BLOCK = re.compile(r"^(.*?)blocks\.\d+\.")
 
 # the parts of the forward count, in order, by the step's name inside its block (TransformerLens names)
 GROUPS = (
@@ -106,14 +104,14 @@ def forward_flops(trace: Trace, skip: Any = None) -> tuple[list[Figure], int]:
         total = ops.get(step.op).flops(shapes, step.shape, **step.attrs)
         if not total:
             continue
-        inner = _IN_BLOCK.sub("", step.name)
+        where = block_of(step.name)
+        inner = where[2] if where and where[2] else step.name  # the step's name within its block
         label = next((g for g, pattern in GROUPS if pattern.search(inner)), "other matmuls")
-        m = _BLOCK.match(step.name)
-        window = windows.get(int(m.group(1))) if m and step.op in ("matmul", "weighted_sum") else None
+        window = windows.get(where[1]) if where and where[2] and step.op in ("matmul", "weighted_sum") else None
         if window and window < positions:
             total = total * window // positions  # the keys a sliding layer reads
         groups.setdefault(label, []).append((total, _step_formula(step, shapes, rows, window),
-                                             m.group(1) if m else ""))
+                                             str(where[1]) if where and where[2] else ""))
     order = [g for g, _ in GROUPS] + ["other matmuls"]
     figures = []
     for label in order:
@@ -257,8 +255,8 @@ def cost(trace: Trace, *, stored: str | None, stored_why: str, dtype: str | None
     moe = moe_cost(cfg) if getattr(cfg, "n_experts", None) else []
 
     def in_mixture(step: Any) -> bool:
-        m = _BLOCK.match(step.name)
-        return bool(moe) and m is not None and cfg.moe_layer(int(m.group(1))) and ".mlp" in step.name
+        block = block_of(step.name)
+        return bool(moe) and block is not None and bool(block[2]) and cfg.moe_layer(block[1]) and ".mlp" in step.name
 
     figures, total = forward_flops(trace, in_mixture if moe else None)
     if moe:

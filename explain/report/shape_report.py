@@ -13,18 +13,15 @@ This module imports neither numpy nor rich nor click, so ``explain shapes`` star
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from explain import ops
 from explain.core.errors import UsageError
 from explain.core.moe import ACTIVE_RULE, active_params
-from explain.core.names import in_training
+from explain.core.names import block_of, in_training
 from explain.core.shape_rules import fmt_shape
 from explain.trace import ParamSpec, Step, Trace
-
-_BLOCK = re.compile(r"^(.*?)blocks\.(\d+)(\.|$)")
 
 
 @dataclass
@@ -53,7 +50,7 @@ def _readers(trace: Trace) -> dict[str, list[str]]:
 
 def _stacks(trace: Trace) -> set[str]:
     """The model and its stacks of blocks: ``""`` and, for the encoder-decoder, ``encoder`` and ``decoder``."""
-    return {""} | {m.group(1).rstrip(".") for m in map(_BLOCK.match, trace.specs) if m}
+    return {""} | {b[0].rstrip(".") for b in map(block_of, trace.specs) if b}
 
 
 def layer_of(name: str, readers: dict[str, list[str]], stacks: set[str]) -> str:
@@ -118,12 +115,12 @@ def breakdown(trace: Trace, layer: dict[str, str]) -> str:
     ``embed 38,597,376 + pos_embed 786,432 + blocks.0–11 12 × 7,087,872 + ln_final 1,536``."""
     units: list[_Part] = []
     for spec in trace.specs.values():
-        m = _BLOCK.match(layer[spec.name])
-        label = f"{m.group(1)}blocks.{m.group(2)}" if m else layer[spec.name]
+        m = block_of(layer[spec.name])
+        label = f"{m[0]}blocks.{m[1]}" if m else layer[spec.name]
         if units and units[-1].label == label:
             units[-1].size += spec.size
         elif m:
-            units.append(_Part(label, spec.size, m.group(1), int(m.group(2)), int(m.group(2))))
+            units.append(_Part(label, spec.size, m[0], m[1], m[1]))
         else:
             units.append(_Part(label, spec.size))
     folded: list[_Part] = []

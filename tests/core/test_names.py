@@ -44,6 +44,13 @@ def test_gradient_names_round_trip() -> None:
     assert names.updated_of(names.updated("W_E")) == "W_E" and names.updated_of("W_E") is None
 
 
+def test_block_names() -> None:
+    assert names.block_of("gen.2.decoder.blocks.3.attn.q") == ("gen.2.decoder.", 3, "attn.q")
+    assert names.block_of("blocks.3") == ("", 3, "") and names.block_of("blocks.12.mlp_out") == ("", 12, "mlp_out")
+    assert names.block_of("embed") is None and names.block_of("blocks.x.attn") is None
+    assert names.block_of("encoder.blocks.0.ln1.grad.from.blocks.1.attn.q") == ("encoder.", 0, "ln1.grad.from.blocks.1.attn.q")
+
+
 def test_groups_and_labels() -> None:
     assert names.group_of("decoder.blocks.0.attn.q") == ("decoder", "blocks.0", "attn")
     assert names.group_of("gen.3.blocks.0.attn.q") == ("gen.3", "blocks.0", "attn")
