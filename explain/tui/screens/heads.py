@@ -13,7 +13,6 @@ screen opens at once; pooled layers are kept with the trace, so the grid opens p
 
 from __future__ import annotations
 
-import re
 import weakref
 from dataclasses import replace
 
@@ -25,6 +24,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from explain.core.names import block_of
 from explain.ops.base import num
 from explain.render.head_grid import LABEL_W, Geometry, Pooled, draw_grid, geometry, pool
 from explain.render.step import axis_labels
@@ -42,23 +42,36 @@ SYNC_VALUES = 4_000_000  # a page of patterns up to this many weights is pooled 
 Key = tuple[int, tuple[int, ...], tuple[int, int]]  # a pooled layer: (its step, the batch item's slice, drawn size)
 # pooled layers per trace, kept as long as the trace is: opening the grid again (or paging back) pools nothing
 _POOLED: weakref.WeakKeyDictionary[Trace, dict[Key, list[Pooled]]] = weakref.WeakKeyDictionary()
-_NAME = re.compile(r"^(?P<pre>.*?)(?P<side>encoder\.|decoder\.)?blocks\.(?P<n>\d+)\.(?P<attn>\w+)\.pattern$")
+_SIDES = ("encoder.", "decoder.")  # the transformer's two stacks: one pass
+
+
+def _pattern(name: str) -> tuple[str, str, int, str] | None:
+    """(the pass, its stack, the block, the attention group) of ``PRE[SIDE]blocks.N.ATTN.pattern``, else None."""
+    where = block_of(name)
+    if where is None:
+        return None
+    before, n, rest = where
+    attn, dot, last = rest.partition(".")
+    if not (attn and dot and last == "pattern"):
+        return None
+    side = next((s for s in _SIDES if before.endswith(s)), "")
+    return before[: len(before) - len(side)], side, n, attn
 
 
 def row_label(step: Step) -> str:
     """``L3`` (block 3), ``E0``/``D0`` (the transformer's encoder/decoder), ``D0x`` (its cross-attention)."""
-    m = _NAME.match(step.name)
-    if not m:
+    m = _pattern(step.name)
+    if m is None:
         return step.label[:LABEL_W - 1]
-    side = {"encoder.": "E", "decoder.": "D"}.get(m["side"] or "", "L")
-    return f"{side}{m['n']}{'x' if 'cross' in m['attn'] else ''}"
+    _, side, n, attn = m
+    return f"{ {'encoder.': 'E', 'decoder.': 'D'}.get(side, 'L')}{n}{'x' if 'cross' in attn else ''}"
 
 
 def pass_of(step: Step) -> str:
     """The forward pass a pattern belongs to: what its name has before the blocks (``gen.2.`` for a generated
     token's; the encoder and the decoder are one pass)."""
-    m = _NAME.match(step.name)
-    return m["pre"] if m else step.name
+    m = _pattern(step.name)
+    return m[0] if m else step.name
 
 
 class HeadsScreen(ModalScreen[View | None]):
