@@ -10,18 +10,22 @@ the map lights the part of the model a step belongs to wherever the step screen 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from explain.core.names import gradient_of, is_generated, param_name
+from explain.core.names import block_of, gradient_of, is_generated, param_name
 from explain.core.shape_rules import fmt_shape
 from explain.trace import Trace
 
-_BLOCK = re.compile(r"^(?P<side>encoder\.|decoder\.)?blocks\.(?P<n>\d+)\.(?P<rest>.+)$")
 _SHORT = {"self_attn": "self", "cross_attn": "cross"}  # the decoder's row must fit half of 80 columns
 SIDES = ("encoder.", "decoder.")
+
+
+def _in_block(name: str) -> tuple[int, str] | None:
+    """(block, the name inside it) of a model's own ``[SIDE]blocks.N.REST``; None outside a block (or in a scope)."""
+    where = block_of(name)
+    return (where[1], where[2]) if where and where[2] and where[0] in ("", *SIDES) else None
 
 
 @dataclass
@@ -59,12 +63,13 @@ def forward_name(name: str) -> str:
 def node_key(name: str, op: str) -> tuple[str, str]:
     """(key, label) of the node a forward step belongs to: a block's sub-group (``attn``, ``mlp``), its output
     projection with it (``attn_out`` → ``attn``), an add as ``+``, anything else by its own name."""
-    m = _BLOCK.match(name)
+    m = _in_block(name)
     if not m:
         return name, name.rpartition(".")[2] if name.startswith(SIDES) else name
-    block = name[: len(name) - len(m["rest"])]
-    part = m["rest"].split(".")[0]
-    if "." in m["rest"]:  # inside a sub-group: attn.q → attn
+    rest = m[1]
+    block = name[: len(name) - len(rest)]
+    part = rest.split(".")[0]
+    if "." in rest:  # inside a sub-group: attn.q → attn
         return block + part, _SHORT.get(part, part)
     if part.endswith("_out") and part[:-4]:
         return block + part[:-4], _SHORT.get(part[:-4], part[:-4])
@@ -88,10 +93,10 @@ def build(trace: Trace) -> tuple[list[list[Row]], list[Row]]:
             continue
         node = nodes[key] = Node(label, [step.index], key, tuple(step.shape))
         side = next((s for s in SIDES if step.name.startswith(s)), "")
-        m = _BLOCK.match(step.name)
+        m = _in_block(step.name)
         seen_block = seen_block or m is not None
         rows = columns.setdefault(side, []) if side or m or not seen_block else tail
-        row_label = f"{side[:1].upper() if side else 'L'}{m['n']}" if m else ""
+        row_label = f"{side[:1].upper() if side else 'L'}{m[0]}" if m else ""
         if not rows or rows[-1].label != row_label:
             rows.append(Row(row_label, []))
         rows[-1].nodes.append(node)
