@@ -21,6 +21,7 @@ from textual.screen import Screen
 
 from explain.core.names import gen_step
 from explain.io.pending import discard_all
+from explain.render import fit
 from explain.trace import Trace
 from explain.tui.keys import KEYS, palette_title
 from explain.tui.messages import RunFinished, StepSelected
@@ -62,6 +63,11 @@ class ExplainApp(App[None]):
         self.start = start
         self.cell = cell  # of the start step
         self.then = then  # the step screen's action run as it opens (explain lens: "lens", its screen)
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's theme variables and the layout's shared sizes (``$sidebar-mid``, …: :func:`fit.css_variables`),
+        whose one home is explain/render/fit.py."""
+        return {**super().get_css_variables(), **fit.css_variables()}
 
     def action_command_palette(self) -> None:
         """Ctrl+P: the command palette (:class:`Palette`, Textual's with a guard for tiny terminals)."""

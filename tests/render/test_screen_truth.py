@@ -128,7 +128,7 @@ def test_a_generations_header_lines_fit_80_columns():
     at 80 columns (the top-p formula took 90 cells and wrapped); the first line is checked by its own test."""
     from rich.cells import cell_len
 
-    from explain.tui.fit import centre_width
+    from explain.render.fit import centre_width
 
     width = centre_width(80, tutorial=False)[1]
     trace = explain.generate("gpt", text="the cat is", top_k=3, top_p=0.9, temperature=0.7, max_new_tokens=2)

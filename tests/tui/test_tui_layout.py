@@ -1,7 +1,7 @@
 """The step screen as Textual lays it out, at 60×20 up to 200×50: the drill-down's result line is always on
 screen (a matmul score, a softmax weight, a sum-normalised weight, a layer norm, the loss), the result matrix
 shows whole where it fits and never with fewer than three rows where the terminal has them, hidden panes are
-said, the layout follows every resize. (:func:`explain.tui.fit.step_classes` on its own: test_tui_fit.py.)"""
+said, the layout follows every resize. (:func:`explain.render.fit.step_classes` on its own: test_tui_fit.py.)"""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from conftest import drill_answer, drive
 
 import explain
+from explain.render.measure import matrix_size
 from explain.tui.app import ExplainApp
-from explain.tui.measure import matrix_size
 from explain.tui.widgets.cell_panel import CellPanel
 from explain.tui.widgets.tensor_view import TensorView
 

@@ -1,6 +1,6 @@
 """The step screen: the whole run, one operation at a time. It owns the state as reactives, the View (trace, step,
 slice, cell) and the Tour (tutorial, stop, answer, on or off its path), binds the view down to its panes and sets
-the layout's classes (:mod:`explain.tui.fit`); widgets post messages up. Every action is a key in :mod:`keys`: the
+the layout's classes (:mod:`explain.render.fit`); widgets post messages up. Every action is a key in :mod:`keys`: the
 moves change the state here (the tour's are methods of its value); the long work is the Controller's."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from explain.render import fit
+from explain.render.measure import fit_of
 from explain.trace import Trace
-from explain.tui import fit, keys
+from explain.tui import keys
 from explain.tui.controller import Controller
-from explain.tui.measure import fit_of
 from explain.tui.messages import CellFocused, RunFinished, StepSelected, TraceExtended
 from explain.tui.screens.step_keys import StepKeys
 from explain.tui.state import Tour, View, next_of_kind
@@ -36,7 +37,7 @@ class StepScreen(StepKeys, Screen):
     """Step tree (or tutorial narration) | step header, operands, result matrix | drill-down."""
 
     BINDINGS = keys.bindings()
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (fit.SIDE_MIN, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (fit.TALL, "-tall")]
 
     # None of the state repaints the screen itself (that would redraw every widget on every key): it is bound
@@ -120,7 +121,7 @@ class StepScreen(StepKeys, Screen):
 
     # -- state down ------------------------------------------------------------------------------------------
     def _relayout(self, force: bool = False) -> None:
-        """The layout's classes for this size and step (:func:`~explain.tui.measure.fit_of`), set before the panes
+        """The layout's classes for this size and step (:func:`~explain.render.measure.fit_of`), set before the panes
         get the view, so Textual lays both out at once: one frame. Not per cell: a step's drill-downs are alike."""
         v, (width, height) = self.view, self.size
         key = (width, height, v.trace, v.index, v.lead, v.precision, v.show, self.show_operands, self.show_sidebar,

@@ -7,7 +7,7 @@ result matrix is): the table of terms cut (``⋮``) to the rows that fit, a body
 ``d``/``u`` with the result line pinned at the bottom. Nobody tells it its size before Textual does, and a step
 change draws it once, at the size it is given in that frame.
 
-Explanations are cached per step and cell (:mod:`explain.tui.measure`), so moving back and forth costs nothing.
+Explanations are cached per step and cell (:mod:`explain.render.measure`), so moving back and forth costs nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from explain.ops.base import CellExplanation, precision
+from explain.render import fit
 from explain.render.drill import Drill, drill_lines
+from explain.render.measure import drill_content, drill_frame, drill_head, drill_size, explanation
 from explain.render.step import explanation_body, explanation_result
-from explain.tui.measure import DRILL_FRAME, drill_content, drill_head, drill_size, explanation
 from explain.tui.state import View, changed
 
 DEPENDS = ('trace', 'index', 'lead', 'cell', 'precision')
@@ -48,7 +49,7 @@ class CellPanel(Widget):
 
     def get_content_width(self, container: Any, viewport: Any) -> int:
         """``width: auto`` (beside the matrix, where it has room): its natural width."""
-        return drill_size(self.view, container.width - 2)[0] - DRILL_FRAME if self.view is not None else 40
+        return drill_size(self.view, container.width - 2 * fit.DRILL_PAD)[0] - drill_frame() if self.view is not None else 40
 
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         """``height: auto``: every line at this width, or, where the screen's layout class says the drill-down

@@ -16,32 +16,13 @@ from rich.text import Text
 from explain import ops
 from explain.core.shape_rules import fmt_shape
 from explain.render.grid import Marks, draw_window, fit_window, window_scale
+from explain.render.panes import OPERAND_ROWS, axes_and_shape, operand_slice, operands_height  # noqa: F401
 from explain.render.step import axis_labels
 from explain.render.tensor import number_format
 from explain.tui.state import View
 from explain.tui.widgets.view_widget import ViewWidget
 
-MAX_ROWS = 16  # rows an operand shows at most (a 12-token pattern whole where the layout has room)
 MIN_WIDTH = 14
-
-
-def operand_slice(view: View, axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Leading indices of an operand: the result's index on an axis of the same name, else 0."""
-    step = view.step
-    chosen = {a: i for a, i in zip(step.axes, view.lead)}
-    lead = []
-    for axis, n in zip(axes[: max(len(shape) - 2, 0)], shape):
-        lead.append(min(chosen.get(axis, 0), n - 1))
-    return tuple(lead)
-
-
-def _axes_and_shape(view: View, name: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    trace = view.trace
-    if name in trace:
-        s = trace[name]
-        return s.axes, tuple(s.shape)
-    spec = trace.specs[name]
-    return spec.axes, tuple(spec.shape)
 
 
 def marks_of(feed: tuple | None, ndim: int) -> tuple[tuple[int, ...] | None, Marks | None]:
@@ -64,7 +45,7 @@ def marks_of(feed: tuple | None, ndim: int) -> tuple[tuple[int, ...] | None, Mar
 def _operand(view: View, name: str, feed: tuple | None) -> tuple[tuple[int, ...], tuple[int, ...], Marks | None,
                                                                   Any]:
     """An operand's shape, the slice shown, its marks and its 2-D matrix (None: shape only)."""
-    axes, shape = _axes_and_shape(view, name)
+    axes, shape = axes_and_shape(view, name)
     value: Any = view.trace.value(name)
     fed_lead, marks = marks_of(feed, len(shape))
     lead = fed_lead if fed_lead is not None else operand_slice(view, axes, shape)
@@ -102,7 +83,7 @@ def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | Non
         return min(width, title)
     nf = number_format(mat, view.precision, _words(view, mat))
     anchor = marks.anchor if marks is not None else (0, 0)
-    win = fit_window(mat, (0, 0), anchor, width, MAX_ROWS + 1, row_labels=_row_words(view, name, lead, mat),
+    win = fit_window(mat, (0, 0), anchor, width, OPERAND_ROWS + 1, row_labels=_row_words(view, name, lead, mat),
                      precision=nf, values=view.values)
     return min(width, max(title, win.label_width + sum(win.widths)))
 
@@ -129,11 +110,11 @@ def split_widths(needs: list[int], total: int, gap: int = 2) -> list[int]:
 
 
 def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None = None,
-                 height: int = MAX_ROWS + 3) -> Text:
+                 height: int = OPERAND_ROWS + 3) -> Text:
     """One operand as a titled window of its 2-D slice, ``width`` × ``height`` characters; the cells in
     ``feed`` (the op's linkage for the cell under the cursor) are marked and kept in view (an operand the cell
     does not read is :func:`unread_title` instead)."""
-    axes, _ = _axes_and_shape(view, name)
+    axes, _ = axes_and_shape(view, name)
     shape, lead, marks, mat = _operand(view, name, feed)
     title = Text.assemble((sym, "bold cyan"), " ", (name, "dim"), f" {fmt_shape(shape)}")
     if title.cell_len > width:  # no room for the step's name: the symbol and shape whole, not a name cut mid-word
@@ -146,27 +127,14 @@ def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None
     if nf.exponent:
         title.append(f"  {nf.legend()}", "bold")
     anchor = marks.anchor if marks is not None else (0, 0)
-    # the rows that fit the pane under the title (the pane may be shorter than MAX_ROWS): the marked row is
+    # the rows that fit the pane under the title (the pane may be shorter than OPERAND_ROWS): the marked row is
     # kept among them, so a mark is never drawn below the fold
-    rows = max(2, min(MAX_ROWS + 1, height - title.plain.count("\n") - 1))
+    rows = max(2, min(OPERAND_ROWS + 1, height - title.plain.count("\n") - 1))
     words = _row_words(view, name, lead, mat)
     win = fit_window(mat, (0, 0), anchor, width, rows, row_labels=words, precision=nf, values=view.values)
     scale = window_scale(mat, win)[0] if view.heat and not nf.integer else None
     return Text("\n").join([title, draw_window(mat, win, row_labels=words, precision=nf, values=view.values,
                                                scale=scale, marks=marks)])
-
-
-def operands_height(view: View) -> int:
-    """Lines the operands pane needs: the tallest operand's title, slice line, ruler and rows (0: no inputs)."""
-    step = view.step
-    if not step.inputs:
-        return 0
-    tallest = 1
-    for name in step.inputs:
-        _, shape = _axes_and_shape(view, name)
-        rows = shape[-2] if len(shape) >= 2 else 1
-        tallest = max(tallest, 2 + (1 if len(shape) > 2 else 0) + min(rows, MAX_ROWS))
-    return tallest + 1  # and the margin below
 
 
 class Operands(ViewWidget):
@@ -223,5 +191,5 @@ class Operands(ViewWidget):
 
 def unread_title(view: View, name: str, sym: str) -> Text:
     """An operand the cell under the cursor does not read: ``Q (1, 2, 4, 4)`` and, below, ``not read here``."""
-    _, shape = _axes_and_shape(view, name)
+    _, shape = axes_and_shape(view, name)
     return Text.assemble((sym, "bold cyan"), f" {fmt_shape(shape)}\n", ("not read here", "italic dim"))

@@ -13,28 +13,12 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
-from explain.core.names import is_draw, lens_read
+from explain.core.names import lens_read
 from explain.interp.names import lens_point, point_phrase
+from explain.render.panes import PREDICTION_ROWS, predictions_height, shows_predictions
 from explain.render.predictions import predictions_view, repr_token
-from explain.report.predict import has_predictions, predictions
-from explain.trace import Step
-from explain.tui.state import View
+from explain.report.predict import predictions
 from explain.tui.widgets.view_widget import ViewWidget
-
-TOP = 5  # rows of the table when there is room (fewer when the layout gives the pane less)
-
-
-def shows_predictions(view: View) -> bool:
-    """Whether the current step is about next tokens: its last axis is the vocabulary, or it is a draw."""
-    step: Step = view.step
-    return step.output is not None and has_predictions(view.trace) and (
-        step.axes[-1:] == ("vocab",) or is_draw(step.name))
-
-
-def predictions_height(view: View) -> int:
-    """Lines for the whole pane on this step: title, header, TOP rows, the actual token (row and line); 0 on a
-    step without predictions."""
-    return TOP + 4 if shows_predictions(view) else 0
 
 
 class PredictionsPane(ViewWidget):
@@ -53,7 +37,7 @@ class PredictionsPane(ViewWidget):
         step = view.step
         batch = view.lead[0] if view.lead and step.axes[:1] == ("batch",) else 0
         position = view.cell[0] if step.axes[-2:-1] == ("pos",) and len(step.shape) >= 2 else -1
-        k = max(1, min(TOP, self.size.height - 4)) if self.size.height else TOP
+        k = max(1, min(PREDICTION_ROWS, self.size.height - 4)) if self.size.height else PREDICTION_ROWS
         p = predictions(view.trace, step, position, batch, k)
         after = f" {repr_token(p.after)}" if p.after else ""
         read = lens_read(step.name)

@@ -4,17 +4,13 @@ drill-down name the inputs."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
 
 from explain.render.drill import text_lines
-from explain.render.predictions import text_so_far
-from explain.render.step import step_header
-from explain.tui.fit import centre_width
-from explain.tui.state import View
+from explain.render.fit import centre_width
+from explain.render.panes import header, header_lines, short  # noqa: F401 - drawn here, measured there
 from explain.tui.widgets.view_widget import ViewWidget
 
 
@@ -56,39 +52,3 @@ class StepInfo(ViewWidget):
         return f"stop {tour.stop + 1} of {len(tour.stops)}"
 
 
-def header_lines(view: View, width: int, stop: str = "") -> int:
-    """Lines the header takes at ``width`` columns (the note wraps)."""
-    return len(text_lines(header(view, max(10, width), stop), max(10, width)))
-
-
-def short(label: str) -> str:
-    """A weights label with its file's name, not its whole path ('checkpoint: gpt2_tiny'): the header's room."""
-    kind, sep, path = label.partition(": ")
-    if sep and kind in ("checkpoint", "weights") and os.sep in path:
-        return f"{kind}: {os.path.basename(path.rstrip(os.sep))}"
-    return label
-
-
-def header(view: View, width: int = 200, stop: str = "") -> Any:
-    """The step's header; on a generation's steps the text so far comes first (what the student reads). The
-    first line says 'step 45 of 95', or '45/95' where that keeps it on one line (a generation's long names),
-    then which weights the run shows ('trained: gpt-tiny', 'random, seed 0'), on a line of its own where the
-    first has no room. Words the checkpoint's vocabulary lacks are named on every step: they read as <unk>.
-    ``stop`` ('stop 1 of 4': a tutorial whose narration is hidden) comes first."""
-    where = f"{stop} · " * bool(stop) + f"step {view.index + 1} of {len(view.trace)}"
-    room = width - len(view.step.name) - len(view.step.op) - 6
-    if len(where) > room:
-        where = f"{stop.replace(' of ', '/')} · " * bool(stop) + f"{view.index + 1}/{len(view.trace)}"
-    weights = short(view.trace.weights)
-    if weights and len(where) + len(weights) + 3 <= room:
-        where, weights = f"{where} · {weights}", ""
-    title, *rest = step_header(view.step, where).renderables
-    lines: list[Any] = [title]
-    if weights:
-        lines.append(Text(weights, style="dim"))
-    if view.trace.unknown_words:  # under the title: a short screen shows the header's first four lines only
-        words = ", ".join(f"'{w}'" for w in view.trace.unknown_words)
-        lines.append(Text(f"not in the vocabulary, read as <unk>: {words}", style="yellow"))
-    batch = view.lead[0] if view.lead and view.step.axes[:1] == ("batch",) else 0
-    text = text_so_far(view.trace, view.index, batch)
-    return Group(*([] if text is None else [text]), *lines, *rest)

@@ -21,11 +21,11 @@ from explain import ops
 from explain.core.shape_rules import fmt_shape
 from explain.ops.base import num
 from explain.render.colour import ColourLegend, Heat, heat_for
+from explain.render.fit import matrix_least
 from explain.render.grid import Window, draw_window, fit_window, shown
+from explain.render.measure import FOOT_LINES, matrix_min_h, matrix_size, number_format_of
 from explain.render.step import axis_labels, mask_sources
 from explain.render.tensor import NumberFormat
-from explain.tui.fit import matrix_least
-from explain.tui.measure import FOOT_LINES, matrix_min_h, matrix_size, number_format_of
 from explain.tui.messages import CellFocused
 from explain.tui.state import View, changed, lead_shape, slice_label
 

@@ -1,7 +1,7 @@
 """What the step screen's panes need for a view, in terminal cells, computed from the view (no widget is asked,
 none needs to be mounted): the step header's lines, the result matrix whole and at its least, the drill-down
 whole and with its table cut short, the operands, the predictions. The pure function of
-:mod:`explain.tui.fit` (:func:`~explain.tui.fit.step_classes`) turns these into the screen's CSS classes; each pane's own ``height: auto`` /
+:mod:`explain.render.fit` (:func:`~explain.render.fit.step_classes`) turns these into the screen's CSS classes; each pane's own ``height: auto`` /
 ``width: auto`` reads the same functions, so the classes and the sizes Textual gives agree.
 
 Each measure is drawn with the renderer that draws the pane (the header with :func:`step_info.header`, the
@@ -19,21 +19,20 @@ from rich.text import Text
 
 from explain.core.errors import ExplainError
 from explain.ops.base import CellExplanation, idx, precision
+from explain.render import fit
 from explain.render.drill import drill_measure
+from explain.render.fit import Fit, Measures, centre_width, fits_beside, step_classes
 from explain.render.grid import fit_window
+from explain.render.panes import header_lines, operands_height, predictions_height
 from explain.render.step import axis_labels, id_words
 from explain.render.tensor import NumberFormat, number_format
-from explain.tui.fit import Fit, Measures, centre_width, fits_beside, step_classes
-from explain.tui.state import View, lead_shape
-from explain.tui.widgets.operands import operands_height
-from explain.tui.widgets.predictions import predictions_height
-from explain.tui.widgets.step_info import header_lines
+from explain.render.view import View
+from explain.trace.slices import lead_shape
 
 MAX_ROWS = 500  # rows a matrix asks for at most (no terminal shows more)
 MATRIX_MIN_ROWS = 3  # rows of the result kept at the least (all of a smaller one): a result of three rows is
 # never one row and a ⋮
 FOOT_LINES = 1  # the matrix's colour legend
-DRILL_FRAME = 3  # the drill-down's padding (0 1) and its rule (left beside the matrix, above it below)
 CACHE_SIZE = 512
 _caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per trace: {key: value}
 
@@ -50,11 +49,11 @@ def _cached(trace: Any, key: tuple, make: Callable[[], Any]) -> Any:
 def measure(view: View, centre: int) -> Measures:
     """The measures of ``view``'s panes in a centre column ``centre`` cells wide (its padding excluded)."""
     matrix_w, matrix_h = matrix_size(view, centre)
-    drill_w, drill_h, drill_min = drill_size(view, centre - 2)
+    drill_w, drill_h, drill_min = drill_size(view, centre - 2 * fit.DRILL_PAD)
     beside_h, beside_min = drill_h, drill_min  # measured again only where it goes beside the matrix
     if fits_beside(centre, matrix_w, drill_w):
         beside = min(drill_w, centre - matrix_w - 1)  # as wide as it is there (see fit: -drill-fill)
-        _, beside_h, beside_min = drill_size(view, beside - DRILL_FRAME)
+        _, beside_h, beside_min = drill_size(view, beside - drill_frame())
     return Measures(header_height(view, centre), matrix_w, matrix_h, matrix_min_h(view, centre),
                     drill_w, drill_h + 1, drill_min + 1, beside_h, beside_min, operands_height(view),
                     predictions_height(view))
@@ -62,7 +61,7 @@ def measure(view: View, centre: int) -> Measures:
 
 def fit_of(view: View, width: int, height: int, *, sidebar: bool, operands: bool | None, tutorial: bool) -> Fit:
     """The step screen's classes for ``view`` on a ``width`` × ``height`` terminal: its panes measured at the
-    centre column's width, then :func:`~explain.tui.fit.step_classes`."""
+    centre column's width, then :func:`~explain.render.fit.step_classes`."""
     centre = centre_width(width, tutorial, sidebar)[1]
     return step_classes(width, height, measure(view, centre), sidebar=sidebar, operands=operands, tutorial=tutorial)
 
@@ -121,6 +120,12 @@ def explanation(view: View) -> CellExplanation | str:
     return _cached(view.trace, ("explain", view.index, view.index_of_cell, view.precision), make)
 
 
+def drill_frame() -> int:
+    """Columns the drill-down's frame takes: its padding left and right (fit.DRILL_PAD, app.tcss reads the same)
+    and its rule (left beside the matrix, above it below)."""
+    return 2 * fit.DRILL_PAD + 1
+
+
 def drill_head(view: View) -> Text:
     """The drill-down's head line: which cell, and its keys."""
     return Text.assemble(("drill-down ", "bold"), (f"{view.step.syms.out}{idx(view.index_of_cell)}", "bold cyan"),
@@ -141,5 +146,6 @@ def drill_size(view: View, width: int) -> tuple[int, int, int]:
     def make() -> tuple[int, int, int]:
         with precision(view.precision):
             w, full, short = drill_measure(drill_head(view), drill_content(view), view.precision, width)
-        return w + DRILL_FRAME, full, short
-    return _cached(view.trace, ("drill", view.index, view.index_of_cell, view.precision, max(20, width)), make)
+        return w + drill_frame(), full, short
+    return _cached(view.trace, ("drill", view.index, view.index_of_cell, view.precision, max(20, width),
+                                drill_frame()), make)

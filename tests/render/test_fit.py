@@ -1,4 +1,4 @@
-"""The step screen's layout classes (:func:`explain.tui.fit.step_classes`) on their own, at many sizes: the pure
+"""The step screen's layout classes (:func:`explain.render.fit.step_classes`) on their own, at many sizes: the pure
 function from measurements to CSS classes, no app. What Textual then does with the classes is checked on the
 real screen in test_tui_layout.py."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from explain.tui import fit
-from explain.tui.fit import Measures, step_classes
+from explain.render import fit
+from explain.render.fit import Measures, step_classes
 
 WORK = {"-beside", "-matrix-whole", "-drill-whole", "-drill-least", "-matrix-least", "-both-cut"}
 SIZES = [(w, h) for w in range(40, 241, 20) for h in range(12, 73, 6)]
@@ -94,9 +94,9 @@ def test_sidebar_classes_and_why_not():
     assert step_classes(80, 24, m, sidebar=False).hint.count("tree") == 0  # the user hid it: nothing to say
     assert "-no-sidebar" not in step_classes(100, 30, m).classes
     assert "-no-sidebar" not in step_classes(80, 24, m, tutorial=True).classes  # a narration from 80 columns
-    assert "-sidebar-36" in step_classes(120, 40, m, tutorial=True).classes
-    assert "-sidebar-44" in step_classes(160, 40, m, tutorial=True).classes
-    assert not {"-sidebar-36", "-sidebar-44"} & step_classes(200, 50, m).classes  # the tree is 30 wide
+    assert "-sidebar-mid" in step_classes(120, 40, m, tutorial=True).classes
+    assert "-sidebar-wide" in step_classes(160, 40, m, tutorial=True).classes
+    assert not {"-sidebar-mid", "-sidebar-wide"} & step_classes(200, 50, m).classes  # the tree is 30 wide
     assert fit.no_room_for_sidebar(100, False) is None
     assert "needs 100 columns" in fit.no_room_for_sidebar(99, False)
     assert "needs 80 columns" in fit.no_room_for_sidebar(79, True)

@@ -3,7 +3,7 @@
 Textual lays the step screen out: ``app.tcss`` sizes every pane with ``auto``, ``1fr`` and ``max-height``,
 under modifier classes on the screen that select among those rules. :func:`step_classes` picks the classes,
 from the terminal's size, what the view's panes need (:class:`Measures`, computed from the view by
-:mod:`explain.tui.measure`), the user's choices (T: the sidebar, i: the operands) and whether a tutorial is
+:mod:`explain.render.measure`), the user's choices (T: the sidebar, i: the operands) and whether a tutorial is
 followed; the screen sets them in the call where the view changes, so a step change is one frame. The order of
 priority, from the issue that asked for it:
 
@@ -29,11 +29,15 @@ MATRIX_MIN_H = 4  # title, ruler, one row, legend: the matrix never gets less
 OPERANDS_MIN_H = 4  # title, ruler, one row and its margin: less than this and the operands are hidden
 PREDICTIONS_MIN_H = 4  # title, header, the top token, the actual token's line
 DRILL_SCROLL_MIN = 6  # rule, head, title, two lines of the body, result: the least a scrolling drill-down keeps
-CENTRE_PAD = 2  # the centre column's padding (app.tcss: #centre, 0 1)
-TALL = 33  # from this many rows the header may take 7 lines and a blank one (app.tcss: -tall), else 4
-HEADER_LINES = (4, 7)  # the header's lines at most, short and tall
+TALL = 33  # from this many rows the header may take 7 lines and a blank one (-tall), else 4
+# The sizes app.tcss shares with the measures here have their one home below: the CSS reads them as variables
+# (css_variables, fed to Textual by the app), so a change here moves the drawing and the measures together.
+SIDEBAR_WIDTHS = (30, 36, 44)  # the sidebar: the tree, and a tutorial's narration from 120 and 160 columns
+CENTRE_PAD = 1  # the centre column's padding left and right
+HEADER_LINES = (4, 7)  # the header's lines at most, short and tall (the tall one and a blank line)
+DRILL_PAD = 1  # the drill-down's padding left and right (its rule, left beside the matrix or above it, is 1 more)
 
-CLASSES = ("-no-sidebar", "-sidebar-36", "-sidebar-44", "-no-operands", "-operands-fill", "-operands-share",
+CLASSES = ("-no-sidebar", "-sidebar-mid", "-sidebar-wide", "-no-operands", "-operands-fill", "-operands-share",
            "-no-predictions", "-predictions-fill", "-beside", "-drill-fill", "-drill-whole", "-matrix-whole",
            "-drill-least", "-matrix-least", "-both-cut")
 
@@ -65,11 +69,20 @@ class Fit:
     work_h: int = 0  # rows the matrix and the drill-down share (what the CSS gives them)
 
 
+def css_variables() -> dict[str, str]:
+    """The sizes above as the Textual CSS variables app.tcss reads (``$sidebar-mid``, ``$centre-pad``, …)."""
+    narrow, mid, wide = SIDEBAR_WIDTHS
+    return {"sidebar-narrow": str(narrow), "sidebar-mid": str(mid), "sidebar-wide": str(wide),
+            "centre-pad": str(CENTRE_PAD), "header-lines": str(HEADER_LINES[0]),
+            "header-lines-tall": str(HEADER_LINES[1] + 1), "drill-pad": str(DRILL_PAD)}
+
+
 def sidebar_width(width: int, tutorial: bool) -> int:
     """The sidebar's width at a terminal width: the narration gets more as the terminal widens."""
+    narrow, mid, wide = SIDEBAR_WIDTHS
     if tutorial:
-        return 30 if width < 120 else 36 if width < 160 else 44
-    return 30
+        return narrow if width < 120 else mid if width < 160 else wide
+    return narrow
 
 
 def matrix_least(matrix_h: int, matrix_min_h: int) -> int:
@@ -82,7 +95,7 @@ def centre_width(width: int, tutorial: bool, sidebar: bool = True) -> tuple[int,
     side_min = TUTORIAL_SIDE_MIN if tutorial else SIDE_MIN
     sidebar_w = sidebar_width(width, tutorial) if sidebar and width >= side_min else 0
     # the sidebar's width includes its rule (border-box), so the centre is what is left less its padding
-    return sidebar_w, max(10, width - sidebar_w - CENTRE_PAD)
+    return sidebar_w, max(10, width - sidebar_w - 2 * CENTRE_PAD)
 
 
 def fits_beside(centre: int, matrix_w: int, drill_w: int) -> bool:
@@ -110,8 +123,8 @@ def step_classes(width: int, height: int, m: Measures, *, sidebar: bool = True, 
     if not sidebar_w:
         classes.add("-no-sidebar")
         hidden += ["sidebar"] if sidebar else []
-    elif sidebar_w != 30:
-        classes.add(f"-sidebar-{sidebar_w}")
+    elif sidebar_w != SIDEBAR_WIDTHS[0]:
+        classes.add("-sidebar-mid" if sidebar_w == SIDEBAR_WIDTHS[1] else "-sidebar-wide")
     tall = height >= TALL
     room = max(1, height - 1 - min(m.info_h, HEADER_LINES[tall]) - tall)  # less the footer and the header
 
