@@ -18,7 +18,7 @@ ALLOWED = {PACKAGE / "core" / "names.py", *(PACKAGE / "models").glob("notation*.
 SPELLED = ("gen.", ".grad.from", ".from.", ".updated")
 # A scope a run adds in front of a model's names, started by hand (f"patch.{step}") or matched by a regex (gen\.\d+)
 STARTS = tuple(f"{p}." for p in names.PREFIXES)
-MATCHED = tuple(rf"{p}\." for p in names.PREFIXES)
+MATCHED = tuple(rf"{p}\." for p in (*names.PREFIXES, names.BLOCKS))  # a block's number too: blocks\.(\d+)
 
 
 def test_generation_names_round_trip() -> None:
@@ -106,5 +106,5 @@ def test_no_module_spells_a_step_name_by_hand(path: Path) -> None:
 def test_the_scan_finds_a_hand_built_name(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text('n = 2\nname = f"gen.{n}.logits"\nother = x + ".grad.from." + y\nat = f"patch.{step}"\n'
-                   'draw = re.compile(r"gen\\.\\d+\\.(next|u)$")\n')
-    assert len(_spelled(bad)) == 4
+                   'draw = re.compile(r"gen\\.\\d+\\.(next|u)$")\nblock = re.compile(r"^(.*?)blocks\\.(\\d+)")\n')
+    assert len(_spelled(bad)) == 5
