@@ -26,6 +26,7 @@ import explain.tui
 from explain import ops
 from explain.core.errors import ExplainError
 from explain.ops.base import precision
+from explain.render import fit
 from explain.render.step import explanation_result
 from explain.trace import Step, Trace
 from explain.tui.app import ExplainApp
@@ -136,6 +137,10 @@ class DrillApp(App[None]):
     screen (:func:`pane_sizes`; a whole step screen per cell costs ten times as much to draw)."""
 
     CSS_PATH = str(Path(explain.tui.__file__).parent / "app.tcss")
+
+    def get_css_variables(self) -> dict[str, str]:
+        # the stylesheet's shared sizes ($sidebar-mid, …) come from explain/render/fit.py, as in ExplainApp
+        return {**super().get_css_variables(), **fit.css_variables()}
 
     def compose(self) -> ComposeResult:
         yield CellPanel(id="cell")
