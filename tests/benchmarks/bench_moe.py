@@ -10,6 +10,9 @@ added in with its weight, keeping nothing but what it returns). explain's record
 - page faults (load does not change them: each fresh page a kept step needs is one; the plain forward reuses the
   pages it frees) and the resident memory the kept trace adds, below its tensors' bytes since the rows an expert
   did not take are never touched;
+- what keeping costs: the time to allocate and write arrays of the kept steps' sizes with no arithmetic, in the
+  same process (on this project's virtual machines a page fault costs 1–3 µs, so ~200 MiB of kept steps is
+  ~0.1 s: most of the gap to the plain forward, which reuses the pages it frees), beside the gap;
 - where the time goes: one traced run with each op kind's compute timed, the rest (planning, checks, recording)
   as the remainder;
 - the same for DeepSeek-V3's router (sigmoid, a choosing bias, 4 groups of 2 kept, ×2.5, a shared expert).
@@ -94,6 +97,10 @@ def bench(name: str, opts: dict, runs: int, tokens: int) -> float:
     resident = f"{grew / 2**20:.0f} MiB" if grew is not None else "not measured (no /proc)"
     print(f"  page faults (medians): traced {ft:,.0f}, untraced {fp:,.0f}; resident memory of the kept trace "
           f"{resident}")
+    floor = _keep_cost(check, params, runs)
+    print(f"  keeping: allocating and writing arrays of the kept steps' sizes, no arithmetic, takes "
+          f"{floor * 1e3:.0f} ms here (median of {runs}), against a gap of {(mt - mp) * 1e3:.0f} ms between traced and "
+          f"untraced: the pages any run that keeps every step needs, which the plain forward reuses")
     del check
     where_the_time_goes(params, opts)
     return mt / mp
@@ -104,6 +111,48 @@ def _faults() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _keep_cost(trace, params: dict, runs: int) -> float:
+    """Median seconds to allocate and write arrays of the kept steps' sizes, as the run does (numpy's allocator for
+    each owned output; for an expert's step an untouched mmap with only its taken rows written), with no
+    arithmetic: what keeping them costs in fresh pages before any op computes (on this project's virtual machines
+    a page fault costs microseconds, and the plain forward reuses the pages it frees)."""
+    from explain.ops import get
+    from explain.ops.experts import _untouched_zeros
+
+    def root(a):  # the array that owns a view's memory
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return a
+
+    seen = {id(root(p)) for p in params.values() if isinstance(p, np.ndarray)}  # a view of a weight is no new page
+    kept = []
+    for step in trace.steps:
+        o = step.output
+        if not isinstance(o, np.ndarray):
+            continue
+        if get(step.op).routed:
+            kept.append((o.shape, np.moveaxis(trace[step.inputs[-1]].output, -1, -2) > 0))
+        elif id(r := root(o)) not in seen:  # each owned buffer once, whichever steps view it
+            seen.add(id(r))
+            kept.append(((r.nbytes // 8,), None))
+    times = []
+    for _ in range(runs):
+        gc.collect()
+        t = time.perf_counter()
+        made = []
+        for shape, taken in kept:
+            if taken is None:
+                a = np.empty(shape)
+                a.fill(1.0)
+            else:
+                a = _untouched_zeros(shape)
+                a[taken] = 1.0
+            made.append(a)
+        times.append(time.perf_counter() - t)
+        del made
+    return statistics.median(times)
 
 
 def _resident() -> int | None:
