@@ -18,7 +18,9 @@ without its rules: the names explain knows are mapped to ``tokenizers`` pre-toke
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -35,11 +37,11 @@ from explain.checkpoints.gguf_vocab import (
 from explain.checkpoints.gpt2 import DependencyError, GPT2Checkpoint
 from explain.checkpoints.keys import capped
 from explain.checkpoints.llama import to_engine
-from explain.checkpoints.quantized import BLOCK_BYTES, explain_cell, explain_float
 from explain.checkpoints.token_labels import byte_decoder, visible_token
 from explain.core import progress
-from explain.core.errors import InputError, WeightsError
+from explain.core.errors import ExplainError, InputError, WeightsError
 from explain.core.text import RowLabels
+from explain.trace.origin import Unexplained, WeightOrigins, WeightSource, explain_weight
 
 INSTALL = "pip install gguf tokenizers (explain's default install has them)"
 # GGUF tensor name (per block under blk.N.) -> Hugging Face's (under model.layers.N.)
@@ -230,49 +232,51 @@ class GGUFCheckpoint(GPT2Checkpoint):
             arr = unpermute(arr, o["n_kv_heads"])
         return arr
 
-    def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
-        """Where the float of parameter ``name`` at ``index`` came from in the file: its stored row, block, scale,
-        offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor; for a float one
-        (F32, F16: the norms), that it is read as is. Refused in one line for another weight or tensor type."""
-        o = self.options
-        m = o["d_head"]
+    def weight_source(self, name: str) -> WeightSource:
+        """Where parameter ``name`` sits in the file (:class:`~explain.trace.origin.WeightSource`), or a one-line
+        refusal for a name that is no weight matrix or norm of the file."""
         parts = name.split(".")
         norm = self.NORMS.get(parts[-2] if len(parts) >= 2 and parts[-1] == "w" else "")
+        heads = False
         if norm is not None:  # an RMSNorm's gain: one value per column, stored as a vector
-            tensor = (f"blk.{parts[1]}." if parts[0] == "blocks" else "") + norm + ".weight"
-            row, col = None, index[0]
+            tensor, cells = (f"blk.{parts[1]}." if parts[0] == "blocks" else "") + norm + ".weight", "vector"
         elif name == "W_E":
-            tensor, row, col = "token_embd.weight", index[0], index[1]
+            tensor, cells = "token_embd.weight", "rows"
         elif name == "unembed.W_U":
-            tensor, row, col = "output.weight", index[1], index[0]
+            tensor, cells = "output.weight", "columns"
         elif len(parts) == 4 and parts[0] == "blocks" and parts[2] in ("attn", "mlp"):
             blk, what = f"blk.{parts[1]}.", parts[3]
-            if what in ("W_Q", "W_K", "W_V"):
-                s, i, j = index
-                row = s * m + j  # Hugging Face's row; q and k are stored permuted for interleaved RoPE
-                if what != "W_V" and self.permuted:
-                    row = s * m + (2 * j if j < m // 2 else 2 * (j - m // 2) + 1)
-                tensor, col = blk + {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v"}[what] + ".weight", index[1]
+            if what in ("W_Q", "W_K", "W_V"):  # Hugging Face's rows; q and k are stored permuted for interleaved RoPE
+                tensor, cells = blk + {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v"}[what] + ".weight", "heads"
+                heads = what != "W_V" and self.permuted
             else:
                 gguf = {"W_O": "attn_output", "W_gate": "ffn_gate", "W_in": "ffn_up", "W_out": "ffn_down"}.get(what)
                 if gguf is None:
                     raise InputError(f"'{name}' is not a weight matrix of this GGUF file")
-                tensor, row, col = blk + gguf + ".weight", index[1], index[0]
+                tensor, cells = blk + gguf + ".weight", "columns"
         else:
             raise InputError(f"'{name}' is no weight matrix or norm of '{self.path}'")
         t = self.tensors.get(tensor)
         if t is None:
             raise InputError(f"'{name}' is no weight of '{self.path}'")
-        qtype = t.tensor_type.name
-        stored = f"value {col} of {tensor}" if row is None else f"row {row} of {tensor}, column {col}"
-        note = "(its q/k rows are stored permuted for interleaved RoPE)" if self.permuted and \
-            tensor.endswith(("attn_q.weight", "attn_k.weight")) else ""
-        if qtype in ("F32", "F16"):
-            data = t.data if row is None else t.data[row]
-            return explain_float(float(data[col]), qtype, col, name, tuple(index), stored, note)
-        if qtype not in BLOCK_BYTES:
-            raise InputError(f"'{tensor}' is stored as {qtype}: explain explains Q8_0, Q4_0 and Q4_1 blocks")
-        return explain_cell(t.data[row], qtype, col, name, tuple(index), stored, note)
+        return WeightSource(name, str(self.path), tensor, t.tensor_type.name, t.data, cells,  # type: ignore[arg-type]
+                            d_head=self.options["d_head"], permuted=heads)
+
+    def weight_origins(self, names: Iterable[str]) -> WeightOrigins:
+        """Where each parameter of ``names`` came from in the file, or why it does not say (:attr:`Trace.origin`)."""
+        sources: dict[str, WeightSource | Unexplained] = {}
+        for name in names:
+            try:
+                sources[name] = self.weight_source(name)
+            except ExplainError as exc:
+                sources[name] = Unexplained(name, str(exc))
+        return WeightOrigins(str(self.path), MappingProxyType(sources))
+
+    def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
+        """Where the float of parameter ``name`` at ``index`` came from in the file: its stored row, block, scale,
+        offset and integer (a :class:`~explain.ops.base.CellExplanation`), for a quantized tensor; for a float one
+        (F32, F16: the norms), that it is read as is. Refused in one line for another weight or tensor type."""
+        return explain_weight(self.weight_source(name), tuple(index))
 
     def _gguf_name(self, hf: str) -> str:
         base, kind = hf.rsplit(".", 1)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from explain.checkpoints.gemma import to_engine
@@ -27,7 +28,7 @@ from explain.checkpoints.gguf_vocab import build, text_chars
 from explain.checkpoints.token_labels import visible_token
 from explain.core.errors import InputError, WeightsError
 from explain.core.window import FULL, GEMMA_PATTERN, SLIDING, pattern_kinds
-from explain.ops.base import CellExplanation, num
+from explain.trace.origin import WeightSource
 
 INSTALL = "pip install gguf tokenizers (explain's default install has them)"
 LOCAL_THETA = 10000.0  # llama.cpp's rope_freq_base_train_swa for gemma3
@@ -151,14 +152,8 @@ class GemmaGGUF(GGUFCheckpoint):
         arr = super()._hf_tensor(hf)
         return arr - 1.0 if hf.endswith("norm.weight") else arr  # stored 1 + w: the engine adds the 1
 
-    def weight_origin(self, name: str, index: tuple[int, ...]) -> Any:
-        ex = super().weight_origin(name, index)
-        if not name.endswith(".w"):
-            return ex
-        stored = ex.value
-        return CellExplanation(ex.index, stored - 1.0, ex.title, lines=[
-            *ex.lines, f"the file stores 1 + w (llama.cpp's converter added the 1): w = {num(stored, 8)} − 1 = "
-                       f"{num(stored - 1.0, 8)}; the run's RMSNorm adds the 1 back, once"])
+    def weight_source(self, name: str) -> WeightSource:
+        return replace(super().weight_source(name), plus_one=name.endswith(".w"))  # a norm's gain: stored 1 + w
 
     # -- tokenizer ------------------------------------------------------------------------------------------------
     def _sentencepiece(self) -> bool:

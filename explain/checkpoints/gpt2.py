@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from explain.core.errors import ExplainError, InputError, WeightsError
 from explain.core.limits import MAX_JSON_BYTES
 from explain.core.text import RowLabels
 from explain.io.readers import read_json
+from explain.trace.origin import WeightOrigins
 
 CONFIG, WEIGHTS, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 INSTALL = "pip install safetensors tokenizers (explain's default install has them)"
@@ -303,6 +304,10 @@ class GPT2Checkpoint:
         if self._params is None:
             self._params = load_params(self.weights_path, self.options)
         return self._params
+
+    def weight_origins(self, names: Iterable[str]) -> WeightOrigins | None:
+        """Where each weight came from in the file: None, its floats are the file's as stored (a GGUF's: its own)."""
+        return None
 
 
 __all__ = ["GPT2Checkpoint", "load_params", "token_labels", "DependencyError", "ACTIVATIONS"]

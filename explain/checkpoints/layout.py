@@ -11,7 +11,11 @@ layout does not fail; it quietly gives a worse model (tutorial "The Gemma block"
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
+
+from explain.trace.origin import WeightOrigins, WeightSource
 
 ROTATED = ("attn.W_Q", "attn.W_K", "attn.b_Q", "attn.b_K", "attn.q_norm.w", "attn.k_norm.w")
 
@@ -35,16 +39,12 @@ def to_layout(params: dict[str, Any], layout: str | None) -> dict[str, Any]:
     return out
 
 
-def origin_in_layout(weight_origin: Any, layout: str | None, m: int) -> Any:
-    """A checkpoint's ``weight_origin(name, index)`` for a run in ``layout`` (heads of width ``m``): the cell of a
-    reordered weight is looked up where the reader's layout keeps it."""
-    if layout != "interleaved" or weight_origin is None:
-        return weight_origin
-    order = interleaved_order(m)
-
-    def origin(name: str, index: tuple[int, ...]) -> Any:
-        if name.endswith(ROTATED):
-            index = (*index[:-1], order[index[-1]])
-        return weight_origin(name, index)
-
-    return origin
+def origins_in_layout(origins: WeightOrigins | None, layout: str | None, m: int) -> WeightOrigins | None:
+    """A checkpoint's :class:`~explain.trace.origin.WeightOrigins` for a run in ``layout`` (heads of width ``m``): a
+    reordered weight's source says where the reader's layout keeps each column of the run's."""
+    if layout != "interleaved" or origins is None:
+        return origins
+    order = tuple(interleaved_order(m))
+    sources = {name: replace(source, order=order) if name.endswith(ROTATED) and isinstance(source, WeightSource)
+               else source for name, source in origins.sources.items()}
+    return replace(origins, sources=MappingProxyType(sources))

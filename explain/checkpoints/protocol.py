@@ -7,12 +7,13 @@ BERT (:mod:`~explain.checkpoints.bert`) and GGUF files (:mod:`~explain.checkpoin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from explain.ops.base import CellExplanation
+    from explain.trace.origin import WeightOrigins
 
 # A weight's cell → how its float was rebuilt from the file (a GGUF block's scale, offset and stored integer).
 WeightOrigin = Callable[[str, tuple[int, ...]], "CellExplanation"]
@@ -31,10 +32,15 @@ class Checkpoint(Protocol):
     options: dict[str, Any]  # that config as the engine's options (d_model, n_heads, …)
     tokenizer_path: Path | None  # its tokenizer.json, if it has one
     unknown: Sequence[str]  # the words of the last text encoded that became <unk> (a word-level tokenizer's)
-    weight_origin: WeightOrigin | None  # where a weight's cell came from in the file; None: stored as read
+    weight_origin: WeightOrigin | None  # how a weight's cell was rebuilt from the file; None: stored as read
 
     def params(self) -> dict[str, Any]:
         """Every parameter under the registry's names, float64, read once."""
+        ...
+
+    def weight_origins(self, names: Iterable[str]) -> WeightOrigins | None:
+        """Where each parameter of ``names`` came from in the file, as data a run's trace keeps (None: the floats
+        are stored as read)."""
         ...
 
     def encode(self, text: str) -> list[int]:

@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from explain.checkpoints.layout import origin_in_layout, to_layout
-from explain.checkpoints.origin import origins
+from explain.checkpoints.layout import origins_in_layout, to_layout
 from explain.checkpoints.trained import weights_label
 from explain.core.config import Config
 from explain.core.errors import UsageError
@@ -226,8 +225,8 @@ def run_request(req: Request, on_tensor: Callable[[str, Any], None] | None = Non
     check_finite(trace, params, getattr(cfg, "ln_eps", None))
     trace.weights = weights_label(ck, weights, cfg.seed, req.model.can("weights"), req.embeddings is not None)
     trace.unknown_words = list(ck.unknown) if ck is not None else []
-    if ck is not None and weights is None and ck.weight_origin is not None:  # a GGUF says where each weight came from
-        trace.origin = origins(origin_in_layout(ck.weight_origin, cfg.rope_layout, cfg.head_dim))
+    if ck is not None and weights is None:  # a GGUF says where each weight came from
+        trace.origin = origins_in_layout(ck.weight_origins(params), cfg.rope_layout, cfg.head_dim)
     return trace
 
 

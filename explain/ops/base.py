@@ -70,7 +70,7 @@ class CellExplanation:
     shown: str | None = None  # how the value is written when not as a number: a token id with its word
     focus: tuple[int, ...] = ()  # the rows of the table that matter most, first first (the cell's own term,
     # the survivors of a mask): a table cut to fit shows these, not its first and last rows
-    origin: CellExplanation | None = None  # where a weight the cell reads came from in its file (explain.checkpoints.origin)
+    origin: CellExplanation | None = None  # where a weight the cell reads came from in its file (explain.trace.origin)
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
 
 
 def origin_view(origin: CellExplanation) -> Group:
-    """Where a weight read from a file came from (a GGUF's quantized block, :mod:`explain.checkpoints.origin`), after a
+    """Where a weight read from a file came from (a GGUF's quantized block, :mod:`explain.trace.origin`), after a
     blank line: its heading, then its lines."""
     return Group(Text("\n" + origin.title, style="bold yellow"), *(Text(line, style="yellow") for line in origin.lines))
 

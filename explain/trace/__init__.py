@@ -1,5 +1,6 @@
 """The trace: what a run records (:class:`Trace`, :class:`Step`), the recorder the models write it with
-(:mod:`explain.trace.recorder`), and the 2-D slice of a step's tensor (:mod:`explain.trace.slices`).
+(:mod:`explain.trace.recorder`), the 2-D slice of a step's tensor (:mod:`explain.trace.slices`), and where each
+weight of a run came from in its checkpoint file (:mod:`explain.trace.origin`).
 
 It may import ``core`` and ``ops``.
 """

@@ -14,7 +14,7 @@ no numpy.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from explain.core.names import label
 from explain.core.sampling import Sampling
 from explain.core.shape_rules import Shape
 from explain.ops.base import CellExplanation, Syms
+from explain.trace.origin import WeightOrigins, with_origin
 from explain.trace.words import with_words
 
 if TYPE_CHECKING:  # annotations only: what a derived run adds is made by interp and tutorial, which import the trace
@@ -145,9 +146,9 @@ class Trace(Sequence[Step]):
         self.lens: Lens | None = None  # what explain lens summarised: the lens screen follows its word
         self.sweep: Sweep | None = None  # the patching sweep this run belongs to (P opens its heatmap)
         self.patched: Patched | None = None  # the one patch this run is (explain patch --step, a tutorial's patch)
-        # where a parameter's values came from in a checkpoint's file (a GGUF's): origin(trace, step, index, ex)
-        # is ex with the origin of the weight the cell reads after it (explain.checkpoints.origin.origins, set by the api)
-        self.origin: Callable[[Trace, Step, tuple[int, ...], CellExplanation], CellExplanation] | None = None
+        # where each parameter's values came from in a checkpoint's file (a GGUF's), which a weight's drill-down
+        # ends with (explain.trace.origin; set by the api from the checkpoint's weight_origins)
+        self.origin: WeightOrigins | None = None
 
     def keeps_run_of(self, source: Trace) -> Trace:
         """This trace, given what ``source`` says of its run: its tutorial and checks, its lens, sweep and patch,
@@ -212,7 +213,7 @@ class Trace(Sequence[Step]):
             extra["words"] = self.labels.get("vocab")
         ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
         ex = with_words(self, step, tuple(index), ex)  # positions and keys counted by the table: '1 cat'
-        return ex if self.origin is None else self.origin(self, step, tuple(index), ex)
+        return ex if self.origin is None else with_origin(self.origin, self, step, tuple(index), ex)
 
     def axis_labels(self, axis: str, item: int | None = 0) -> list[str] | None:
         """Labels of an axis called ``axis`` (tokens for positions, words for the vocabulary), if known.

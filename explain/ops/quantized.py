@@ -1,5 +1,6 @@
 """Where a quantized weight's float came from (llama.cpp's GGUF block formats): its block, the block's scale d (and
-minimum m) and its stored integer q, as a :class:`~explain.ops.base.CellExplanation` (the drill-down's data).
+minimum m) and its stored integer q, as a :class:`~explain.ops.base.CellExplanation` (the drill-down's data):
+dequantization's explanation view, which a weight's drill-down ends with (:mod:`explain.trace.origin`).
 
 Blocks hold 32 values each (ggml's ``QK``): Q8_0 = d (float16) and 32 int8, x = d·q; Q4_0 = d and 32 4-bit
 integers, x = d·(q − 8); Q4_1 = d, m (float16) and 32 4-bit integers, x = d·q + m. Of a 4-bit block's 16 bytes,
