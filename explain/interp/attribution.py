@@ -13,18 +13,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explain.core.errors import UsageError
-from explain.engine.api import run
+from explain.engine.api import run_request
 from explain.interp import names
 from explain.interp.stream import (
     Stream,
-    check_model,
-    check_one_text,
     finish,
     read_position,
     ref,
+    request_for,
     resume,
     stream_of,
-    tokenizer_for,
+    tokenizer_of,
     word_id,
 )
 from explain.trace import Trace
@@ -153,14 +152,13 @@ def attribute(model: str, word: str, vs: str | None = None, *, position: int | N
     """Run ``model`` with :func:`explain.engine.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
     ``position`` (default: the last position where ``word`` is the next token of the text, else the last;
     :func:`~explain.interp.stream.read_position`) to the parts of the final residual."""
-    check_model(model)
-    check_one_text(options, "attribution")
-    tok = tokenizer_for(model, options)
+    req = request_for(model, options, "attribution")
+    tok = tokenizer_of(req)
     w = word_id(word, tok)
     v = word_id(vs, tok, "--vs") if vs is not None else None
     if v == w:
         raise UsageError(f"--vs {vs!r} is --word itself: their logit difference is 0; give another word")
-    trace = run(model, **options)
+    trace = run_request(req)
     pos, note = read_position(trace, w, position, word)
     out = summary(record_attribution(trace, w, v, pos), w, v, pos, word, vs or "")
     out.note = note

@@ -14,18 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from explain.engine.api import run
+from explain.engine.api import run_request
 from explain.engine.memory import check_memory
 from explain.interp import names
 from explain.interp.stream import (
-    check_model,
-    check_one_text,
     finish,
     read_position,
     replay,
+    request_for,
     resume,
     stream_of,
-    tokenizer_for,
+    tokenizer_of,
     word_id,
 )
 from explain.trace import Trace
@@ -107,10 +106,9 @@ def lens(model: str, word: str | None = None, *, position: int | None = None, **
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
     space, ``' Paris'``) at ``position`` (default: the last position where ``word`` is the next token of the text,
     else the last; :func:`~explain.interp.stream.read_position`)."""
-    check_model(model)  # refused before the run, in one line
-    check_one_text(options, "the logit lens")
-    word_id_ = word_id(word, tokenizer_for(model, options)) if word is not None else None
-    trace = run(model, **options)
+    req = request_for(model, options, "the logit lens")  # refused before the run, in one line
+    word_id_ = word_id(word, tokenizer_of(req)) if word is not None else None
+    trace = run_request(req)
     pos, note = read_position(trace, word_id_, position, word or "")
     out = summary(record_lens(trace), word_id_, pos, word_text=word or "")
     out.note = note

@@ -17,9 +17,10 @@ import numpy as np
 
 from explain import ops
 from explain.core.errors import InputError, UsageError
-from explain.engine.api import run
+from explain.engine.api import run_request
+from explain.engine.ask import Request, make_request
 from explain.interp import names
-from explain.interp.stream import check_model, stream_of, tokenizer_for, word_id
+from explain.interp.stream import check_entry, stream_of, tokenizer_of, word_id
 from explain.ops.kernels import patched
 from explain.trace import Step, Trace
 from explain.trace.recorder import Recorder, Ref
@@ -198,16 +199,22 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
 
 def prepare(model: str, text: str, corrupt: str, word: str, vs: str, **options: Any) -> Runs:
     """Run the clean and the corrupted text (the same number of tokens), with ``word`` and ``vs`` one token each."""
-    for what, t in (("--text", text), ("--corrupt", corrupt)):
+    return runs_of(make_request(model, text=text, **options), corrupt, word, vs)
+
+
+def runs_of(req: Request, corrupt: str, word: str, vs: str) -> Runs:
+    """:func:`prepare` of a request made once (its name checked, its checkpoint opened): ``req`` is the clean run,
+    ``req`` with ``corrupt`` for its text the corrupted one."""
+    for what, t in (("--text", req.text), ("--corrupt", corrupt)):
         if not isinstance(t, str) or not t:
             raise UsageError(f"{what} must be one text; patching compares two runs of one text each")
-    check_model(model)
-    tok = tokenizer_for(model, {**options, "text": text})
+    check_entry(req.model)
+    tok = tokenizer_of(req)
     w, v = word_id(word, tok), word_id(vs, tok, "--vs")
     if w == v:
         raise UsageError(f"--vs {vs!r} is --word itself: their logit difference is 0; give another word")
-    clean = run(model, text=text, **options)
-    bad = run(model, text=corrupt, **options)
+    clean = run_request(req)
+    bad = run_request(replace(req, text=corrupt))
     n, m = clean["logits"].shape[-2], bad["logits"].shape[-2]
     if n != m:
         raise InputError(f"the clean text has {n} tokens and the corrupted one {m}; patching needs runs of the "

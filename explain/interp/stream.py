@@ -11,12 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explain.checkpoints.trained import use_trained
-from explain.core.config import check_model_name
 from explain.core.errors import InputError, UsageError
-from explain.core.registry import MODELS, Model, able, quoted
+from explain.core.registry import Model, able, quoted
 from explain.core.words import UNK, Tokenizer
-from explain.engine.ask import open_for
+from explain.engine.ask import Request, make_request
 from explain.interp import names
 from explain.trace import Step, Trace
 from explain.trace.recorder import Recorder, Ref
@@ -52,15 +50,9 @@ class Stream:
         return out
 
 
-def check_model(model: str) -> None:
-    """Refuse, in one line that says why, a model whose residual stream is not a sum (the registry's
-    ``pre_norm`` capability); an unknown name as every command does."""
-    check_entry(MODELS[check_model_name(model)])
-
-
 def check_entry(entry: Model) -> None:
-    """:func:`check_model` for a registry entry (a recorded run's ``trace.config.spec``: its name was checked when
-    it was made)."""
+    """Refuse, in one line that says why, a model whose residual stream is not a sum (the registry's ``pre_norm``
+    capability): a request's entry, or a recorded run's (``trace.config.spec``)."""
     if entry.can("pre_norm"):
         return
     fix = f"{WHY}: use {quoted(able('pre_norm'))}"
@@ -80,7 +72,7 @@ def check_one_text(options: dict[str, Any], what: str) -> None:
 
 
 def stream_of(trace: Trace) -> Stream:
-    """The stream of a recorded run (refused as :func:`check_model` says for a post-LN or block-less model)."""
+    """The stream of a recorded run (refused as :func:`check_entry` says for a post-LN or block-less model)."""
     check_entry(trace.config.spec)
     first = trace[names.resid_mid(0)].inputs[0]  # resid_mid = the residual block 0 read + its attention
     return Stream(trace.config.n_layers, first, trace["ln_final"], trace["logits"])
@@ -158,18 +150,22 @@ def read_position(trace: Trace, word: int | None, position: int | None, label: s
                  "--position chooses another")
 
 
-def tokenizer_for(model: str, options: dict[str, Any]) -> Any:
-    """The tokenizer a run of ``model`` with ``options`` uses: its checkpoint's, else the word-level one over
-    the run's texts. The trained model (--trained, or gpt by default) is opened first, as the run will read
-    it (its words are not the text's)."""
-    chosen = dict(options)  # the run decides again from options: --random-weights must reach it
-    use_trained(chosen, chosen.get("weights"), model)
-    if chosen.get("checkpoint") is not None:
-        options.pop("trained", None)
-        options["checkpoint"] = open_for(MODELS[model], chosen["checkpoint"])
-        return options["checkpoint"]
-    texts = options.get("text") or []
-    texts = [texts] if isinstance(texts, str) else list(texts)
-    if not texts and options.get("tokens") is None:
-        texts = MODELS[model].texts
+def request_for(model: str, options: dict[str, Any], what: str) -> Request:
+    """The request of ``what``'s run (the logit lens, attribution): one text, the model's name checked and a
+    checkpoint opened once (:func:`explain.engine.ask.make_request`), a model whose stream is not a sum refused
+    before anything runs."""
+    check_one_text(options, what)
+    req = make_request(model, **options)
+    check_entry(req.model)
+    return req
+
+
+def tokenizer_of(req: Request) -> Any:
+    """The tokenizer the run of ``req`` reads: its checkpoint's (the trained model's too: its words are not the
+    text's), else the word-level one over the run's texts (the model's own when none and no ids are given)."""
+    if req.checkpoint is not None:
+        return req.checkpoint
+    texts = [req.text] if isinstance(req.text, str) else list(req.text or [])
+    if not texts and req.tokens is None:
+        texts = list(req.model.texts)
     return Tokenizer(texts)

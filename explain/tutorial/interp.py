@@ -18,9 +18,12 @@ its stops can show the logit lens, an attribution or a patched run like any othe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explain.trace import Trace
+
+if TYPE_CHECKING:
+    from explain.engine.ask import Request
 
 KEYS = ("lens", "attribute", "patch")
 PATCH_KEYS = ("corrupt", "word", "vs", "step", "position", "head")
@@ -60,24 +63,25 @@ def parse(parser: Any, d: Any) -> dict[str, Any]:
     return out
 
 
-def record(model: str, trace: Trace, options: dict[str, Any], spec: dict[str, Any]) -> Trace:
-    """``trace`` with the ``[interp]`` steps recorded after it (a patch first: the run becomes the patched one)."""
+def record(req: Request, trace: Trace, spec: dict[str, Any]) -> Trace:
+    """``trace`` (the run of ``req``) with the ``[interp]`` steps recorded after it (a patch first: the run becomes
+    the patched one, its two runs made from the same request: the tutorial's weights and checkpoint, opened once)."""
     if not spec:
         return trace
     from explain.interp import attribution, lens, patching  # lazy: numpy's tools, only for a tutorial that asks
-    from explain.interp.stream import tokenizer_for, word_id  # lazy: as above
+    from explain.interp.stream import tokenizer_of, word_id  # lazy: as above
 
     if "patch" in spec:
-        p = dict(spec["patch"])
-        opts = {k: v for k, v in options.items() if k != "text"}
-        text = options.get("text")
-        one = patching.patch(model, text, p.pop("corrupt"), p.pop("word"), p.pop("vs"), p.pop("step"), **p, **opts)
+        p = spec["patch"]
+        runs = patching.runs_of(req, p["corrupt"], p["word"], p["vs"])
+        where = patching.where_of(runs.corrupt.find(p["step"]), p.get("position"), p.get("head"))
+        one = patching.patch_runs(runs, p["step"], where)
         trace = one.trace
         trace.patched = one  # the TUI's P: this patch's numbers and the tutorial's sweep
     if spec.get("lens"):
         trace = lens.record_lens(trace)
     if "attribute" in spec:
-        tok = tokenizer_for(model, dict(options))
+        tok = tokenizer_of(req)
         ids = [word_id(w, tok, what) for w, what in zip(spec["attribute"], ("attribute", "attribute's second word"))]
         trace = attribution.record_attribution(trace, ids[0], ids[1] if len(ids) > 1 else None)
     return trace

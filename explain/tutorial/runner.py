@@ -15,7 +15,8 @@ from explain.core.errors import ExplainError
 from explain.core.options import OPTIONS
 from explain.core.sampling import make_sampling
 from explain.core.shape_rules import fmt_shape
-from explain.engine.api import plan, run
+from explain.engine.api import plan, run_request
+from explain.engine.ask import make_request
 from explain.trace import Step, Trace
 from explain.tutorial.checks import Check, check_stop
 from explain.tutorial.errors import Source, TutorialError
@@ -108,10 +109,10 @@ def _run(tutorial: Tutorial) -> Trace:
         opts = run_options(tutorial)
         if tutorial.weights:  # given by [weights], the rest random from the seed: random_weights says the rest
             opts.pop("random_weights", None)
-            trace = run(tutorial.model, weights=_full_weights(tutorial, opts), **opts)
+            req = make_request(tutorial.model, weights=_full_weights(tutorial, opts), **opts)
         else:
-            trace = run(tutorial.model, **opts)
-        return record_interp(tutorial.model, trace, opts, tutorial.interp)
+            req = make_request(tutorial.model, **opts)
+        return record_interp(req, run_request(req), tutorial.interp)
     except TutorialError:
         raise
     except ExplainError as exc:

@@ -1,7 +1,9 @@
-"""One typed request per run (issue 38): ``explain.run``, ``plan`` and ``generate`` and the CLI's ``run``,
-``generate`` and ``shapes`` check the model's name once and open a checkpoint folder once, counted by wrapping the
-registry's name check and the checkpoint opener everywhere the package holds them (on the old code: the name 5–6
-times, a folder twice when MODEL is left out, by run and by tokenize). The request itself is frozen and carries the registry's entry."""
+"""One typed request per run (issue 38): ``explain.run``, ``plan`` and ``generate``, the interpretability tools (the
+lens, attribution, patching and its sweep: two runs from one request) and the CLI's ``run``, ``generate``,
+``shapes``, ``tokenize`` and ``lens`` check the model's name once and open a checkpoint folder once, counted by
+wrapping the registry's name check and the checkpoint opener everywhere the package holds them (on the old code: the
+name 5–6 times, a folder twice when MODEL is left out, by run and by tokenize; the lens and attribution the name
+2 times, patching and the sweep the name 3 times and the folder 3 times). The request itself is frozen and carries the registry's entry."""
 
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ import explain.commands.shapes  # noqa: F401
 import explain.commands.tokenize  # noqa: F401
 import explain.core.config
 import explain.engine.api
+import explain.interp.attribution
+import explain.interp.lens
+import explain.interp.patching
 import explain.interp.stream  # noqa: F401
 from explain.core.errors import UsageError
 from explain.core.registry import MODELS
@@ -68,10 +73,29 @@ def test_explain_checks_the_name_once_and_opens_a_checkpoint_once(counts: Counte
     ["generate", "--checkpoint", LLAMA, "--max-new-tokens", "2", "--greedy", "--plain", "--match", "logits"],
     ["shapes", "--checkpoint", LLAMA, "--seq", "3"],
     ["tokenize", "--checkpoint", LLAMA, "--text", "hello"],  # MODEL left out: opened once for both
+    ["lens", "--checkpoint", LLAMA, "--text", "The cat is", "--word", " cat", "--plain"],
 ])
 def test_the_cli_checks_the_name_once_and_opens_a_checkpoint_once(counts: Counter, args: list[str]) -> None:
     result = invoke(*args)
     assert result.exit_code == 0, result.output
+    assert counts == {"check_model_name": 1, "open_checkpoint": 1}
+
+
+TOOLS = {
+    "lens": lambda: explain.interp.lens.lens("llama", " cat", checkpoint=LLAMA, text="The cat is"),
+    "attribute": lambda: explain.interp.attribution.attribute("llama", " cat", " is", checkpoint=LLAMA,
+                                                              text="The cat is"),
+    "patch": lambda: explain.interp.patching.patch("llama", "The cat is", "The the is", " is", " cat",
+                                                   "blocks.0.resid_post", checkpoint=LLAMA),
+    "sweep": lambda: explain.interp.patching.sweep("llama", "The cat is", "The the is", " is", " cat",
+                                                   checkpoint=LLAMA),
+}
+
+
+@pytest.mark.parametrize("tool", list(TOOLS))
+def test_the_interpretability_tools_check_the_name_once_and_open_a_checkpoint_once(counts: Counter,
+                                                                                    tool: str) -> None:
+    assert TOOLS[tool]() is not None
     assert counts == {"check_model_name": 1, "open_checkpoint": 1}
 
 
