@@ -5,7 +5,8 @@ logits and loss; the encoder and the decoder of the ``transformer`` side by side
 A :class:`Node` is a box of one or more steps (a block's attention is one box: q, k, v, scores, …, its output
 projection); two nodes of a row are joined by ``→`` where the second reads the first (``·`` where neither reads the other:
 ``embed · pos_embed``), and rows by an edge that carries the shape of the tensor that
-flows along it, ``│ (1, 4, 8)``. Generation and gradient steps are mapped to the forward step they come from, so
+flows along it, ``│ (1, 4, 8)``. Above a block's row runs its residual stream: from what each ``+`` adds back
+(an earlier ``+``, a post-norm block's norm, or the row above) over the branch, down into the ``+``. Generation and gradient steps are mapped to the forward step they come from, so
 the map lights the part of the model a step belongs to wherever the step screen is."""
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Node:
     key: str = ""  # the forward name prefix its steps share (``blocks.0.attn``, ``embed``): see :func:`node_key`
     shape: tuple[int, ...] = ()
     fed: bool = True  # it reads a step of the node before it in its row (an arrow); else the two sit side by side
+    skip: int | None = None  # a residual add: the row's node whose output skips the branch to it (-1: a row above)
 
 
 @dataclass
@@ -107,10 +109,27 @@ def build(trace: Trace) -> tuple[list[list[Row]], list[Row]]:
             for before, node in zip(row.nodes, row.nodes[1:]):
                 theirs = {trace[i].name for i in before.steps}
                 node.fed = any(name in theirs for i in node.steps for name in trace[i].inputs)
+        for row in rows:
+            _skips(trace, row)
     if "encoder." in columns and "decoder." in columns:  # the encoder's output goes to every cross-attention
         last = columns["encoder."][-1]
         last.edge = f"{fmt_shape(last.shape)} → each decoder cross"
     return list(columns.values()), tail
+
+
+def _skips(trace: Trace, row: Row) -> None:
+    """Mark each ``+`` of ``row`` that adds a branch's output (the node before it) to the residual stream with
+    where that stream comes from: the row's node that wrote it (gpt's ``resid_mid`` reads block 0's first ``+``,
+    BERT's second ``+`` its ``ln1``), or -1 for a step of a row above (llama's first ``+`` reads the embedding)."""
+    for j, node in enumerate(row.nodes):
+        if node.label != "+" or not j or len(node.steps) != 1:
+            continue  # gpt's first + adds embed to pos_embed, both from the row above: no branch to skip
+        branch = {trace[i].name for i in row.nodes[j - 1].steps}
+        stream = [name for name in trace[node.steps[0]].inputs if name not in branch]
+        if not stream or len(stream) == len(trace[node.steps[0]].inputs):
+            continue  # not a branch's output added to something else
+        owners = [k for k, n in enumerate(row.nodes[:j]) if stream[0] in {trace[i].name for i in n.steps}]
+        node.skip = owners[-1] if owners else -1
 
 
 def _edge(trace: Trace, row: Row, below: Row) -> str:
@@ -123,15 +142,20 @@ def _edge(trace: Trace, row: Row, below: Row) -> str:
 
 
 def lines_of(rows: list[Row], width: int, lit: set[int], chosen: Node | None,
-             places: dict[int, tuple[int, int]], col: int, top: int, last_edge: bool = True) -> list[Text]:
+             places: dict[int, tuple[int, int]], col: int, top: int, last_edge: bool = True,
+             streams: set[str] | None = None) -> list[Text]:
     """The rows drawn in ``width`` columns (a row too long wraps under itself). Between two nodes of a row the
     arrow carries the shape leaving the first when it changes (``─(1, 4, 8)→``); below a row that is not
-    followed by another block, an edge with the shape leaving it (``│ (1, 4, 8)``). ``places`` gets each
-    node's (line, column) on screen, for the cursor."""
+    followed by another block, an edge with the shape leaving it (``│ (1, 4, 8)``). Above a block's row, its
+    residual stream: a line from what each ``+`` adds back over the branch into the ``+`` (``╭─residual─╮``);
+    ``streams`` names the rows that get it (None: every row). ``places`` gets each node's (line, column) on
+    screen, for the cursor."""
     out: list[Text] = []
     for i, row in enumerate(rows):
         head = f"{row.label:<4}" if row.label else ""
         line = Text(head, style="bold", no_wrap=True, overflow="crop")
+        drawn: list[Text] = []
+        where: list[tuple[int, int]] = []  # each node's (line of the row, column of its label's first character)
         shown: tuple[int, ...] | None = None
         for j, node in enumerate(row.nodes):
             piece = f" {node.label} "
@@ -143,16 +167,49 @@ def lines_of(rows: list[Row], width: int, lit: set[int], chosen: Node | None,
                 sep = "→" if before == shown or before == node.shape else f"─{fmt_shape(before)}→"
                 shown = before
             if len(line) + len(sep) + len(piece) > width and len(line) > len(head):
-                out.append(line)
+                drawn.append(line)
                 line = Text(" " * max(len(head), 1), no_wrap=True, overflow="crop")
                 sep = sep[1:] if sep.startswith("─") else sep
             line.append(sep, "dim green" if len(sep) > 1 else "dim")
             here = any(s in lit for s in node.steps)
             style = " ".join(x for x in ("bold reverse" if node is chosen else "", "yellow" if here else "") if x)
-            places[id(node)] = (top + len(out), col + len(line))
+            where.append((len(drawn), len(line) + 1))
             line.append(piece, style or ("" if row.label else "cyan"))
-        out.append(line)
+        drawn.append(line)
+        arcs = _stream(row, where, [ln.cell_len for ln in drawn]) if streams is None or row.label in streams else []
+        for k, ln in enumerate(drawn):
+            if k < len(arcs) and arcs[k].strip():
+                out.append(Text(arcs[k].rstrip(), style="green", no_wrap=True, overflow="crop"))
+            for node, (at, c) in zip(row.nodes, where):
+                if at == k:
+                    places[id(node)] = (top + len(out), col + c - 1)
+            out.append(ln)
         following = rows[i + 1] if i + 1 < len(rows) else None
         if (following is not None and not (row.label and following.label)) or (following is None and last_edge):
             out.append(Text(f" │ {row.edge or fmt_shape(row.shape)}", style="dim green"))  # the edge down
     return out
+
+
+def _stream(row: Row, where: list[tuple[int, int]], lengths: list[int]) -> list[str]:
+    """The line drawn above each line of ``row``: for each residual add, an arc from the node its stream comes
+    from (column 0 when from a row above) over the branch down into the ``+``; arcs that meet at a ``+`` join
+    (``┬``: the sum goes on along the stream). The row's first arc is labelled ``residual`` where it has room."""
+    cells = [[" "] * n for n in lengths]
+    named = False
+    for j, node in enumerate(row.nodes):
+        if node.skip is None:
+            continue
+        (sk, sc), (dk, dc) = ((0, 0) if node.skip < 0 else where[node.skip]), where[j]
+        for k in range(sk, dk + 1):
+            first, last = (sc if k == sk else 0), (dc if k == dk else lengths[k] - 1)
+            for c in range(first + 1, last):
+                cells[k][c] = "─" if cells[k][c] == " " else cells[k][c]
+            if k == sk:
+                cells[k][first] = "┬" if cells[k][first] in "╮┬" else "╭"
+            if k == dk:
+                cells[k][last] = "╮"
+            label = "residual"
+            if not named and last - first - 2 >= len(label):
+                cells[k][first + 2:first + 2 + len(label)] = label
+                named = True
+    return ["".join(c) for c in cells]

@@ -5,6 +5,7 @@ decoder stand side by side."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import drive, text_of
 
 import explain
@@ -121,3 +122,34 @@ def test_an_arrow_joins_two_parts_only_where_one_reads_the_other():
         assert " embed · pos_embed " in text and "embed → pos_embed" not in text and "→ embed" in text
 
     drive(app, script, size=(80, 24))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+def test_the_residual_stream_is_drawn_over_every_block_that_fits(size):
+    """GPT-2 small's 12 blocks: at 120×40 and 200×50 every block has its residual stream drawn above it; at 80×24,
+    where the blocks fit whole only one line each, the chosen block's alone (the first block's when the cursor
+    is outside the blocks), and it follows the cursor. A chosen ``+`` says in the foot what it adds to what. On
+    the old code no line was drawn above any block."""
+    trace = explain.run("gpt", d_model=24, n_heads=12, n_layers=12, d_ff=24, text=TEXT, random_weights=True)
+    app = ExplainApp(trace)
+
+    async def script(pilot):
+        await pilot.press("M")
+        await pilot.pause()
+        screen = app.screen
+        lines = map_text(screen).splitlines()
+        above = [lines[i - 1] for i, ln in enumerate(lines) if ln[:1] == "L"]
+        drawn = [a.lstrip().startswith("╭") for a in above]
+        assert drawn == ([True] + [False] * 11 if size == (80, 24) else [True] * 12), above
+        scroll = screen.query_one("#map-scroll")
+        assert scroll.virtual_size.height <= scroll.size.height  # the whole map still fits
+        keys = [n.key for n in screen.order]
+        await pilot.press(*["right"] * keys.index("blocks.3.resid_mid"))
+        await pilot.pause()
+        lines = map_text(screen).splitlines()
+        l3 = next(i for i, ln in enumerate(lines) if ln.startswith("L3 "))
+        assert lines[l3 - 1].startswith("╭─residual")  # the stream from block 2 into block 3's first +
+        foot = text_of(screen.query_one("#map-foot"), width=300)
+        assert "blocks.3.resid_mid = blocks.2.resid_post + blocks.3.attn_out" in foot
+
+    drive(app, script, size=size)

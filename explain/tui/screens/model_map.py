@@ -1,7 +1,9 @@
 """The model map (``M``): the whole architecture of the run on one screen, drawn by
 :mod:`explain.render.model_map`: the input and embeddings, each block's parts in order (``+`` the residual adds,
 the norms, attention, MLP), the final norm, logits and loss; the transformer's encoder and decoder side by side,
-its head below them. Shapes ride on the edges. The part the step screen is on is lit (a gradient or a generated
+its head below them. Shapes ride on the edges; above each block its residual stream runs from what each ``+``
+adds back, over the branch, into the ``+`` (when every block's would not fit the height, the chosen block's
+alone). The part the step screen is on is lit (a gradient or a generated
 token's step lights the forward part it comes from); the arrows choose a part, Enter jumps to its first step.
 Dismisses with the step index to show, or None. A model with more blocks than the height scrolls."""
 
@@ -61,14 +63,14 @@ class ModelMapScreen(ModalScreen[int | None]):
         return Text.assemble((f"Model map: {cfg.model}", "bold"), f", {blocks} blocks; the step you are on is "
                              f"{where}.\n", ("←→↑↓ choose · Enter jumps there · Esc closes", "dim"))
 
-    def _draw(self, width: int) -> Text:
+    def _draw(self, width: int, streams: set[str] | None = None) -> Text:
         self.places = {}
         lines: list[Text] = []
         if len(self.columns) == 1:
-            lines = lines_of(self.columns[0], width, self.lit, self.chosen, self.places, 0, 0)
+            lines = lines_of(self.columns[0], width, self.lit, self.chosen, self.places, 0, 0, streams=streams)
         elif self.columns:
             half = (width - GAP) // 2
-            cols = [lines_of(rows, half, self.lit, self.chosen, self.places, c * (half + GAP), 0)
+            cols = [lines_of(rows, half, self.lit, self.chosen, self.places, c * (half + GAP), 0, streams=streams)
                     for c, rows in enumerate(self.columns[:2])]
             names = [self.trace[rows[0].nodes[0].steps[0]].name.split(".")[0] for rows in self.columns[:2]]
             heads = [Text(name, style="bold underline") for name in names]  # the steps' own prefixes
@@ -87,6 +89,9 @@ class ModelMapScreen(ModalScreen[int | None]):
         first, last = self.trace[node.steps[0]], self.trace[node.steps[-1]]
         span = first.name if len(node.steps) == 1 else f"{first.name} … {last.name}"
         n = len(node.steps)
+        if node.label == "+" and n == 1:  # what is added to what: the stream and the branch, by name
+            return Text.assemble(("+", "bold"), f"  {first.name} = {' + '.join(first.inputs)} → ",
+                                 (fmt_shape(last.shape), "green"))
         return Text.assemble((node.label, "bold"), f"  {n} step{'s' if n != 1 else ''}: {span} → ",
                              (fmt_shape(last.shape), "green"))
 
@@ -95,7 +100,13 @@ class ModelMapScreen(ModalScreen[int | None]):
 
     def _redraw(self) -> None:
         width = max(self.size.width - 4, 20)  # border and padding
-        self.query_one("#map", Static).update(self._draw(width))
+        title = len(self._title().wrap(self.app.console, width))
+        drawn = self._draw(width)
+        if len(drawn.plain.splitlines()) > self.size.height - 3 - title:  # border, foot: GPT-2 small at 80x24
+            blocks = [r.label for rows in self.columns for r in rows if r.label]
+            mine = [r.label for rows in self.columns for r in rows for n in r.nodes if n is self.chosen]
+            drawn = self._draw(width, {mine[0] if mine and mine[0] else blocks[0]} if blocks else set())
+        self.query_one("#map", Static).update(drawn)
         self.query_one("#map-foot", Static).update(self._foot())
         line = self.places.get(id(self.chosen), (0, 0))[0]
         self.query_one("#map-scroll", VerticalScroll).scroll_to(y=max(0, line - 3), animate=False)
