@@ -20,6 +20,7 @@ from explain.core.errors import UsageError
 from explain.core.options import OPTION
 from explain.core.registry import MODELS, Model, able, quoted
 from explain.engine.backward import Training, check_lr
+from explain.engine.weight_sizes import sizes_from_weights
 
 if TYPE_CHECKING:
     from explain.core.sampling import Sampling
@@ -64,6 +65,8 @@ def make_request(model: str, *, weights: Any = None, sampling: Any = None, shipp
     checkpoint = options.pop("checkpoint", None)
     if checkpoint is not None:
         checkpoint = open_for(entry, checkpoint)  # open once: the tokenizer, then the weights
+    elif weights is not None:  # a weights file sets the sizes its shapes fix (a checkpoint's config sets them all)
+        options = sizes_from_weights(entry, weights, options)
     training = training_of(options)
     steps = bool(options.pop("tokenizer_steps", False))
     inputs = {k: options.pop(k, None) for k in INPUTS}
