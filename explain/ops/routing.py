@@ -196,8 +196,8 @@ class Keep(Op):
                                           f"{at} = 0"])
         rows = [(i, float(s[i])) for i in chosen]
         total = float(sum(s[i] for i in chosen))
-        what = "probability" if router == "softmax" else "sigmoid score (without the choosing bias)"
-        lines = [f"the chosen experts' {what}s: " + " + ".join(num(s[i]) for i in chosen) + f" = {num(total)}"]
+        what = "probabilities" if router == "softmax" else "sigmoid scores (without the choosing bias)"
+        lines = [f"the chosen experts' {what}: " + " + ".join(num(s[i]) for i in chosen) + f" = {num(total)}"]
         w = float(s[e])
         if norm:
             w = float(s[e]) / total

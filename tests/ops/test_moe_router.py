@@ -67,6 +67,7 @@ def test_renormalised_softmax_is_a_softmax_over_the_chosen_logits() -> None:
     lines = trace.explain("blocks.1.mlp.kept_weights", (0, 2, e)).lines
     assert any(ln.startswith("renormalised over the 3 chosen") for ln in lines), lines
     assert any("the same as a softmax over the chosen experts' logits alone" in ln for ln in lines), lines
+    assert any(ln.startswith("the chosen experts' probabilities: ") for ln in lines), lines  # not "probabilitys"
 
 
 def test_not_renormalised_the_weights_are_the_probabilities() -> None:
