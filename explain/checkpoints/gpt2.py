@@ -62,8 +62,6 @@ BLOCK_MAP = {"ln1.w": "ln_1.weight", "ln1.b": "ln_1.bias", "ln2.w": "ln_2.weight
 _IGNORED = re.compile(r"(transformer\.)?h\.\d+\.attn\.(masked_)?bias|lm_head\.weight")
 
 
-
-
 class DependencyError(ExplainError):
     """An optional package the checkpoint needs is not installed."""
 
@@ -298,6 +296,15 @@ class GPT2Checkpoint:
             return None
         self._token_labels()  # refuse a tokenizer of another vocabulary first
         return read_checkpoint_json(self.tokenizer_path, "a tokenizer.json written by 'tokenizers'")
+
+    def bos(self) -> int | None:
+        return None  # GPT-2's encode puts no id before a text (Gemma's readers put their <bos> there)
+
+    def tokenizer_fields(self) -> tuple[Any, str, list[str], list[str]] | None:
+        return None  # a folder's tokenizer is its tokenizer.json (a GGUF reader gives its file's fields)
+
+    def sentencepiece_json(self, text: str) -> dict[str, Any] | None:
+        return None  # as above (a GGUF of SentencePiece pieces builds one per text's characters)
 
     def params(self) -> dict[str, Any]:
         """Every parameter under the engine's name, float64; read from model.safetensors once."""

@@ -1,10 +1,9 @@
-"""explain's word-level tokenizer: the specials, the built-in words, :func:`split_words`, and the
-:class:`TextTokenizer` protocol every tokenizer of a run follows (a checkpoint's as well as this one)."""
+"""explain's word-level tokenizer: the specials, the built-in words, :func:`split_words`. It gives
+:class:`explain.checkpoints.protocol.TextTokenizer`, what every tokenizer of a run gives (a checkpoint's too)."""
 
 from __future__ import annotations
 
 import re
-from typing import Protocol
 
 from explain.core.padding import PAD
 
@@ -28,29 +27,6 @@ def split_words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-class TextTokenizer(Protocol):
-    """What the input pipeline needs of a tokenizer."""
-
-    name: str  # how messages name it: "tokenizer", "checkpoint"
-    fixed: bool  # a fixed vocabulary (token ids past it are refused) or one that grows with the input
-
-    def encode(self, text: str) -> list[int]: ...
-
-    def label(self, token_id: int) -> str: ...
-
-    def labels(self, text: str, ids: list[int]) -> list[str]:
-        """The labels of the positions of an encoded text (the ruler the TUI shows)."""
-        ...
-
-    def vocab_labels(self) -> list[str]: ...
-
-    def pad_id(self) -> int:
-        """The id a batch of texts of different lengths is right-padded with."""
-        ...
-
-    def __len__(self) -> int: ...
-
-
 class Tokenizer:
     """A word-level tokenizer: specials, then the built-in words, then new words in order of appearance."""
 
@@ -58,6 +34,7 @@ class Tokenizer:
     fixed = False
 
     def __init__(self, extra_texts: list[str] = ()) -> None:
+        self.unknown: list[str] = []  # the words of the last text encoded that became <unk>
         self.words: list[str] = list(SPECIALS)
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
         for w in BUILTIN_WORDS:
@@ -75,7 +52,9 @@ class Tokenizer:
         return len(self.words)
 
     def encode(self, text: str) -> list[int]:
-        return [self.index.get(w.lower(), UNK) for w in split_words(text)]
+        words = split_words(text)
+        self.unknown = [w for w in words if w.lower() not in self.index]
+        return [self.index.get(w.lower(), UNK) for w in words]
 
     def label(self, token_id: int) -> str:
         return self.words[token_id] if 0 <= token_id < len(self.words) else f"#{token_id}"

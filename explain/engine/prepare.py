@@ -1,10 +1,10 @@
 """What a run is given, prepared: text through a tokenizer, token ids, or embeddings from a file; one pipeline,
 :func:`prepare`, for every model and both tokenizers.
 
-Any object with the :class:`~explain.core.words.TextTokenizer` methods can tokenize: the word-level
+Any :class:`~explain.checkpoints.protocol.TextTokenizer` can tokenize: the word-level
 :class:`~explain.core.words.Tokenizer` (words and punctuation, case-insensitive ids, a built-in vocabulary
-extended by the words of the input, the specials ``<bos>``, ``<eos>``, ``<unk>``), or a GPT-2 checkpoint's
-byte-level BPE (:class:`explain.checkpoints.gpt2.Checkpoint`). Tokenizing needs no numpy, so ``explain shapes --text
+extended by the words of the input, the specials ``<bos>``, ``<eos>``, ``<unk>``), or a checkpoint's own
+(:class:`explain.checkpoints.protocol.Checkpoint`: GPT-2's byte-level BPE, …). Tokenizing needs no numpy, so ``explain shapes --text
 …`` stays fast; loading an embeddings file does.
 """
 
@@ -13,13 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from explain.checkpoints.protocol import TextTokenizer
 from explain.core.errors import InputError, UsageError
 from explain.core.inputs import Inputs, parse_token_ids
 from explain.core.limits import MAX_ABS_VALUE
 from explain.core.options import OPTION
 from explain.core.padding import PAD, ignore_padding, needs_padding, pad_labels, pad_right
 from explain.core.registry import MODELS, quoted, users
-from explain.core.words import BOS, EOS, TextTokenizer, Tokenizer, split_words
+from explain.core.words import BOS, EOS, Tokenizer, split_words
 from explain.io.array_files import file_kind, read_embeddings
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from explain.checkpoints.protocol import TextTokenizer
 from explain.core.errors import InputError, UsageError
 from explain.core.registry import Model, able, quoted
-from explain.core.words import UNK, Tokenizer
+from explain.core.words import Tokenizer
 from explain.engine.ask import Request, make_request
 from explain.interp import names
 from explain.trace import Step, Trace
@@ -102,21 +103,18 @@ def replay(rec: Recorder, step: Step, name: str, subst: dict[str, Ref]) -> Ref:
     return rec.op(step.op, name, *ins, sym=step.syms.out, note=step.note, **step.attrs)
 
 
-def word_id(word: str, tokenizer: Any, what: str = "--word") -> int:
+def word_id(word: str, tokenizer: TextTokenizer, what: str = "--word") -> int:
     """The one token id of ``word``: a word the tokenizer splits, or does not know, is refused with its tokens."""
     if not word:
         raise UsageError(f"{what} is empty; give one token of the vocabulary, e.g. {what} ' Paris'")
     ids = tokenizer.encode(word)
-    unknown = not getattr(tokenizer, "fixed", True) and ids == [UNK] and word.strip().lower() != "<unk>"
-    unknown = unknown or bool(getattr(tokenizer, "unknown", None))  # a checkpoint's word vocabulary: became <unk>
+    unknown = bool(tokenizer.unknown)  # a word-level vocabulary's: it became <unk>
     if len(ids) == 1 and not unknown:
         return int(ids[0])
     if unknown or not ids:
         import difflib  # lazy: only for a refusal
 
-        labels = getattr(tokenizer, "vocab_labels", None) or getattr(tokenizer, "labels", None)
-        known = [str(w) for w in (labels() if callable(labels) else labels or [])]
-        near = difflib.get_close_matches(word.strip(), known, n=1)
+        near = difflib.get_close_matches(word.strip(), [str(w) for w in tokenizer.vocab_labels()], n=1)
         hint = f"did you mean {near[0]!r}? or " if near else ""
         raise InputError(f"{what} {word!r} is not in the vocabulary; {hint}give a word of the text or of the "
                          "built-in words (explain run MODEL --plain shows them)")
@@ -160,7 +158,7 @@ def request_for(model: str, options: dict[str, Any], what: str) -> Request:
     return req
 
 
-def tokenizer_of(req: Request) -> Any:
+def tokenizer_of(req: Request) -> TextTokenizer:
     """The tokenizer the run of ``req`` reads: its checkpoint's (the trained model's too: its words are not the
     text's), else the word-level one over the run's texts (the model's own when none and no ids are given)."""
     if req.checkpoint is not None:

@@ -4,7 +4,7 @@ BPE, WordPiece, or the word-level file ``explain train`` writes) or a GGUF's voc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explain.core.errors import InputError
 from explain.core.words import SPECIALS, UNK, Tokenizer
@@ -14,12 +14,15 @@ from explain.tokenize.walk import Walkthrough, frame
 from explain.tokenize.wordpiece import WordPiece
 from explain.tokenize.words import Words
 
+if TYPE_CHECKING:  # tokenize imports no checkpoint reader: it is handed an opened one
+    from explain.checkpoints.protocol import Checkpoint
 
-def gguf_json(ck: Any) -> dict[str, Any]:
-    """A GGUF's tokenizer as the tokenizer.json document explain's GGUF reader builds with ``tokenizers``
-    (:meth:`explain.checkpoints.gguf.GGUFCheckpoint.encode`): byte-level BPE, its merges, the named pre-tokenizer."""
-    kind, pre, tokens, merges = ck.tokenizer_fields()
-    where = f"'{ck.path}'"
+
+def gguf_json(fields: tuple[Any, str, list[str], list[str]], where: str) -> dict[str, Any]:
+    """A GGUF's tokenizer (its ``tokenizer_fields()``) as the tokenizer.json document explain's GGUF reader builds
+    with ``tokenizers`` (:meth:`explain.checkpoints.gguf.GGUFCheckpoint.encode`): byte-level BPE, its merges, the
+    named pre-tokenizer."""
+    kind, pre, tokens, merges = fields
     if kind != "gpt2":
         raise InputError(f"{where} holds a {kind!r} tokenizer; explain tokenize walks through byte-level BPE "
                          "('gpt2') GGUFs only")
@@ -34,17 +37,20 @@ def gguf_json(ck: Any) -> dict[str, Any]:
 Walker = BPE | SentencePieceBPE | WordPiece | Words  # or Framed: one of them with <bos> first
 
 
-def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
+def tokenizer_for(source: Checkpoint | Tokenizer | None, texts: list[str] = ()) -> Walker:
     """The walker of ``source``: None (explain's word tokenizer, its vocabulary grown by ``texts`` as a run's
-    is), or an opened checkpoint. Each has ``walk(text)``, ``encode(text)``, ``vocab`` and ``ranks``."""
+    is), explain's word tokenizer itself, or an opened checkpoint (what it walks through, it says:
+    :class:`explain.checkpoints.protocol.Checkpoint`). Each has ``walk(text)``, ``encode(text)``, ``vocab`` and
+    ``ranks``."""
     if source is None or isinstance(source, Tokenizer):
         tok = source if source is not None else Tokenizer(list(texts))
         return Words(tok.index, tok.label, grows=True)
-    where = f"'{getattr(source, 'path', source)}'"
-    if hasattr(source, "tokenizer_fields"):  # a GGUF
-        if callable(getattr(source, "sentencepiece_json", None)) and source.tokenizer_fields()[0] == "llama":
-            return _bos_first(source, PerText(source, where))  # Gemma's: the merges listed per text's characters
-        return BPE.from_json(gguf_json(source), where, source.label)
+    where = f"'{source.path}'"
+    fields = source.tokenizer_fields()
+    if fields is not None:  # a GGUF
+        if fields[0] == "llama":  # Gemma's SentencePiece pieces: the merges listed per text's characters
+            return _bos_first(source, PerText(source, where))
+        return BPE.from_json(gguf_json(fields, where), where, source.label)
     data = source.tokenizer_json()
     if data is None:
         raise InputError(f"checkpoint {where} has no tokenizer.json: there is no tokenizer to walk through")
@@ -54,7 +60,7 @@ def tokenizer_for(source: Any, texts: list[str] = ()) -> Walker:
         return Words(words, source.label, grows=False, unk_id=unk_id)
     kind = (data.get("model") or {}).get("type")
     if kind == "WordPiece":
-        return WordPiece.from_json(data, where, source.label, getattr(source, "special_tokens", False))
+        return WordPiece.from_json(data, where, source.label, source.special_tokens)
     if kind == "BPE" and not any(p.get("type") == "ByteLevel" for p in flat_sequence(data.get("pre_tokenizer"))):
         return _bos_first(source, SentencePieceBPE.from_json(data, where, source.label))  # characters and ▁
     return _bos_first(source, BPE.from_json(data, where, source.label))
@@ -66,7 +72,7 @@ class PerText:
 
     ranks: dict = {}
 
-    def __init__(self, source: Any, where: str) -> None:
+    def __init__(self, source: Checkpoint, where: str) -> None:
         self.source, self.where, self.label = source, where, source.label
         self._chars: frozenset[str] = frozenset()
         self._walker: SentencePieceBPE | None = None
@@ -114,13 +120,13 @@ class Framed:
         return self.walk(text).ids
 
 
-def _bos_first(source: Any, walker: Any) -> Any:
-    """``walker`` with the checkpoint's <bos> before every text, when its encode puts one there (a ``bos()``)."""
-    bos = source.bos() if callable(getattr(source, "bos", None)) else None
+def _bos_first(source: Checkpoint, walker: Any) -> Any:
+    """``walker`` with the checkpoint's <bos> before every text, when its encode puts one there (its ``bos()``)."""
+    bos = source.bos()
     return walker if bos is None else Framed(walker, ((source.label(bos), bos), None))
 
 
-def walker(source: Any, texts: list[str] = ()) -> Callable[[str], Walkthrough]:
+def walker(source: Checkpoint | Tokenizer | None, texts: list[str] = ()) -> Callable[[str], Walkthrough]:
     """A function from a text to its walkthrough (:func:`tokenizer_for`'s ``walk``)."""
     return tokenizer_for(source, texts).walk
 

@@ -1,7 +1,9 @@
 """Every checkpoint reader gives :class:`explain.checkpoints.protocol.Checkpoint` (issue 38): GPT-2 and the trained
 GPT, the Llama family (Qwen2 too), its mixtures of experts (Mixtral, Qwen2-MoE) and latent attention (DeepSeek-V3's
-config), Gemma, BERT and GGUF files (Llama's, Gemma's). Each opened checkpoint is checked member by member, and its
-parameters are exactly the ones the registry's model plans under the registry's names, with the planned shapes."""
+config), Gemma, BERT and GGUF files (Llama's, Gemma's). Each opened checkpoint is checked member by member (what
+``explain tokenize`` walks through included: a GGUF's fields, a folder's tokenizer.json, the <bos> put first), and
+its parameters are exactly the ones the registry's model plans under the registry's names, with the planned
+shapes."""
 
 from __future__ import annotations
 
@@ -40,6 +42,16 @@ def _conforms(ck: object) -> None:
     assert list(ck.unknown) == []  # nothing encoded yet
     assert ck.weight_origin is None or callable(ck.weight_origin)
     assert isinstance(ck.pad_id(), int)
+    assert ck.fixed is True and isinstance(ck.special_tokens, bool)
+    bos = ck.bos()
+    assert bos is None or 0 <= bos < ck.options["d_vocab"]
+    fields = ck.tokenizer_fields()  # a GGUF's tokenizer is in its fields, a folder's in its tokenizer.json
+    assert (fields is not None) == str(ck.path).endswith(".gguf")
+    assert fields is None or (len(fields) == 4 and fields[0] in ("gpt2", "llama") and fields[2])
+    assert fields is None or ck.tokenizer_json() is None
+    assert fields is None or (ck.sentencepiece_json("ab") is None) == (fields[0] == "gpt2")
+    assert fields is not None or ck.sentencepiece_json("ab") is None
+    assert ck.word_vocab() is None or "<unk>" in ck.word_vocab()  # the trained GPT's word-level vocabulary
 
 
 def _params_are_the_plans(ck: Checkpoint) -> None:

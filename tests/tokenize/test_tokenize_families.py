@@ -30,7 +30,10 @@ FOLDERS = {"bpe": DATA / "gpt2_tiny", "words": Path(SHIPPED), "wordpiece": DATA 
 
 
 class _Folder:
-    """A folder's tokenizer.json alone (the WordPiece fixture has no model), as a checkpoint hands it over."""
+    """A folder's tokenizer.json alone (the WordPiece fixture has no model), as a checkpoint hands it over: the
+    members of :class:`explain.checkpoints.protocol.Checkpoint` that the walkthrough reads."""
+
+    special_tokens = False  # the raw tokenizer's encode, no [CLS] … [SEP]
 
     def __init__(self, path: Path) -> None:
         import json
@@ -41,6 +44,12 @@ class _Folder:
         return self.data
 
     def word_vocab(self) -> None:  # not a word-level file explain train wrote
+        return None
+
+    def tokenizer_fields(self) -> None:  # not a GGUF
+        return None
+
+    def bos(self) -> None:  # the raw tokenizer's encode: nothing put first
         return None
 
     def label(self, i: int) -> str:
