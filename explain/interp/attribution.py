@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explain.core.errors import UsageError
+from explain.core.shown import Grid, Line, Part, Showable
 from explain.engine.api import run_request
 from explain.interp import names
 from explain.interp.stream import (
@@ -26,6 +27,7 @@ from explain.interp.stream import (
     tokenizer_of,
     word_id,
 )
+from explain.ops.base import num, residue
 from explain.trace import Trace
 from explain.trace.recorder import Recorder, Ref
 
@@ -112,8 +114,9 @@ def without_attribution(trace: Trace) -> Trace:
 
 
 @dataclass
-class Attribution:
-    """What :func:`attribute` gives: the trace with the attribution recorded, and each part's contribution."""
+class Attribution(Showable):
+    """What :func:`attribute` gives: the trace with the attribution recorded, and each part's contribution.
+    ``print(a)`` writes the table ``explain attribute --plain`` prints; a notebook draws it (``_repr_html_``)."""
 
     trace: Trace
     word: int
@@ -128,6 +131,24 @@ class Attribution:
 
     def ranked(self) -> list[tuple[str, float]]:
         return sorted(self.parts, key=lambda p: -abs(p[1]))
+
+    def table_parts(self, digits: int = 4) -> tuple[Line, Grid, Line, Line]:
+        """The caption, the parts ranked by size (rank, part, contribution), their sum beside the run's logit,
+        and the convention the numbers follow."""
+        tokens = list(self.trace.labels.get("pos") or [])
+        what = f"logit[{self.word_text!r}]" + (f" − logit[{self.vs_text!r}]" if self.vs is not None else "")
+        after = tokens[self.position] if self.position < len(tokens) else str(self.position)
+        grid = Grid(("rank", "part", "contribution"),
+                    tuple((str(i), part, num(v, digits)) for i, (part, v) in enumerate(self.ranked(), 1)),
+                    right=(True, False, True))
+        sums = (f"sum of the {len(self.parts)} contributions = {num(self.total, digits)}; the run's {what} = "
+                f"{num(self.logit, digits)} (difference {residue(self.total - self.logit)})")
+        return (Line(f"{what} after position {self.position} ({after}): who wrote it", "caption"), grid, Line(sums),
+                Line(f"Note: {CONVENTION}.", "note"))
+
+    def display_parts(self) -> list[Part]:
+        """Why this position was read (``explain attribute`` says it on stderr), then the table."""
+        return [*([Line(self.note, "note")] if self.note else []), *self.table_parts()]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.trace.config.model, "position": self.position, "word": self.word_text,

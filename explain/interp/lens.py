@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from explain.core.shown import Grid, Line, Part, Showable
 from explain.engine.api import run_request
 from explain.engine.memory import check_memory
 from explain.interp import names
@@ -27,6 +28,7 @@ from explain.interp.stream import (
     tokenizer_of,
     word_id,
 )
+from explain.ops.base import num
 from explain.trace import Trace
 
 
@@ -62,8 +64,9 @@ class LensRow:
 
 
 @dataclass
-class Lens:
-    """What :func:`lens` gives: the trace with the lens recorded, the word and position read, one row per point."""
+class Lens(Showable):
+    """What :func:`lens` gives: the trace with the lens recorded, the word and position read, one row per point.
+    ``print(lens)`` writes the tables ``explain lens --plain`` prints; a notebook draws them (``_repr_html_``)."""
 
     trace: Trace
     word: int | None
@@ -71,6 +74,35 @@ class Lens:
     position: int
     rows: list[LensRow] = field(default_factory=list)
     note: str = ""  # why this position was read (the word is the next token there), or ""
+
+    def grid_parts(self, digits: int = 2) -> tuple[Line, Grid]:
+        """Points down, positions across: the top word at each position and its probability (the position read
+        in bold), under its caption."""
+        tokens = list(self.trace.labels.get("pos") or [])
+        grid = Grid(("layer", *(f"{t} {tok}" for t, tok in enumerate(tokens))),
+                    tuple((r.label, *(f"{w} {num(p, digits)}" for _, w, p in r.top)) for r in self.rows),
+                    right=(True, *(False for _ in tokens)), bold=1 + self.position)
+        return Line("logit lens: the top word at each position, read after each layer", "caption"), grid
+
+    def word_parts(self, digits: int = 4) -> tuple[Line, Grid]:
+        """Points down: the top word at the position read, and the chosen word's rank and probability there."""
+        pos = self.position
+        tokens = list(self.trace.labels.get("pos") or [])
+        after = tokens[pos] if pos < len(tokens) else str(pos)
+        columns = ["layer", "top word", "p"]
+        if self.word is not None:
+            columns += [f"rank of {self.word_text!r}", f"p({self.word_text!r})"]
+        rows = []
+        for r in self.rows:
+            _, w, p = r.top[pos]
+            rows.append((r.label, w, num(p, digits), *((str(r.rank), num(r.prob, digits)) if self.word is not None
+                                                       else ())))
+        return (Line(f"after position {pos} ({after}): the next word, read after each layer", "caption"),
+                Grid(tuple(columns), tuple(rows), right=(True, False, True, True, True)))
+
+    def display_parts(self) -> list[Part]:
+        """Why this position was read (``explain lens`` says it on stderr), then both tables."""
+        return [*([Line(self.note, "note")] if self.note else []), *self.grid_parts(), *self.word_parts()]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.trace.config.model, "tokens": list(self.trace.labels.get("pos") or []),

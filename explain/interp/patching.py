@@ -17,6 +17,7 @@ import numpy as np
 
 from explain import ops
 from explain.core.errors import InputError, UsageError
+from explain.core.shown import Part, Showable
 from explain.engine.api import run_request
 from explain.engine.ask import Request, make_request
 from explain.interp import names
@@ -125,9 +126,9 @@ class Runs:
 
 
 @dataclass
-class Patched:
+class Patched(Showable):
     """One patched run, recorded: its trace, the patched step, the cells, the logit difference and notes (a patch
-    that changes nothing says so)."""
+    that changes nothing says so). Prints (and draws in a notebook) as ``explain patch --step --plain`` does."""
 
     runs: Runs
     trace: Trace
@@ -140,6 +141,11 @@ class Patched:
     @property
     def recovered(self) -> float:
         return self.runs.recovered(self.diff)
+
+    def display_parts(self) -> list[Part]:
+        from explain.interp.patch_shown import patched_parts  # lazy: patch_shown imports this module
+
+        return patched_parts(self)
 
     def first_cell(self) -> tuple[int, ...]:
         """The first cell the patch changed (else the first it took from the clean run): where a view of the patched
@@ -240,8 +246,9 @@ def patch(model: str, text: str, corrupt: str, word: str, vs: str, step: str, *,
 
 
 @dataclass
-class Sweep:
-    """The recovered fraction for each patch point: rows are layers, columns positions (or heads)."""
+class Sweep(Showable):
+    """The recovered fraction for each patch point: rows are layers, columns positions (or heads). Prints (and
+    draws in a notebook, coloured) as ``explain patch --sweep --plain`` does."""
 
     runs: Runs
     kind: str  # "resid", "mlp" or "heads"
@@ -254,6 +261,11 @@ class Sweep:
     def where(self, row: int, col: int) -> tuple[str, Where]:
         s = self.runs.corrupt[self.steps[row]]
         return s.name, (where_of(s, head=col) if self.kind == "heads" else where_of(s, position=col))
+
+    def display_parts(self) -> list[Part]:
+        from explain.interp.patch_shown import sweep_parts  # lazy: patch_shown imports this module
+
+        return sweep_parts(self)
 
     def open(self, row: int, col: int) -> Patched:
         """The patched run of one cell, recorded (the sweep kept only its number)."""

@@ -31,7 +31,18 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from explain.core.shape_rules import Shape, fmt_shape
-from explain.ops.numbers import arg, exact_text, num, precision, residue, sig, sig6  # noqa: F401 (ops read them)
+from explain.core.shown import Grid, Line, Part, Showable
+from explain.ops.numbers import (  # noqa: F401 (ops read them)
+    arg,
+    exact_text,
+    grid_number,
+    num,
+    precision,
+    residue,
+    sig,
+    sig6,
+    term,
+)
 
 Axes = tuple[str, ...]
 
@@ -55,7 +66,7 @@ def idx(index: tuple[int | str, ...]) -> str:
 
 
 @dataclass
-class CellExplanation:
+class CellExplanation(Showable):
     """How one output cell was computed, as data for the TUI drill-down and the plain printer.
 
     ``columns``/``rows`` form a table of terms (for a matmul cell: k, the row element, the column element,
@@ -71,6 +82,29 @@ class CellExplanation:
     focus: tuple[int, ...] = ()  # the rows of the table that matter most, first first (the cell's own term,
     # the survivors of a mask): a table cut to fit shows these, not its first and last rows
     origin: CellExplanation | None = None  # where a weight the cell reads came from in its file (explain.trace.origin)
+
+    def value_text(self, digits: int | None = None) -> str:
+        """The explained cell's value as the result writes it: a token id with its word, else the number."""
+        return self.shown if self.shown is not None else num(self.value, digits)
+
+    def result(self, digits: int | None = None) -> tuple[list[str], str]:
+        """The arithmetic lines before the result, and the result line: the last line when it ends in the value
+        (``sum of 4 products = 0.2879``), else ``= 0.2879``."""
+        if self.lines and self.lines[-1].endswith(f"= {self.value_text(digits)}"):
+            return list(self.lines[:-1]), self.lines[-1]
+        return list(self.lines), f"= {self.value_text(digits)}"
+
+    def display_parts(self, digits: int | None = None) -> list[Part]:
+        """What ``--plain --cell`` prints of this cell (in :mod:`explain.render.step`'s order): the title, the
+        whole table of terms, the arithmetic, the result, and where a weight it reads came from in its file."""
+        parts: list[Part] = [Line(self.title, "title")]
+        if self.columns and self.rows:
+            parts.append(Grid(tuple(self.columns), tuple(tuple(term(v, digits) for v in row) for row in self.rows)))
+        before, result = self.result(digits)
+        parts += [Line(line) for line in before] + [Line(result, "result")]
+        if self.origin is not None:
+            parts += [Line(""), Line(self.origin.title, "origin"), *(Line(line, "origin") for line in self.origin.lines)]
+        return parts
 
 
 @dataclass(frozen=True)

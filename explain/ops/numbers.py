@@ -51,6 +51,26 @@ def num(x: Any, digits: int | None = None) -> str:
     return f"{x:.{p}f}"
 
 
+def grid_number(v: float, digits: int) -> str:
+    """A float as a grid cell or a table of terms writes it: ``digits`` decimals (exact integers too, so ``2``
+    never stands beside ``2.0000``), ±inf and nan spelled out, −0 as 0, and a value that would round to 0 as
+    ``1.1e-07`` (never ``0.0000``). One function, so ``str(explanation)`` and the drill-down write a term alike."""
+    v = float(v)
+    if math.isinf(v) or math.isnan(v):
+        return exact_text(v) or ""
+    if v == 0:
+        return f"{0.0:.{digits}f}"  # -0.0 (an ignored target's gradient) is 0, not "-0.0000"
+    if abs(v) < 0.5 * 10.0 ** -digits:  # it would round to 0: written so it never looks like 0
+        return f"{v:.1e}"
+    return f"{v:.{digits}f}"
+
+
+def term(v: Any, digits: int | None = None) -> str:
+    """A cell of an explanation's table of terms: a float as :func:`grid_number` writes it (the precision
+    setting's decimals unless ``digits``), anything else (an index, a word) as its text."""
+    return grid_number(v, _PRECISION.get() if digits is None else digits) if isinstance(v, float) else str(v)
+
+
 def sig6(x: Any) -> str:
     """Six significant digits whatever the precision setting: for messages that compare a value to a
     tolerance (a tutorial's expectation), where the display's rounding would hide the difference."""

@@ -1,6 +1,7 @@
 """Rich renderables of activation patching (:mod:`explain.interp.patching`): one patched run's logit difference
 against the clean and corrupted runs, and a sweep's recovered fractions as a heatmap (layers down, positions or
-heads across), each cell its number on the diverging palette the matrices use."""
+heads across), each cell its number on the diverging palette the matrices use. The strings are the results' own
+(:mod:`explain.interp.patch_shown`), which ``print(result)`` and a notebook write too."""
 
 from __future__ import annotations
 
@@ -8,26 +9,20 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from explain.interp.patching import Patched, Runs, Sweep, describe
-from explain.ops.base import num
+from explain.core.shown import Grid, Line, Part
+from explain.interp.patch_shown import fraction, patched_parts, rows_legend, runs_line, sweep_parts
+from explain.interp.patching import Patched, Sweep
+
+__all__ = ["fraction", "patched_view", "rows_legend", "runs_line", "sweep_heatmap"]
+LINE_STYLES = {"warn": "bold", "caption": "italic", "note": "dim"}
 
 
-def _what(runs: Runs) -> str:
-    return f"logit[{runs.word_text!r}] − logit[{runs.vs_text!r}]"
-
-
-def runs_line(runs: Runs, digits: int = 4) -> Text:
-    return Text(f"{_what(runs)} at the last position: clean {num(runs.clean_diff, digits)}, corrupted "
-                f"{num(runs.corrupt_diff, digits)}")
+def _line(line: Line) -> Text:
+    return Text(line.text, style=LINE_STYLES.get(line.style, ""))
 
 
 def patched_view(p: Patched, digits: int = 4) -> Group:
-    step = p.runs.corrupt[p.step]
-    lines = [runs_line(p.runs, digits),
-             Text(f"patched {p.step} ({describe(step, p.where)}; {p.cells_changed} cells differ from the corrupted "
-                  f"run's): {num(p.diff, digits)}, recovered fraction {num(p.recovered, digits)}")]
-    lines += [Text(f"Note: {n}.", style="bold") for n in p.notes]
-    return Group(*lines)
+    return Group(*(_line(part) for part in patched_parts(p, digits) if isinstance(part, Line)))
 
 
 def _style(v: float) -> str:
@@ -38,32 +33,15 @@ def _style(v: float) -> str:
     return f"black on rgb({r},{g},{b})"
 
 
-def fraction(v: float, digits: int = 2) -> str:
-    """A recovered fraction with fixed decimals, so a column's width does not depend on its values; one that rounds
-    to zero is 0.00, not -0.00."""
-    return f"{round(float(v), digits) + 0.0:.{digits}f}"
-
-
-def rows_legend(s: Sweep) -> str:
-    """What row L of a sweep patches (its rows are labelled by layer only), and what a column label a/b means."""
-    cols = "" if s.kind == "heads" else "; a column whose words differ is labelled clean/corrupted"
-    return {"resid": f"row L: the input of block L ({s.steps[0]}, then blocks.L−1.resid_post)",
-            "mlp": "row L: blocks.L.mlp_out", "heads": "row L: blocks.L.attn.z, one head at every position"}[s.kind] + cols
+def _heatmap(grid: Grid) -> Table:
+    table = Table(padding=(0, 1), collapse_padding=True)
+    for c, heading in enumerate(grid.columns):
+        table.add_column(Text(heading), no_wrap=True, justify="right" if grid.aligned_right(c) else "left")
+    for row, heat in zip(grid.rows, grid.heat):
+        table.add_row(Text(row[0]), *[Text(text, style=_style(v)) for text, v in zip(row[1:], heat)])
+    return table
 
 
 def sweep_heatmap(s: Sweep, digits: int = 2) -> Group:
-    what = {"resid": "each block's input at one position", "mlp": "each MLP output at one position",
-            "heads": "each head's z at every position"}[s.kind]
-    title = Text(f"recovered fraction, patching {what}", style="italic")
-    table = Table(padding=(0, 1), collapse_padding=True)
-    table.add_column("layer", no_wrap=True)
-    for c, label in enumerate(s.columns):
-        table.add_column(label.replace("head ", "h") if s.kind == "heads" else f"{c} {label}", justify="right",
-                         no_wrap=True)
-    for r in range(len(s.steps)):
-        table.add_row(str(r), *[Text(fraction(v, digits), style=_style(v)) for v in s.recovered[r]])
-    rows = Text(rows_legend(s), style="dim")
-    note = Text("(patched − corrupted) / (clean − corrupted): 1 restores the clean run's difference, 0 changes "
-                f"nothing; {s.executed:,} steps recomputed in all (only those after each patch point)", style="dim")
-    warn = [Text(f"Note: {n}.", style="bold") for n in s.runs.notes()]
-    return Group(runs_line(s.runs), *warn, title, table, rows, note)
+    parts: list[Part] = sweep_parts(s, digits)
+    return Group(*(_heatmap(part) if isinstance(part, Grid) else _line(part) for part in parts))

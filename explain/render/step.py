@@ -13,9 +13,9 @@ from rich.text import Text
 
 from explain import ops
 from explain.core.names import is_text_axis
-from explain.ops.base import CellExplanation, num
+from explain.ops.base import CellExplanation, num, term
 from explain.render.grid import TensorWindow
-from explain.render.tensor import fmt, head_tail, number_format
+from explain.render.tensor import head_tail, number_format
 from explain.trace import Step, Trace
 from explain.trace.slices import as_matrix, slice_label
 
@@ -153,18 +153,18 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
     parts: list[Any] = [Text(ex.title, style="bold")]
     if ex.columns and ex.rows:
         n = len(ex.rows)
-        cells = [["⋮"] * len(ex.columns) if i is None else [_term_text(v, precision) for v in ex.rows[i]]
+        cells = [["⋮"] * len(ex.columns) if i is None else [term(v, precision) for v in ex.rows[i]]
                  for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus)]  # a ⋮ for one row saves nothing
         # each column is its widest cell plus a space either side; at the pane's edge rich would cut the last
         # column, the weights a softmax is about ("weig…", "0.76…" at 80 columns), so the edges' spaces go first
         tight = width is not None and sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells)) > width
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", pad_edge=not tight)
-        for c in ex.columns:
-            table.add_column(c, justify="right", no_wrap=True)
+        for c in ex.columns:  # as Text, never markup: rich read the [k] of 'Q[0, 0, 1][k]' as a style and dropped it
+            table.add_column(Text(c), justify="right", no_wrap=True)
         for row in cells:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))
         parts.append(table)
-    lines = ex.lines[:-1] if _last_is_result(ex, precision) else ex.lines  # the last is the result line
+    lines, _ = ex.result(precision)  # the result line is drawn apart (explanation_result)
     parts.extend(Text(line) for line in lines)
     if origin and ex.origin is not None:
         parts.append(origin_view(ex.origin))
@@ -211,10 +211,6 @@ def _with_gaps(rows: list[int], n: int) -> list[int | None]:
     return out
 
 
-def _term_text(v: Any, precision: int) -> str:
-    return fmt(v, precision) if isinstance(v, float) else str(v)
-
-
 def widest_row(ex: CellExplanation, precision: int = 4, sample: int = 64) -> tuple[str, ...]:
     """One row of the table of terms whose every cell is the widest text of its column (over the first
     ``sample`` rows): a table with that one row is as wide as the whole table, which is how the drill-down
@@ -222,19 +218,10 @@ def widest_row(ex: CellExplanation, precision: int = 4, sample: int = 64) -> tup
     widest = [""] * len(ex.columns)
     for row in ex.rows[:sample]:
         for i, v in enumerate(row):
-            t = _term_text(v, precision)
+            t = term(v, precision)
             if cell_len(t) > cell_len(widest[i]):
                 widest[i] = t
     return tuple(widest)
-
-
-def value_text(ex: CellExplanation, precision: int = 4) -> str:
-    """The explained cell's value as the result writes it: a token id with its word, else the number."""
-    return ex.shown if ex.shown is not None else num(ex.value, precision)
-
-
-def _last_is_result(ex: CellExplanation, precision: int) -> bool:
-    return bool(ex.lines) and ex.lines[-1].endswith(f"= {value_text(ex, precision)}")
 
 
 def explanation_result(ex: CellExplanation, precision: int = 4, width: int | None = None) -> Text:
@@ -242,7 +229,7 @@ def explanation_result(ex: CellExplanation, precision: int = 4, width: int | Non
     products = 0.2879``), else ``= 0.2879``. Given the ``width`` it is drawn in, a line too long for it breaks
     before its ``=`` signs (``exp(…) / 1.6386`` ⏎ ``= 0.6386 / 1.6386 = 0.3897``), so the value ends a line
     whole: never cut to ``= 0.…`` (the pane shows every line this returns)."""
-    line = ex.lines[-1] if _last_is_result(ex, precision) else f"= {value_text(ex, precision)}"
+    _, line = ex.result(precision)
     return Text("\n".join(result_lines(line, width)), style="bold green")
 
 

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from explain.ops.base import exact_text
+from explain.ops.base import exact_text, grid_number
 from explain.render.colour import Scale, scale_for
 
 __all__ = ["NumberFormat", "Scale", "cell_text", "fmt", "head_tail", "number_format", "scale_for"]
@@ -40,11 +40,7 @@ class NumberFormat:
             v = v * 1e300 / 10.0 ** (self.exponent + 300)
         elif self.exponent:
             v = v / 10.0 ** self.exponent
-        if v == 0:
-            return f"{0.0:.{self.precision}f}"  # -0.0 (an ignored target's gradient) is 0, not "-0.0000"
-        if abs(v) < 0.5 * 10.0 ** -self.precision:  # it would round to 0: written so it never looks like 0
-            return f"{v:.1e}"
-        return f"{v:.{self.precision}f}"
+        return grid_number(v, self.precision)  # the table of terms' cells and str(explanation) write it alike
 
     def legend(self) -> str:
         """``values ×1e-06`` when the grid is scaled, else empty."""
