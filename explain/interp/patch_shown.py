@@ -5,9 +5,19 @@ them, and :mod:`explain.render.patching` draws the same strings as rich tables f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from explain.core.shown import Grid, Line, Part
-from explain.interp.patching import Patched, Runs, Sweep, describe
 from explain.ops.base import num
+
+if TYPE_CHECKING:  # patching imports this module: its classes are only named here
+    from explain.interp.patching import Patched, Runs, Sweep, Where
+    from explain.trace import Step
+
+
+def describe(step: Step, where: Where) -> str:
+    """``pos 2``, ``head 1``: the cells a patch takes, by axis name."""
+    return ", ".join(f"{step.axes[a]} {i}" for a, i in where) or "every cell"
 
 
 def runs_line(runs: Runs, digits: int = 4) -> str:

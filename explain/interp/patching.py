@@ -17,10 +17,11 @@ import numpy as np
 
 from explain import ops
 from explain.core.errors import InputError, UsageError
-from explain.core.shown import Part, Showable
+from explain.core.shown import Showable
 from explain.engine.api import run_request
 from explain.engine.ask import Request, make_request
 from explain.interp import names
+from explain.interp.patch_shown import describe, patched_parts, sweep_parts
 from explain.interp.stream import check_entry, stream_of, tokenizer_of, word_id
 from explain.ops.kernels import patched
 from explain.trace import Step, Trace
@@ -47,10 +48,6 @@ def where_of(step: Step, position: int | None = None, head: int | None = None) -
         out.append((a, value % step.shape[a]))
     return tuple(out)
 
-
-def describe(step: Step, where: Where) -> str:
-    """``pos 2``, ``head 1``: the cells a patch takes, by axis name."""
-    return ", ".join(f"{step.axes[a]} {i}" for a, i in where) or "every cell"
 
 
 def needed_for(trace: Trace, target: str) -> set[str]:
@@ -142,10 +139,7 @@ class Patched(Showable):
     def recovered(self) -> float:
         return self.runs.recovered(self.diff)
 
-    def display_parts(self) -> list[Part]:
-        from explain.interp.patch_shown import patched_parts  # lazy: patch_shown imports this module
-
-        return patched_parts(self)
+    display_parts = patched_parts  # what print() and a notebook show: explain patch --step --plain's lines
 
     def first_cell(self) -> tuple[int, ...]:
         """The first cell the patch changed (else the first it took from the clean run): where a view of the patched
@@ -262,10 +256,7 @@ class Sweep(Showable):
         s = self.runs.corrupt[self.steps[row]]
         return s.name, (where_of(s, head=col) if self.kind == "heads" else where_of(s, position=col))
 
-    def display_parts(self) -> list[Part]:
-        from explain.interp.patch_shown import sweep_parts  # lazy: patch_shown imports this module
-
-        return sweep_parts(self)
+    display_parts = sweep_parts  # what print() and a notebook show: explain patch --sweep --plain's heatmap
 
     def open(self, row: int, col: int) -> Patched:
         """The patched run of one cell, recorded (the sweep kept only its number)."""
