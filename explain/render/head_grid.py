@@ -85,14 +85,15 @@ class Geometry:
 def geometry(n_layers: int, n_heads: int, n: int, width: int, height: int) -> Geometry:
     """Tiles as large as ``width`` × ``height`` (the grid's own area, the head ruler included) allow for every
     head and every layer; when they would be smaller than :data:`MIN_TILE_W` × :data:`MIN_TILE_H`, fewer
-    heads or layers a page. A short pattern's tile is no bigger than it needs."""
+    heads or layers a page. A short pattern's tile is no bigger than it needs; a tile is as tall as a square
+    picture, or taller where that draws every query unpooled (rows are pooled only when the height is short)."""
     heads_per_page = max(1, min(n_heads, (width - LABEL_W) // (MIN_TILE_W + 1)))
     avail = (width - LABEL_W) // heads_per_page - 1
     tile_w = max(MIN_TILE_W, n * min(avail // n, 4) if n <= avail else avail)  # a short pattern: keys ×1–4 wide
     rows = height - 1  # the head ruler
     per_layer = rows // n_layers if n_layers else rows
     gap = 1 if per_layer >= MIN_TILE_H + 2 else 0
-    want_h = math.ceil(tile_w / 2)  # as many pattern rows as columns: a square picture
+    want_h = max(math.ceil(tile_w / 2), math.ceil(n / 2))  # square, or every query when the height has room
     tile_h = max(MIN_TILE_H, min(want_h, per_layer - gap))
     layers_per_page = max(1, min(n_layers, (rows + gap) // (tile_h + gap)))
     return Geometry(tile_w, tile_h, gap, layers_per_page, heads_per_page)
@@ -169,12 +170,41 @@ def tile_lines(p: Pooled | None, geo: Geometry, n: int, scale_mode: str, cursor:
     return out
 
 
+def key_axis(p: Pooled, words: list[str], width: int) -> str:
+    """The keys' words under a tile's columns, each starting at its key's first column; a word that would run
+    into the one before is left out (as a ruler's tick labels), the last cut at the tile's edge."""
+    sx = max(1, width // (len(p.col_edges) - 1))
+    out, free = [" "] * width, 0
+    for c, k in enumerate(p.col_edges[:-1]):
+        x = c * sx
+        if x >= free and k < len(words) and x < width:
+            word = words[k][: width - x]
+            out[x:x + len(word)] = word
+            free = x + len(word) + 1
+    return "".join(out)
+
+
+def query_axis(p: Pooled, words: list[str], tile_h: int) -> list[str]:
+    """The queries' words beside a tile's text rows: each text row draws two pattern rows (``▀`` the upper),
+    so it names the query of each (``the/cat``), one word when both halves are one query."""
+    rows = len(p.row_edges) - 1
+    sy = max(1, (2 * tile_h) // rows)
+    out = []
+    for line in range(tile_h):
+        qs = dict.fromkeys(p.row_edges[r] for r in ((2 * line) // sy, (2 * line + 1) // sy) if r < rows)
+        out.append("/".join(words[q] for q in qs if q < len(words)))
+    return out
+
+
 def draw_grid(tiles: dict[tuple[int, int], Pooled | None], layers: list[int], heads: list[int], geo: Geometry,
               n: int, *, selected: tuple[int, int], cursor: tuple[int, int] | None, scale_mode: str = "fixed",
-              kv: dict[int, int] | None = None, labels: dict[int, str] | None = None) -> Text:
+              kv: dict[int, int] | None = None, labels: dict[int, str] | None = None,
+              words: dict[int, tuple[list[str], list[str]]] | None = None) -> Text:
     """A page of the grid: a ruler of head numbers (and, for grouped-query attention, the key/value head each
     query head shares, ``kv``), then one row of tiles per layer, labelled ``L3``; the ``selected`` (layer,
-    head) tile has its labels reversed and a bar either side. ``labels``: each layer's (``L3`` by default)."""
+    head) tile has its labels reversed and a bar either side. ``labels``: each layer's (``L3`` by default).
+    ``words``: each layer's (query words, key words): the selected layer's keys are a ruler under the heads',
+    and each layer's queries stand right of its last tile."""
     out = Text(no_wrap=True, overflow="crop")
 
     def ruler(label: str, texts: dict[int, str]) -> None:
@@ -188,8 +218,16 @@ def draw_grid(tiles: dict[tuple[int, int], Pooled | None], layers: list[int], he
     ruler("", {h: f"h{h}" if geo.tile_w >= 3 else str(h) for h in heads})
     if kv:
         ruler("kv", {h: f"kv{kv[h]}" if geo.tile_w >= 4 else str(kv[h]) for h in heads})
+    mine = (words or {}).get(selected[0])
+    if mine:
+        tile = next((t for h in heads if (t := tiles.get((selected[0], h)))), None)
+        axis = key_axis(tile, mine[1], geo.tile_w) if tile else ""
+        out.append("keys".ljust(LABEL_W), "dim")
+        out.append("".join(" " + axis for _ in heads).rstrip() + "\n", "cyan")
     for li, layer in enumerate(layers):
         lines = {h: tile_lines(tiles.get((layer, h)), geo, n, scale_mode, cursor) for h in heads}
+        first = next((t for h in heads if (t := tiles.get((layer, h)))), None)
+        queries = query_axis(first, words[layer][0], geo.tile_h) if first and words and layer in words else []
         for row in range(geo.tile_h):
             label = ((labels or {}).get(layer, f"L{layer}") if row == 0 else "")[:LABEL_W - 1]
             out.append(label.ljust(LABEL_W), "bold reverse" if layer == selected[0] and row == 0 else "bold")
@@ -198,8 +236,9 @@ def draw_grid(tiles: dict[tuple[int, int], Pooled | None], layers: list[int], he
                 prev_chosen = (layer, heads[heads.index(h) - 1]) == selected if heads.index(h) else False
                 out.append("▌" if chosen else ("▐" if prev_chosen else " "), "bold yellow")
                 out.append_text(lines[h][row])
-            if (layer, heads[-1]) == selected:
-                out.append("▐", "bold yellow")
+            out.append("▐" if (layer, heads[-1]) == selected else " ", "bold yellow")
+            if row < len(queries):
+                out.append(queries[row], "cyan")
             out.append("\n")
         if geo.gap and li < len(layers) - 1:
             out.append("\n" * geo.gap)

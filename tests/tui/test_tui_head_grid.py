@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 from conftest import drive, text_of
 from rich.console import Console
 
@@ -215,3 +216,27 @@ def test_a_long_page_is_pooled_after_the_first_frame_and_kept_with_the_trace(mon
         assert calls == [12, 12] and not app.screen._pending  # kept: nothing pooled again
 
     drive(app, script, size=(120, 40))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+def test_the_grid_has_words_on_its_axes(size):
+    """The trained GPT's 4 heads × 2 layers (issue 42 item 12): under the head ruler the keys' words, right of
+    each layer's tiles its queries' words, every one of the text's tokens on each axis (at 80×24 a key's word
+    that would run into the one before is left out, as a ruler's tick labels are), nothing cut by the dialog.
+    On the old code the grid had no words at all."""
+    app = ExplainApp(explain.run("gpt", trained=True, text="the cat is happy"))
+
+    async def script(pilot):
+        await pilot.press("m")
+        await pilot.pause()
+        lines = text_of(app.screen.query_one("#grid"), width=400).splitlines()
+        assert len(max(lines, key=len)) <= size[0] - 4
+        keys = lines[1].split()
+        tokens = ("the", "cat", "is", "happy")
+        assert keys[0] == "keys" and all(any(t.startswith(k) for t in tokens) for k in keys[1:])  # last: cut at the edge
+        assert {"the", "is"} <= set(keys[1:]) and (size == (80, 24) or "cat" in keys)
+        l0 = next(i for i, ln in enumerate(lines) if ln.startswith("L0"))
+        right = [ln.split()[-1] for ln in lines[l0:] if ln.strip() and not ln.startswith("L1")][: app.screen.geo.tile_h]
+        assert {w for r in right for w in r.split("/")} == {"the", "cat", "is", "happy"}
+
+    drive(app, script, size=size)

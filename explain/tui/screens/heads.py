@@ -203,8 +203,14 @@ class HeadsScreen(ModalScreen[View | None]):
         kv = self._kv(self.patterns[rows[0]])
         grid = draw_grid(tiles, rows, heads, self.geo, self.n, selected=(self.row, self.head),
                          cursor=self.cell, scale_mode=self.view.scale, kv=kv,
-                         labels={r: row_label(self.patterns[r]) for r in rows})
+                         labels={r: row_label(self.patterns[r]) for r in rows}, words=self._words(rows))
         return grid
+
+    def _words(self, rows: list[int]) -> dict[int, tuple[list[str], list[str]]]:
+        """Each pattern row's (query words, key words): the axes the tiles draw."""
+        def of(step: Step, axis: int) -> list[str]:
+            return axis_labels(self.view.trace, step, axis, self._lead(step, self.head)) or []
+        return {r: (of(s, len(s.shape) - 2), of(s, len(s.shape) - 1)) for r in rows if (s := self.patterns[r])}
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -220,8 +226,10 @@ class HeadsScreen(ModalScreen[View | None]):
         kv_row = 1 if self._kv(self.patterns[0]) else 0
         for _ in range(2):  # the title says how the page is pooled, and its lines take from the grid's height
             title = len(self._title().wrap(self.app.console, width)) if self.geo is not None else 3
-            height = self.size.height - 2 - title - 1  # border, title, foot
-            self.geo = geometry(len(self.patterns), self.n_heads, self.n, width, max(height - kv_row, 3))
+            height = self.size.height - 2 - title - 1 - 1  # border, title, foot, the keys' words
+            words = max((len(w) for w in self._words([0])[0][0]), default=0)  # right of the tiles: 'the/cat'
+            self.geo = geometry(len(self.patterns), self.n_heads, self.n, width - min(2 * words + 2, 13),
+                                max(height - kv_row, 3))
             self._fill(redraw=False)
         self._redraw()
 
