@@ -12,12 +12,16 @@ own names a run adds:
 - the step tree's groups (:func:`group_of`): ``blocks.N`` and ``gen.N`` are one level each, and the backward
   pass and the update sit under their own top groups :data:`BACKWARD` and :data:`UPDATE`;
 - the prefixes of the interpretability steps (the logit lens, attribution, patching): :data:`LENS`,
-  :data:`ATTRIB`, :data:`PATCH`, a scope each (``lens.blocks.0.resid_post``), built with :func:`scoped`.
+  :data:`ATTRIB`, :data:`PATCH`, a scope each (``lens.blocks.0.resid_post``), built with :func:`scoped`;
+- a name taken apart once (:func:`step_name`: new token, stack, block, sublayer, leaf), which the notation
+  table's rows (:class:`On`) match: nobody matches a name against a glob or a regex.
 
-This module imports nothing, so every layer may read it.
+This module imports nothing of explain, so every layer may read it.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 GRAD = ".grad"  # x.grad: the gradient of the loss with respect to x
 _FROM = GRAD + ".from."  # x.grad.from.s: the part of x.grad that arrives through step s
@@ -231,3 +235,78 @@ def label(name: str, group: tuple[str, ...]) -> str:
     if part is not None:
         return f"{rel(part[0])}.grad ← {rel(part[1])}"
     return rel(name)
+
+
+# -- a name taken apart, as the notation table matches it ---------------------------------------------------
+STACKS = ("encoder", "decoder")  # an encoder-decoder's two stacks: encoder.blocks.0.attn.q, decoder.embed
+PAIRS = "pairs"  # BERT's pair view: one scope per word pair, pairs.A_B
+_ATTENTIONS = ("self_attn", "cross_attn")  # a decoder block's two attentions, each an attention (attn) to notation
+
+
+def pair_scope(a: int, b: int) -> str:
+    """The scope of the pair of word ``a`` of one text and word ``b`` of the other: ``pairs.0_3``."""
+    return f"{PAIRS}.{a}_{b}"
+
+
+@dataclass(frozen=True)
+class StepName:
+    """A step name taken apart (:func:`step_name`): ``gen.2.decoder.blocks.3.cross_attn.q`` is new token 2,
+    stack ``decoder``, block 3, sublayer ``cross_attn``, leaf ``q``."""
+
+    new_token: int | None  # the new token of a generation the step belongs to (gen.N.), or None
+    stack: str  # the scopes in front of its block or path (an encoder-decoder's stack, lens, patch), or ""
+    block: int | None  # the block it lies in (blocks.N.), or None
+    sublayer: str  # the scopes between the block (or stack) and the leaf: attn, mlp.experts, pairs.0_3, or ""
+    leaf: str  # its last part: q, ln1, logits
+
+    @property
+    def path(self) -> str:
+        """Sublayer and leaf as the notation names them: a decoder's self_attn and cross_attn are attention
+        (``attn.q``, ``attn_out``) and a word pair's numbers are dropped (``pairs.parts``)."""
+        parts = ["attn" if p in _ATTENTIONS else p for p in self.sublayer.split(".") if p]
+        if parts[:1] == [PAIRS] and len(parts) > 1:
+            del parts[1]
+        leaf = next(("attn_out" for a in _ATTENTIONS if self.leaf == f"{a}_out"), self.leaf)
+        return ".".join([*parts, leaf])
+
+
+def step_name(name: str) -> StepName:
+    """``name`` taken apart into its new token, stack, block, sublayer and leaf."""
+    rest = param_name(name)
+    found = block_of(rest)
+    if found is not None:
+        before, block, path = found
+        stack = before[:-1]
+    else:
+        parts = rest.split(".")
+        i = 0
+        while i < len(parts) - 1 and parts[i] in (*STACKS, LENS, ATTRIB, PATCH):
+            i += 1
+        stack, block, path = ".".join(parts[:i]), None, ".".join(parts[i:])
+    sublayer, _, leaf = path.rpartition(".")
+    return StepName(gen_number(name), stack, block, sublayer, leaf or rest.rpartition(".")[2])
+
+
+@dataclass(frozen=True)
+class On:
+    """Which steps a notation row is for, matched on the parts of their names (:class:`StepName`); a row given as
+    a plain string is for the step of exactly that name.
+
+    ``path``: the step's :attr:`StepName.path` (or any of several); ``block``: a number is that block, True any
+    block, False none, None either; ``stack``: "" the model's own names, "decoder" that stack, None any;
+    ``new_token``: a row for a generation's new tokens (their steps read the prompt's rows unless one is)."""
+
+    path: str | tuple[str, ...]
+    block: int | bool | None = None
+    stack: str | None = None
+    new_token: bool = False
+
+    def matches(self, step: StepName) -> bool:
+        if self.new_token != (step.new_token is not None) or self.stack not in (None, step.stack):
+            return False
+        if isinstance(self.block, bool):
+            if self.block != (step.block is not None):
+                return False
+        elif self.block is not None and step.block != self.block:
+            return False
+        return step.path in ((self.path,) if isinstance(self.path, str) else self.path)

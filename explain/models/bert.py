@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from explain.core.config import Config
 from explain.core.inputs import Inputs
+from explain.core.names import pair_scope
 from explain.models.layers import key_padding, layer_norm, sdpa
 from explain.ops.pairs import ranked_pairs
 from explain.trace.recorder import Recorder, Ref
@@ -105,7 +106,7 @@ def pairs(rec: Recorder, x: Ref, pooled: Ref, cos: Ref, words: list[list[str]]) 
     for a in range(len(words)):
         for b in range(a + 1, len(words)):
             said = dict(a=a, b=b, words_a=tuple(words[a]), words_b=tuple(words[b]))
-            with rec.scope(f"pairs.{a}_{b}"):
+            with rec.scope(pair_scope(a, b)):
                 parts = rec.op("pair_parts", "parts", x, pooled, n_a=len(words[a]), n_b=len(words[b]), **said)
                 rec.op("rank_parts", "ranked", parts, **said)  # (n_a·n_b,)
                 rec.op("pair_total", "total", parts, cos, **said)  # Σ parts = cos[a, b]

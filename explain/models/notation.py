@@ -1,7 +1,11 @@
 """The notation of every step: its math symbol and its narration, in one table apart from the model code.
 
-A row is ``(step name glob, op kind, symbol, note)``; the first row matching a step's full name and kind
-wins (``*`` in a glob also matches dots). A model's own rows come before the shared ones. A note of
+A row is ``(which steps, op kind, symbol, note)``; the first row for a step's name and kind wins. Which steps is
+a step name (that step only) or an :class:`~explain.core.names.On`, matched on the parts of the step's name
+(:func:`explain.core.names.step_name`: new token, stack, block, sublayer, leaf): ``On("attn.q")`` is every
+attention's q in any block, ``On("ln1", block=True, stack="")`` block N's ln1, ``On("probs", new_token=True)`` a
+generation's. A new token's steps read the prompt's rows unless a row is for them. A model's own rows come before
+the shared ones. A note of
 ``None`` leaves the op kind's default note. Notes may name the config (``{d_model}``, ``{d_ff}``,
 ``{n_heads}``, ``{d_head}``, ``{n_ctx}``, ``{d_concat}`` = heads × d_head) and the step's attributes
 (``{n}``, ``{stop}``; ``{sqrt_n}`` = √n).
@@ -10,60 +14,66 @@ wins (``*`` in a glob also matches dots). A model's own rows come before the sha
 from __future__ import annotations
 
 import math
-import re
-from fnmatch import translate
 from typing import Any
 
 from explain.core.config import Config
-from explain.core.names import as_first_token, is_generated, param_name
+from explain.core.names import On, StepName, as_first_token, param_name, step_name
 from explain.models.notation_bert import BERT_ROWS
 from explain.models.notation_gemma import GEMMA, GEMMA_CACHE, assumed_context
 from explain.models.notation_mla import NOTATION as MLA_NOTATION
 from explain.models.notation_mla import notation_context as mla_context
 from explain.trace.recorder import Notation
 
-Row = tuple[str, str, str, str | None]
+Row = tuple[str | On, str, str, str | None]  # (that step, or the steps On matches; kind; symbol; note)
+
+
+def _for_new_tokens(row: Row) -> bool:
+    """A row for a generation's new tokens (gpt's, which llama and gemma share)."""
+    return isinstance(row[0], On) and row[0].new_token
+
 
 SHARED: list[Row] = [
     # inputs and embeddings
-    ("*embed", "input", "X", "The input embeddings, one row per token, given to the run."),
-    ("*tokens", "input", "ids", "The token ids of the input text."),
-    ("*embed", "embed", "X", "Each token id picks its row of W_E: the token's learned vector."),
-    ("*embed_scaled", "scale", "X'", "The paper multiplies the embeddings by √d_model = {sqrt_n:.4g} (§3.4)."),
-    ("*pos_embed", "sinusoid", "PE", None),
-    ("*blocks.0.resid_pre", "add", "X₀",
-     "Add the positional encoding, so the same word at two positions gives two different vectors."),
+    (On("embed"), "input", "X", "The input embeddings, one row per token, given to the run."),
+    (On("tokens"), "input", "ids", "The token ids of the input text."),
+    (On("embed"), "embed", "X", "Each token id picks its row of W_E: the token's learned vector."),
+    (On("embed_scaled"), "scale", "X'", "The paper multiplies the embeddings by √d_model = {sqrt_n:.4g} (§3.4)."),
+    (On("pos_embed"), "sinusoid", "PE", None),
+    (On("resid_pre", block=0), "add", "X₀", "Add the positional encoding, so the same word at two positions gives "
+                                            "two different vectors."),
     # attention
-    ("*attn.q", "linear_heads", "Q", "Q for every head: X·W_Q{b_Q}, a different projection per head."),
-    ("*attn.k", "linear_heads", "K", "K for every head: X·W_K{b_K}, a different projection per head."),
-    ("*attn.v", "linear_heads", "V", "V for every head: X·W_V{b_V}, a different projection per head."),
-    ("*attn.q", "linear", "Q", "Queries: X·W_Q{b_Q}."),
-    ("*attn.k", "linear", "K", "Keys: X·W_K{b_K}."),
-    ("*attn.v", "linear", "V", "Values: X·W_V{b_V}."),
-    ("*attn.scores", "*", "S", "Scores: how well each query matches each key, as a dot product. Row i is query i."),
-    ("*attn.scaled", "*", "S'", "Divide by √d_k = √{n} = {sqrt_n:g}: dot products grow with d_k, and scaling "
-                                "keeps softmax out of its flat, saturated regions."),
-    ("*attn.masked", "*", "Sₘ", None),
-    ("*attn.pad_masked", "*", "Sₚ", None),
-    ("*key_padding", "input", "pad", "Which positions of each text are <pad> (1) rather than words (0): the keys "
-                                     "the padding mask hides."),
-    ("*attn.pattern", "*", "A", "Attention weights: softmax of each row of scores. Row i says how much query i "
-                                "takes from each position."),
-    ("*attn.z", "*", "Z", "Each output is the sum of the value vectors weighted by the attention weights."),
-    ("*attn.concat", "*", "Z_cat",
-     "Concatenate the {n_heads} heads' outputs side by side: {n_heads} × {d_value} = {d_concat} columns."),
-    ("*attn_out", "*", "O", "Project the concatenated heads to {d_out_text} with W_O."),
+    (On("attn.q"), "linear_heads", "Q", "Q for every head: X·W_Q{b_Q}, a different projection per head."),
+    (On("attn.k"), "linear_heads", "K", "K for every head: X·W_K{b_K}, a different projection per head."),
+    (On("attn.v"), "linear_heads", "V", "V for every head: X·W_V{b_V}, a different projection per head."),
+    (On("attn.q"), "linear", "Q", "Queries: X·W_Q{b_Q}."),
+    (On("attn.k"), "linear", "K", "Keys: X·W_K{b_K}."),
+    (On("attn.v"), "linear", "V", "Values: X·W_V{b_V}."),
+    (On("attn.scores"), "*", "S", "Scores: how well each query matches each key, as a dot product. Row i is query i."),
+    (On("attn.scaled"), "*", "S'", "Divide by √d_k = √{n} = {sqrt_n:g}: dot products grow with d_k, and scaling "
+                                   "keeps softmax out of its flat, saturated regions."),
+    (On("attn.masked"), "*", "Sₘ", None),
+    (On("attn.pad_masked"), "*", "Sₚ", None),
+    (On("key_padding"), "input", "pad", "Which positions of each text are <pad> (1) rather than words (0): the keys "
+                                        "the padding mask hides."),
+    (On("attn.pattern"), "*", "A", "Attention weights: softmax of each row of scores. Row i says how much query i "
+                                   "takes from each position."),
+    (On("attn.z"), "*", "Z", "Each output is the sum of the value vectors weighted by the attention weights."),
+    (On("attn.concat"), "*", "Z_cat", "Concatenate the {n_heads} heads' outputs side by side: {n_heads} × {d_value} "
+                                      "= {d_concat} columns."),
+    (On("attn_out"), "*", "O", "Project the concatenated heads to {d_out_text} with W_O."),
     # feed-forward
-    ("*mlp.pre", "*", "H", "Feed-forward, first layer: widen each position from {d_model} to {d_ff} features."),
-    ("*mlp.post", "*", "H'", None),
-    ("*mlp_out", "*", "F", "Feed-forward, second layer: back to d_model. Each position is transformed on its own."),
+    (On("mlp.pre"), "*", "H", "Feed-forward, first layer: widen each position from {d_model} to {d_ff} features."),
+    (On("mlp.post"), "*", "H'", None),
+    (On("mlp_out"), "*", "F", "Feed-forward, second layer: back to d_model. Each position is transformed on its own."),
     # the original transformer's residual adds and post-LN norms
-    ("decoder.blocks.*.add1", "*", "x + sub", "Residual connection: add the masked self-attention output to its input."),
-    ("decoder.blocks.*.add2", "*", "x + sub",
-     "Residual connection: add the encoder-decoder attention output to its input."),
-    ("*blocks.*.add1", "*", "x + sub", "Residual connection: add the self-attention output to its input."),
-    ("*blocks.*.add[23]", "*", "x + sub", "Residual connection: add the feed-forward output to its input."),
-    ("*blocks.*.ln[123]", "*", "N", "Layer norm after the residual add (post-LN)."),
+    (On("add1", block=True, stack="decoder"), "*", "x + sub", "Residual connection: add the masked self-attention "
+                                                              "output to its input."),
+    (On("add2", block=True, stack="decoder"), "*", "x + sub", "Residual connection: add the encoder-decoder "
+                                                              "attention output to its input."),
+    (On("add1", block=True), "*", "x + sub", "Residual connection: add the self-attention output to its input."),
+    (On(("add2", "add3"), block=True), "*", "x + sub", "Residual connection: add the feed-forward output to its "
+                                                       "input."),
+    (On(("ln1", "ln2", "ln3"), block=True), "*", "N", "Layer norm after the residual add (post-LN)."),
     # output and loss
     ("logits", "*", "logits", "The final linear layer: one score per vocabulary word at each decoder position."),
     ("probs", "*", "P", "Softmax over the vocabulary: the next-word probabilities."),
@@ -103,27 +113,29 @@ OWN: dict[str, list[Row]] = {
     ],
     "gpt": [
         # a generation's new tokens (explain.models.generate); their forward steps fall back to the rows below
-        ("gen.*.next_logits", "*", "z", None),
-        ("gen.*.temperature", "*", "z/T", None),
-        ("gen.*.top_k", "*", "z_k", None),
-        ("gen.*.top_p", "*", "z_p", None),
-        ("gen.*.probs", "*", "P", "Softmax over the vocabulary: the probability of each token coming next."),
-        ("gen.*.u", "*", "u", None),
-        ("gen.*.next", "*", "next", None),
-        ("gen.*.pos_embed", "*", "P", "The new token sits at position {start}: row {start} of W_pos."),
-        ("gen.*.attn.k_cache", "*", "K_cache", None),
-        ("gen.*.attn.v_cache", "*", "V_cache", None),
-        ("gen.*.attn.scores", "*", "S", "Scores of the new position's query against every key, the cached ones "
-                                        "and its own: one row, nothing to mask (every key is at or before it)."),
-        ("gen.*.logits", "*", "logits", "The new position's logits: one score per vocabulary token for the token "
-                                        "after it."),
+        (On("next_logits", new_token=True), "*", "z", None),
+        (On("temperature", new_token=True), "*", "z/T", None),
+        (On("top_k", new_token=True), "*", "z_k", None),
+        (On("top_p", new_token=True), "*", "z_p", None),
+        (On("probs", new_token=True), "*", "P", "Softmax over the vocabulary: the probability of each token coming "
+                                                "next."),
+        (On("u", new_token=True), "*", "u", None),
+        (On("next", new_token=True), "*", "next", None),
+        (On("pos_embed", new_token=True), "*", "P", "The new token sits at position {start}: row {start} of W_pos."),
+        (On("attn.k_cache", new_token=True), "*", "K_cache", None),
+        (On("attn.v_cache", new_token=True), "*", "V_cache", None),
+        (On("attn.scores", new_token=True), "*", "S", "Scores of the new position's query against every key, the "
+                                                      "cached ones and its own: one row, nothing to mask (every key "
+                                                      "is at or before it)."),
+        (On("logits", new_token=True), "*", "logits", "The new position's logits: one score per vocabulary token for "
+                                                      "the token after it."),
         ("pos_embed", "*", "P", "Learned positional embedding: row p of W_pos is added at position p."),
         ("blocks.0.resid_pre", "*", "x",
          "The residual stream starts as token embedding + position embedding (broadcast over the batch)."),
-        ("blocks.*.ln1", "*", "x̂", "Pre-LN: normalise before attention (GPT-2)."),
-        ("blocks.*.resid_mid", "*", "x", "Add the attention output to the residual stream."),
-        ("blocks.*.ln2", "*", "x̂", "Pre-LN: normalise before the MLP."),
-        ("blocks.*.resid_post", "*", "x", "Add the MLP output to the residual stream."),
+        (On("ln1", block=True, stack=""), "*", "x̂", "Pre-LN: normalise before attention (GPT-2)."),
+        (On("resid_mid", block=True, stack=""), "*", "x", "Add the attention output to the residual stream."),
+        (On("ln2", block=True, stack=""), "*", "x̂", "Pre-LN: normalise before the MLP."),
+        (On("resid_post", block=True, stack=""), "*", "x", "Add the MLP output to the residual stream."),
         ("ln_final", "*", "x̂", "A last layer norm before the unembedding."),
         ("logits", "*", "logits", "Logits: the residual stream times W_Eᵀ (the unembedding is tied to the "
                                   "embedding), one score per vocabulary word at each position."),
@@ -135,55 +147,55 @@ OWN: dict[str, list[Row]] = {
 
 OWN["llama"] = [
     *MLA_NOTATION,  # latent attention's steps (--attention mla): their own names, before gpt's generation rows
-    *[row for row in OWN["gpt"] if row[0].startswith("gen.")],  # a generation's new tokens read as gpt's
+    *[row for row in OWN["gpt"] if _for_new_tokens(row)],  # a generation's new tokens read as gpt's
     ("embed", "*", "x", "Each token id picks its row of W_E. There is no position embedding: positions enter "
                         "through the rotation of Q and K in every block."),
-    ("blocks.*.ln1", "*", "x̂", "Pre-norm: RMSNorm before attention."),
-    ("blocks.*.ln2", "*", "x̂", "Pre-norm: RMSNorm before the MLP."),
+    (On("ln1", block=True, stack=""), "*", "x̂", "Pre-norm: RMSNorm before attention."),
+    (On("ln2", block=True, stack=""), "*", "x̂", "Pre-norm: RMSNorm before the MLP."),
     ("ln_final", "*", "x̂", "A last RMSNorm before the output layer."),
-    ("*attn.q", "linear_heads", "Q", "{q_note}"),
-    ("*attn.rot_q", "*", "Qᵣ", "Rotate {rotated_q}: pair {rope_pair} of the row at position p turns by "
-                               "p·θ^(−2i/{d_rope}), θ = {theta:g}."),
-    ("*attn.rot_k", "*", "Kᵣ", "Rotate {rotated_k} the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
-                               "positions, not on where they are."),
-    ("*attn.k_rep", "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
-                               "query head h reads key head h // {group}."),
-    ("*attn.v_rep", "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
-    ("*attn.scores", "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),
+    (On("attn.q"), "linear_heads", "Q", "{q_note}"),
+    (On("attn.rot_q"), "*", "Qᵣ", "Rotate {rotated_q}: pair {rope_pair} of the row at position p turns by "
+                                  "p·θ^(−2i/{d_rope}), θ = {theta:g}."),
+    (On("attn.rot_k"), "*", "Kᵣ", "Rotate {rotated_k} the same way, so Qᵣ·Kᵣᵀ depends on the distance between "
+                                  "positions, not on where they are."),
+    (On("attn.k_rep"), "*", "Kᵣ", "Grouped-query attention: {n_heads} query heads, {n_kv_heads} key/value head(s); "
+                                  "query head h reads key head h // {group}."),
+    (On("attn.v_rep"), "*", "V", "The values are shared the same way: query head h reads value head h // {group}."),
+    (On("attn.scores"), "*", "S", "Scores: rotated queries against rotated keys. Row i is query i."),
     # a mixture of experts (explain.models.moe)
-    ("*mlp.router_logits", "*", "R", "The router's logits: x̂·W_router, one score per expert ({n_experts}) at each "
-                                     "position."),
-    ("*mlp.router_scores", "softmax", "P", "Softmax over the {n_experts} experts: how much the router favours each "
-                                           "(TransformerLens calls this hook_expert_weights)."),
-    ("*mlp.router_scores", "sigmoid", "s", "A sigmoid per expert, each score in (0, 1) on its own (DeepSeek-V3): they "
-                                           "need not sum to 1."),
-    ("*mlp.choice", "*", "C", "The choice: each position goes to its top {experts_per_token} of {n_experts} experts"
-                              "{grouping} (1 = taken). A tie goes to the lower expert index."),
-    ("*mlp.kept_weights", "*", "w", "The chosen experts' weights{kept}; the others weigh 0."),
-    ("*mlp.experts.pre", "*", "G", "Every expert's gate x̂·W_gate[e], {d_model} → {expert_dim}, at the positions "
-                                   "routed to it; the other rows are 0 (greyed)."),
-    ("*mlp.experts.pre_linear", "*", "U", "Every expert's up projection x̂·W_in[e], at the positions routed to it."),
-    ("*mlp.experts.post", "*", "H", "SwiGLU per expert: silu(G) ⊙ U (0 where the expert took no token: silu(0)·0)."),
-    ("*mlp.experts.out", "*", "O", "Every expert's down projection H·W_out[e], back to {d_model}: what each expert "
-                                   "says about each token it took."),
-    ("*mlp.routed", "*", "F_r", "The mixture: at each position, Σ over its experts of weight × expert output."),
-    ("*mlp.shared.pre", "*", "G_s", "The shared expert's gate: x̂·W_gate, {d_model} → {shared_dim}, at every "
-                                    "position (every token uses it)."),
-    ("*mlp.shared.pre_linear", "*", "U_s", "The shared expert's up projection x̂·W_in."),
-    ("*mlp.shared.post", "*", "H_s", "SwiGLU: silu(G_s) ⊙ U_s."),
-    ("*mlp.shared.out", "*", "O_s", "The shared expert's output, H_s·W_out, back to {d_model}."),
-    ("*mlp.shared_gate_pre", "*", "g", "The shared expert's gate logit, x̂·w, one number per position (Qwen2-MoE)."),
-    ("*mlp.shared_gate", "*", "σ_s", "σ of the gate logit: how much of the shared expert each position takes."),
-    ("*mlp.shared_gated", "*", "O_s'", "The shared expert's output scaled by its gate, position by position."),
-    ("*mlp_out", "expert_sum", "F", "The mixture: at each position, Σ over its experts of weight × expert output "
-                                    "(no shared expert)."),
-    ("*mlp_out", "add", "F", "The routed experts' mixture plus the shared expert{shared_gate}."),
-    ("*mlp.pre", "*", "G", "The gate: x̂·W_gate, {d_model} → {d_ff} features (no bias)."),
-    ("*mlp.pre_linear", "*", "U", "The up projection: x̂·W_in, {d_model} → {d_ff} features (no bias)."),
-    ("*mlp.post", "*", "H", "SwiGLU: silu(G) ⊙ U, the gate deciding how much of each feature of U passes."),
-    ("*mlp_out", "*", "F", "The down projection: H·W_out, back to {d_model} features."),
-    ("blocks.*.resid_mid", "*", "x", "Add the attention output to the residual stream."),
-    ("blocks.*.resid_post", "*", "x", "Add the MLP output to the residual stream."),
+    (On("mlp.router_logits"), "*", "R", "The router's logits: x̂·W_router, one score per expert ({n_experts}) at "
+                                        "each position."),
+    (On("mlp.router_scores"), "softmax", "P", "Softmax over the {n_experts} experts: how much the router favours "
+                                              "each (TransformerLens calls this hook_expert_weights)."),
+    (On("mlp.router_scores"), "sigmoid", "s", "A sigmoid per expert, each score in (0, 1) on its own (DeepSeek-V3): "
+                                              "they need not sum to 1."),
+    (On("mlp.choice"), "*", "C", "The choice: each position goes to its top {experts_per_token} of {n_experts} "
+                                 "experts{grouping} (1 = taken). A tie goes to the lower expert index."),
+    (On("mlp.kept_weights"), "*", "w", "The chosen experts' weights{kept}; the others weigh 0."),
+    (On("mlp.experts.pre"), "*", "G", "Every expert's gate x̂·W_gate[e], {d_model} → {expert_dim}, at the positions "
+                                      "routed to it; the other rows are 0 (greyed)."),
+    (On("mlp.experts.pre_linear"), "*", "U", "Every expert's up projection x̂·W_in[e], at the positions routed to it."),
+    (On("mlp.experts.post"), "*", "H", "SwiGLU per expert: silu(G) ⊙ U (0 where the expert took no token: silu(0)·0)."),
+    (On("mlp.experts.out"), "*", "O", "Every expert's down projection H·W_out[e], back to {d_model}: what each "
+                                      "expert says about each token it took."),
+    (On("mlp.routed"), "*", "F_r", "The mixture: at each position, Σ over its experts of weight × expert output."),
+    (On("mlp.shared.pre"), "*", "G_s", "The shared expert's gate: x̂·W_gate, {d_model} → {shared_dim}, at every "
+                                       "position (every token uses it)."),
+    (On("mlp.shared.pre_linear"), "*", "U_s", "The shared expert's up projection x̂·W_in."),
+    (On("mlp.shared.post"), "*", "H_s", "SwiGLU: silu(G_s) ⊙ U_s."),
+    (On("mlp.shared.out"), "*", "O_s", "The shared expert's output, H_s·W_out, back to {d_model}."),
+    (On("mlp.shared_gate_pre"), "*", "g", "The shared expert's gate logit, x̂·w, one number per position (Qwen2-MoE)."),
+    (On("mlp.shared_gate"), "*", "σ_s", "σ of the gate logit: how much of the shared expert each position takes."),
+    (On("mlp.shared_gated"), "*", "O_s'", "The shared expert's output scaled by its gate, position by position."),
+    (On("mlp_out"), "expert_sum", "F", "The mixture: at each position, Σ over its experts of weight × expert output "
+                                       "(no shared expert)."),
+    (On("mlp_out"), "add", "F", "The routed experts' mixture plus the shared expert{shared_gate}."),
+    (On("mlp.pre"), "*", "G", "The gate: x̂·W_gate, {d_model} → {d_ff} features (no bias)."),
+    (On("mlp.pre_linear"), "*", "U", "The up projection: x̂·W_in, {d_model} → {d_ff} features (no bias)."),
+    (On("mlp.post"), "*", "H", "SwiGLU: silu(G) ⊙ U, the gate deciding how much of each feature of U passes."),
+    (On("mlp_out"), "*", "F", "The down projection: H·W_out, back to {d_model} features."),
+    (On("resid_mid", block=True, stack=""), "*", "x", "Add the attention output to the residual stream."),
+    (On("resid_post", block=True, stack=""), "*", "x", "Add the MLP output to the residual stream."),
     ("logits", "*", "logits", "Logits: the residual stream times {unembed_llama}, one score per vocabulary word at "
                               "each position."),
     ("probs", "*", "P", "Softmax over the vocabulary: the next-token probabilities."),
@@ -191,20 +203,16 @@ OWN["llama"] = [
      "Position t predicts token t+1; the last position has nothing after it to check against."),
 ]
 
-OWN["gemma"] = [*GEMMA_CACHE, *[row for row in OWN["gpt"] if row[0].startswith("gen.")], *GEMMA]
+OWN["gemma"] = [*GEMMA_CACHE, *[row for row in OWN["gpt"] if _for_new_tokens(row)], *GEMMA]
 
 OWN["bert"] = BERT_ROWS
 
-_compiled: dict[str, list[tuple[re.Pattern, bool, str, str, str | None]]] = {}
 _found: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (model, step, kind) -> (sym, note template)
 
 
-def _rows(model: str) -> list[tuple[re.Pattern, bool, str, str, str | None]]:
-    """The model's rows, then the shared ones: (pattern, a generation's row, kind, symbol, note)."""
-    if model not in _compiled:
-        _compiled[model] = [(re.compile(translate(glob)), is_generated(glob), kind, sym, note)
-                            for glob, kind, sym, note in OWN.get(model, []) + SHARED]
-    return _compiled[model]
+def _is_for(which: str | On, name: str, parts: StepName) -> bool:
+    """Whether a row is for the step ``name`` (taken apart as ``parts``)."""
+    return which == name if isinstance(which, str) else which.matches(parts)
 
 
 def _match(model: str, name: str, kind: str) -> tuple[str, str | None]:
@@ -213,11 +221,11 @@ def _match(model: str, name: str, kind: str) -> tuple[str, str | None]:
     key = (model, name, kind)
     hit = _found.get(key)
     if hit is None:
-        plain = param_name(name)  # a generation's gen.N.blocks.0.ln1 reads as blocks.0.ln1 unless a gen row says
-        hit = next(((sym, note) for pattern, gen, k, sym, note in _rows(model) if k in ("*", kind)
-                    and pattern.match(name) and (plain == name or gen)), None)
-        if hit is None:
-            hit = _match(model, plain, kind) if plain != name else (name.rsplit(".", 1)[-1], None)
+        parts = step_name(name)
+        hit = next(((sym, note) for which, k, sym, note in OWN.get(model, []) + SHARED
+                    if k in ("*", kind) and _is_for(which, name, parts)), None)
+        if hit is None:  # a generation's gen.N.blocks.0.ln1 reads as blocks.0.ln1 unless a row is for new tokens
+            hit = _match(model, param_name(name), kind) if parts.new_token is not None else (parts.leaf, None)
         _found[key] = hit
     return hit
 

@@ -13,8 +13,7 @@ import explain
 from explain.core import names
 
 PACKAGE = Path(explain.__file__).parent
-# A notation table's globs ("gen.*.probs") are data keyed by step name, not names built or parsed.
-ALLOWED = {PACKAGE / "core" / "names.py", *(PACKAGE / "models").glob("notation*.py")}  # the families' tables too
+ALLOWED = {PACKAGE / "core" / "names.py"}  # the one module that builds and parses step names (notation tables too)
 SPELLED = ("gen.", ".grad.from", ".from.", ".updated")
 # A scope a run adds in front of a model's names, started by hand (f"patch.{step}") or matched by a regex (gen\.\d+)
 STARTS = tuple(f"{p}." for p in names.PREFIXES)
@@ -108,3 +107,31 @@ def test_the_scan_finds_a_hand_built_name(tmp_path: Path) -> None:
     bad.write_text('n = 2\nname = f"gen.{n}.logits"\nother = x + ".grad.from." + y\nat = f"patch.{step}"\n'
                    'draw = re.compile(r"gen\\.\\d+\\.(next|u)$")\nblock = re.compile(r"^(.*?)blocks\\.(\\d+)")\n')
     assert len(_spelled(bad)) == 5
+
+
+def test_a_step_name_taken_apart() -> None:
+    """Issue 38: the notation matches rows on a name's parts, parsed here once (no glob turned into a regex)."""
+    s = names.step_name("gen.2.decoder.blocks.3.cross_attn.q")
+    assert (s.new_token, s.stack, s.block, s.sublayer, s.leaf) == (2, "decoder", 3, "cross_attn", "q")
+    assert s.path == "attn.q"  # a decoder's cross- and self-attention are attention to the notation
+    assert names.step_name("decoder.blocks.0.self_attn_out").path == "attn_out"
+    assert names.step_name("blocks.1.mlp.experts.pre") == names.StepName(None, "", 1, "mlp.experts", "pre")
+    assert names.step_name("decoder.embed") == names.StepName(None, "decoder", None, "", "embed")
+    assert names.step_name("logits") == names.StepName(None, "", None, "", "logits")
+    assert names.step_name("attn.scores").path == "attn.scores" and names.step_name("attn.scores").block is None
+    assert names.step_name(names.pair_scope(0, 3) + ".parts").path == "pairs.parts"
+    assert names.step_name("tokenizer.piece3.merge2").leaf == "merge2"  # a name no row is for: its leaf is its symbol
+
+
+def test_notation_rows_match_on_the_parts() -> None:
+    q, ln1 = names.step_name("blocks.0.attn.q"), names.step_name("blocks.0.ln1")
+    assert names.On("attn.q").matches(q) and names.On("attn.q").matches(names.step_name("encoder.blocks.1.attn.q"))
+    assert names.On("attn.q").matches(names.step_name("attn.q"))  # a model without blocks
+    assert not names.On("attn.q").matches(names.step_name("gen.0.blocks.0.attn.q"))  # a new token's: its own rows
+    assert names.On("attn.q", new_token=True).matches(names.step_name("gen.0.blocks.0.attn.q"))
+    assert names.On("ln1", block=True, stack="").matches(ln1)
+    assert not names.On("ln1", block=True, stack="").matches(names.step_name("encoder.blocks.0.ln1"))
+    assert not names.On("ln1", block=False).matches(ln1) and not names.On("ln1", block=1).matches(ln1)
+    assert names.On(("ln2", "ln1"), block=0).matches(ln1)
+    assert names.On("add1", block=True, stack="decoder").matches(names.step_name("decoder.blocks.4.add1"))
+    assert not names.On("embed").matches(names.step_name("pos_embed"))  # the glob "*embed" matched it by accident
