@@ -22,6 +22,7 @@ This module imports nothing of explain, so every layer may read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 GRAD = ".grad"  # x.grad: the gradient of the loss with respect to x
 _FROM = GRAD + ".from."  # x.grad.from.s: the part of x.grad that arrives through step s
@@ -241,6 +242,11 @@ def label(name: str, group: tuple[str, ...]) -> str:
 STACKS = ("encoder", "decoder")  # an encoder-decoder's two stacks: encoder.blocks.0.attn.q, decoder.embed
 PAIRS = "pairs"  # BERT's pair view: one scope per word pair, pairs.A_B
 _ATTENTIONS = ("self_attn", "cross_attn")  # a decoder block's two attentions, each an attention (attn) to notation
+
+
+def name_matches(pattern: str, *names: str) -> bool:
+    """Whether ``--match`` picks one of ``names``: a glob (``blocks.*.attn.q``), a name, a prefix (``blocks.0``)."""
+    return any(fnmatchcase(n, pattern) or n == pattern or n.startswith(pattern + ".") for n in names)
 
 
 def pair_scope(a: int, b: int) -> str:

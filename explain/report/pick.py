@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from explain.core.errors import UsageError
 from explain.core.limits import parse_whole
-from explain.report.shape_report import matches
+from explain.core.names import name_matches
 from explain.trace import Step, Trace
 from explain.trace.slices import lead_shape
 
@@ -90,7 +90,7 @@ def make_pick(trace: Trace, match: str | None = None, slice_: str | None = None,
     """The steps and parts of them to print, checked; a UsageError for a bad pattern, slice or cell."""
     if slice_ is not None and cell is not None:
         raise UsageError("give --slice or --cell, not both: a cell already names an index on every axis")
-    steps = [s for s in trace if match is None or matches(match, s.name)]
+    steps = [s for s in trace if match is None or name_matches(match, s.name)]
     if not steps:
         examples = ", ".join(s.name for s in trace.steps[1:4])
         raise UsageError(f"--match '{match}' matches no step of this {trace.config.model} run; names look like "

@@ -12,14 +12,13 @@ This module imports neither numpy nor rich nor click, so ``explain shapes`` star
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
 from explain import ops
 from explain.core.errors import UsageError
 from explain.core.moe import ACTIVE_RULE, active_params
-from explain.core.names import block_of, in_training
+from explain.core.names import block_of, in_training, name_matches
 from explain.core.shape_rules import fmt_shape
 from explain.trace import ParamSpec, Step, Trace
 
@@ -66,19 +65,14 @@ def layer_of(name: str, readers: dict[str, list[str]], stacks: set[str]) -> str:
     return read_by[0] if read_by else (parent or name)
 
 
-def matches(pattern: str, *names: str) -> bool:
-    """A glob (``blocks.*.attn.q``), an exact name, or a dotted prefix (``blocks.0`` → all of block 0)."""
-    return any(fnmatch.fnmatchcase(n, pattern) or n == pattern or n.startswith(pattern + ".") for n in names)
-
-
 def select(trace: Trace, match: str | None = None, steps: bool = True, params: bool = True) -> Selection:
     """The steps and parameters of ``trace`` to show; ``match`` keeps the names it matches (a parameter also
     matches by its layer). A pattern that matches nothing is a UsageError that shows what names look like."""
     readers = _readers(trace)
     stacks = _stacks(trace)
     layer = {name: layer_of(name, readers, stacks) for name in trace.specs}
-    chosen_steps = [s for s in trace if match is None or matches(match, s.name)]
-    chosen_params = [p for p in trace.specs.values() if match is None or matches(match, p.name, layer[p.name])]
+    chosen_steps = [s for s in trace if match is None or name_matches(match, s.name)]
+    chosen_params = [p for p in trace.specs.values() if match is None or name_matches(match, p.name, layer[p.name])]
     if match is not None and not chosen_steps and not chosen_params:
         examples = ", ".join(s.name for s in trace.steps[1:4])
         raise UsageError(f"--match '{match}' matches no step or parameter of this {trace.config.model}; names "
