@@ -7,67 +7,69 @@ layout from :mod:`explain.report.shape_report`. Neither imports numpy or textual
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import click
 
-from explain.checkpoints.trained import SHIPPED, use_trained
+from explain.checkpoints.trained import SHIPPED
 from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.core.errors import InputError, UsageError
 from explain.core.limits import MAX_CONTEXT, check_max
 from explain.core.options import default
-from explain.core.registry import MODELS
 from explain.core.words import UNK
 from explain.report.cost import DTYPES, OWN
 
+if TYPE_CHECKING:
+    from explain.checkpoints.protocol import Checkpoint
+    from explain.engine.ask import Request
 
-def _seq_tokens(model: str, seq: int, kw: dict, cost: bool = False) -> list[int]:
-    """Token ids for ``--seq N``. The ids never change a shape, so N copies of ``<unk>`` (an id every
-    vocabulary has) stand for any N tokens and leave d_vocab at the tokenizer's size, as the default text does."""
+
+def _with_seq(req: Request, seq: int, cost: bool = False) -> Request:
+    """``req`` with token ids for ``--seq N``. The ids never change a shape, so N copies of ``<unk>`` (an id every
+    vocabulary has) stand for any N tokens and leave d_vocab at the tokenizer's size, as the default text does.
+    Without a checkpoint the context grows to N unless --context is given; with --cost, a rotary checkpoint's
+    context is passed (nothing in it is sized by the context), the checkpoint itself untouched."""
     if seq < 1:
-        loss = " (and 2 for a loss)" if MODELS[model].loss else ""
+        loss = " (and 2 for a loss)" if req.model.loss else ""
         raise UsageError(f"--seq {seq}: a sequence needs at least 1 token{loss}; give --seq 1 or more")
-    given = [f"--{name}" for name in ("text", "tokens", "embeddings") if name in kw]
+    inputs = {"text": req.text, "tokens": req.tokens, "embeddings": req.embeddings}
+    given = [f"--{name}" for name, value in inputs.items() if value is not None]
     if given:
         raise UsageError(f"give --seq or {'/'.join(given)}, not both: both set the sequence")
     check_max(seq, MAX_CONTEXT, "--seq")  # a sequence is at most as long as the longest context
-    if kw.get("checkpoint") == str(SHIPPED):  # the trained model: its context is fixed by its config
-        n_ctx = json.loads((SHIPPED / "config.json").read_text())["n_positions"]
-        if seq > n_ctx:
-            raise InputError(f"--seq {seq} is longer than the trained model's context of {n_ctx} positions; use "
-                             f"--seq {n_ctx} or less, or a size option (--context {seq}) for a random model that "
-                             "long")
-    elif kw.get("checkpoint") is not None:  # opened once here, for plan() too: run's refusal says "shorten the text"
-        from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
-
-        ck = kw["checkpoint"]
-        kw["checkpoint"] = ck = open_checkpoint(ck) if isinstance(ck, str) else ck
-        if seq > ck.options["n_ctx"] and cost and MODELS[ck.model].can("rope"):
+    ck, options, context = req.checkpoint, dict(req.options), None
+    if ck is not None and Path(ck.path).resolve() == SHIPPED:  # the trained model: its context is fixed by its config
+        if seq > ck.options["n_ctx"]:
+            raise InputError(f"--seq {seq} is longer than the trained model's context of {ck.options['n_ctx']} "
+                             f"positions; use --seq {ck.options['n_ctx']} or less, or a size option (--context "
+                             f"{seq}) for a random model that long")
+    elif ck is not None:  # plan()'s refusal would say "shorten the text"
+        if seq > ck.options["n_ctx"] and cost and req.model.can("rope"):
             click.echo(f"note: --seq {seq:,} is beyond the checkpoint's context of {ck.options['n_ctx']:,} positions; "
                        "the cost is what that many tokens would take (rotary positions: nothing in the model is "
                        "sized by the context)", err=True)
-            ck.options["n_ctx"] = seq
-        if seq > ck.options["n_ctx"]:
+            context = seq
+        if seq > (context or ck.options["n_ctx"]):
             raise InputError(f"--seq {seq} is longer than the checkpoint's context of {ck.options['n_ctx']} "
                              f"positions; use --seq {ck.options['n_ctx']} or less")
-    if "checkpoint" not in kw:  # a checkpoint's context is checked by plan() against its config.json
-        if "n_ctx" not in kw:  # no --context: a context as long as the sequence asked for
-            kw["n_ctx"] = max(seq, default("n_ctx"))
-        if seq > kw["n_ctx"]:
-            raise InputError(f"--seq {seq} is longer than the context of {kw['n_ctx']} positions; "
-                             f"use --seq {kw['n_ctx']} or less, or --context {seq}")
-    return [UNK] * seq
+    else:
+        if options.get("n_ctx") is None:  # no --context: a context as long as the sequence asked for
+            options["n_ctx"] = max(seq, default("n_ctx"))
+        if seq > options["n_ctx"]:
+            raise InputError(f"--seq {seq} is longer than the context of {options['n_ctx']} positions; "
+                             f"use --seq {options['n_ctx']} or less, or --context {seq}")
+    return replace(req, tokens=[UNK] * seq, options=MappingProxyType(options), context=context)
 
 
 UNTOKENIZED = 8  # the sequence planned for a checkpoint folder without tokenizer.json, when --seq is not given
 
 
-def _untokenized(kw: dict) -> int | None:
+def _untokenized(ck: Checkpoint) -> int | None:
     """For a checkpoint folder with no tokenizer.json (a config.json alone, as for counting a model's parameters),
     the length to plan when no input is given, said on stderr; None when the folder has its tokenizer."""
-    from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
-
-    ck = kw["checkpoint"]
-    kw["checkpoint"] = ck = open_checkpoint(ck) if isinstance(ck, str) else ck  # opened once, for plan() too
     if ck.tokenizer_path is not None:
         return None
     n = min(UNTOKENIZED, ck.options["n_ctx"])
@@ -117,33 +119,38 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
     for name, value in (("--batch-size", batch_size), ("--dtype", dtype)):
         if value is not None and not show_cost:
             raise UsageError(f"{name} sizes the figures of --cost; add --cost")
-    kw = run_kwargs(model, kwargs)
-    use_trained(kw, kw.get("weights"), model)  # the sizes of the model 'explain run' opens: gpt's trained one
-    if seq is None and kw.get("checkpoint") is not None and not {"text", "tokens", "embeddings"} & set(kw):
-        seq = _untokenized(kw)  # a config.json alone (no tokenizer.json): shapes for a few tokens
-    if seq is not None:
-        kw["tokens"] = _seq_tokens(model, seq, kw, show_cost)
-    if kw.pop("weights", None) is not None:
-        click.echo("note: --weights is not read by 'explain shapes' (shapes come from the config); "
-                   "'explain run … --weights FILE' checks the file against them", err=True)
-    if not (show_steps or show_params) and not as_json:
-        raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
-    from explain.engine.api import plan  # lazy: engine not loaded for --help
+    from explain.engine.api import plan_request  # lazy: engine not loaded for --help
+    from explain.engine.ask import make_request  # lazy: as above
     from explain.report.shape_report import (  # lazy: engine not loaded for --help
         select,
         shapes_doc,
         shapes_text,
     )
 
-    trace = plan(model, **kw)
+    kw = run_kwargs(model, kwargs)
+    weights = kw.pop("weights", None)  # not read: shapes come from the options or a checkpoint's config
+    if weights is not None and not any(kw.get(k) for k in ("checkpoint", "trained", "random_weights")):
+        kw["random_weights"] = True  # but given, so gpt's trained model is not what is shown
+    # the sizes of the model 'explain run' opens (gpt's trained one): the name checked, a checkpoint opened, once
+    req = make_request(model, **kw)
+    if seq is None and req.checkpoint is not None and req.text is None and req.tokens is None and req.embeddings is None:
+        seq = _untokenized(req.checkpoint)  # a config.json alone (no tokenizer.json): shapes for a few tokens
+    if seq is not None:
+        req = _with_seq(req, seq, show_cost)
+    if weights is not None:
+        click.echo("note: --weights is not read by 'explain shapes' (shapes come from the config); "
+                   "'explain run … --weights FILE' checks the file against them", err=True)
+    if not (show_steps or show_params) and not as_json:
+        raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
+    trace = plan_request(req)
     sel = select(trace, match, show_steps, show_params)
     sections = None
     if show_cost:
         from explain.report.cost import cost, cost_doc, cost_lines  # lazy: only --cost
 
-        stored, why = stored_type(kw)
+        stored, why = stored_type(req.checkpoint)
         sections = cost(trace, stored=stored, stored_why=why, dtype=dtype, batch=batch_size,
-                        cache=MODELS[model].generates)
+                        cache=req.model.generates)
     if as_json:
         doc = shapes_doc(sel)
         if sections is not None:
@@ -157,16 +164,11 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
         click.echo(shapes_text(sel, show_tokens=seq is None))
 
 
-def stored_type(kw: dict) -> tuple[str | None, str]:
+def stored_type(ck: Checkpoint | None) -> tuple[str | None, str]:
     """The type the parameters are stored in, and where that is said: a checkpoint's config.json (torch_dtype,
     or transformers 5's dtype), a GGUF file's quantization, or explain's own float64 arrays."""
-    ck = kw.get("checkpoint")
     if ck is None:
         return "float64", OWN
-    if isinstance(ck, str):
-        from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
-
-        ck = open_checkpoint(ck)
     config = ck.config
     name = config.get("torch_dtype") or config.get("dtype")
     if isinstance(name, str) and name in DTYPES:

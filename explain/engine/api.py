@@ -108,12 +108,17 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     """A shape-only trace: every step's shape and every parameter's, from the ops' own shape rules, with no
     numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
     :class:`~explain.core.sampling.Sampling`), the generation's steps too."""
-    req = make_request(model, weights=options.pop("weights", None), sampling=sampling, shipped=False, **options)
+    return plan_request(make_request(model, weights=options.pop("weights", None), sampling=sampling, shipped=False,
+                                     **options))
+
+
+def plan_request(req: Request) -> Trace:
+    """:func:`plan` of a request already made (``explain shapes``'s: its name checked, its checkpoint opened)."""
     cfg, inp = prepare(req)
     walk = tokenizer_walk(req, inp)
-    if sampling is not None:
-        check_generation(cfg, inp, sampling)
-    return _record(cfg, inp, None, shape_only=True, sampling=sampling, training=req.training, walk=walk)
+    if req.sampling is not None:
+        check_generation(cfg, inp, req.sampling)
+    return _record(cfg, inp, None, shape_only=True, sampling=req.sampling, training=req.training, walk=walk)
 
 
 def estimate(cfg: Config, inp: Inputs, training: Any = None, sampling: Any = None) -> tuple[int, int]:
@@ -260,4 +265,4 @@ def generated_ids(trace: Trace) -> list[list[int]]:
     return [[int(trace[n].output[b, 0]) for n in names] for b in range(trace[names[0]].shape[0])]
 
 
-__all__ = ["run", "run_request", "plan", "generate", "generated_ids", "with_backward", "check_memory", "estimate"]
+__all__ = ["run", "run_request", "plan", "plan_request", "generate", "generated_ids", "with_backward", "check_memory", "estimate"]

@@ -44,6 +44,7 @@ class Request:
     training: Training | None = None  # the backward pass (and optimizer step) asked for, or None
     sampling: Sampling | None = None  # a generation's validated settings, or None
     tokenizer_steps: bool = False  # --tokenizer-steps: the tokenizer's walkthrough before the model's steps
+    context: int | None = None  # a plan's context past a rotary checkpoint's (explain shapes --cost --seq N)
 
     @property
     def name(self) -> str:

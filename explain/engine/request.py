@@ -36,6 +36,8 @@ def prepare(req: Request) -> tuple[Config, Inputs]:
     if ck is not None:  # its config.json sets every dimension, its tokenizer the ids
         check_serves(ck, embeddings, target, options)
         options = {**options, **with_assumed(ck.options, options)}
+        if req.context is not None:  # a plan past its context: nothing of a rotary model is sized by it
+            options["n_ctx"] = req.context
     defaulted = not texts and not specs and embeddings is None
     if defaulted:
         texts = entry.texts

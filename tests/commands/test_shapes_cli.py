@@ -221,6 +221,8 @@ ERRORS = {  # args, exit code, text the one-line message must contain
                             "d_model 10 is not divisible by 4 heads; use --heads one of 1, 2, 5, 10"),
     "seq zero": (["gpt", "--seq", "0"], 2, "--seq 0: a sequence needs at least 1 token"),
     "seq negative": (["attention", "--seq", "-3"], 2, "give --seq 1 or more"),
+    # the name is checked before --seq reads the model's entry (was a KeyError traceback: the request came later)
+    "unknown model and seq zero": (["gtp", "--seq", "0"], 2, "unknown model 'gtp'; did you mean 'gpt'?"),
     "seq past context": (["gpt", "--seq", "2000", "--context", "1024"], 1,
                          "--seq 2000 is longer than the context of 1024 positions; use --seq 1024 or less, "
                          "or --context 2000"),

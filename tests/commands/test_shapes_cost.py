@@ -5,10 +5,14 @@ tokens matmul by matmul, and Llama-3-8B's key/value cache from its config.json a
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from clitools import invoke
+
+import explain.checkpoints.open
+import explain.engine.ask  # noqa: F401 - holds open_checkpoint, wrapped below
 
 LLAMA3 = Path(__file__).resolve().parents[1] / "data" / "cost" / "llama-3-8b"
 GPT2_SMALL = ["gpt", "--d-model", "768", "--heads", "12", "--layers", "12", "--d-ff", "3072", "--vocab", "50257",
@@ -66,6 +70,24 @@ def test_llama3_8b_key_value_cache_from_its_config_alone() -> None:
     assert cache["per token"]["value"] == 32 * 8 * 128 * 2 * 2 == 131_072
     assert cache["at 32,768 tokens"]["value"] == 4 * 2**30
     assert c["parameters"]["parameters"]["value"] == 8_030_261_248  # Meta's model card: 8.03B
+
+
+def test_the_cost_past_a_rotary_context_leaves_the_checkpoint_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request carries the longer context (issue 38 item 4): the opened checkpoint's options were set to
+    --seq (ck.options["n_ctx"] = 32768 on the old code), and a checkpoint is read-only data."""
+    opened = []
+    original = explain.checkpoints.open.open_checkpoint
+
+    def keep(*args, **kwargs):
+        opened.append(original(*args, **kwargs))
+        return opened[-1]
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("explain")]:
+        if getattr(module, "open_checkpoint", None) is original:
+            monkeypatch.setattr(module, "open_checkpoint", keep)
+    c = cost("--checkpoint", str(LLAMA3), "--seq", "32768")
+    assert next(v for k, v in c.items() if k.startswith("key/value cache"))["at 32,768 tokens"]["value"] == 4 * 2**30
+    assert len(opened) == 1 and opened[0].options["n_ctx"] == 8192  # config.json's max_position_embeddings
 
 
 @pytest.mark.parametrize(("kv", "kind"), [("4", "multi-head attention"), ("2", "grouped-query attention: 2"),
