@@ -139,6 +139,13 @@ class ExplainApp(App[None]):
         self.copy_to_clipboard(url)
         self.notify(f"{url}\n{how}", title="link to this screen", timeout=30, markup=False)
 
+    def action_picture(self) -> None:
+        """c on every screen, and the palette's Screenshot: the screen on top as an SVG, named after what it shows
+        (:func:`explain.tui.picture.save_picture`)."""
+        from explain.tui.picture import save_picture  # lazy: loaded on first use
+
+        save_picture(self.screen)
+
     def action_model_map(self) -> None:
         """The model map (M) over the step screen; Enter there moves the step screen to the part chosen."""
         from explain.tui.screens.model_map import ModelMapScreen  # lazy: screen loaded on first use
@@ -185,7 +192,11 @@ class ExplainApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         # Textual's own "Keys" (its key panel) beside our help ("Keys and what the panes show") made two "Keys"
         for command in super().get_system_commands(screen):
-            if command.title != "Keys" or not isinstance(screen, StepScreen):
+            if command.title == "Screenshot":  # Textual's wrote to a Downloads folder that need not exist ("Failed
+                # to save screenshot"), under a date for a name: the same picture as c instead, on every screen
+                yield SystemCommand("Screenshot", "Save the screen as an SVG picture, named after what it shows "
+                                    "(key: c)", self.action_picture)
+            elif command.title != "Keys" or not isinstance(screen, StepScreen):
                 yield command
         if not isinstance(screen, StepScreen):
             return

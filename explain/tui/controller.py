@@ -32,7 +32,7 @@ from explain.engine.request import forward_only
 from explain.trace import Trace
 from explain.tui import interp
 from explain.tui.background import in_background
-from explain.tui.export import save_export, save_picture
+from explain.tui.export import save_export
 from explain.tui.messages import RunFinished, StepSelected, TraceExtended
 from explain.tui.state import Tour, View
 from explain.tui.tutorial import Walkthrough, next_tutorial
@@ -288,9 +288,6 @@ class Controller:
 
     def export_run(self) -> None:
         save_export(self, None)
-
-    def picture(self) -> None:
-        save_picture(self)
 
     def wrote(self, path: Path, title: str = "exported") -> None:
         self.host.notify(f"wrote {path.resolve()}", title=title, timeout=8)

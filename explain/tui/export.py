@@ -1,7 +1,7 @@
 """Export from the TUI: the current step (``x``) or the whole run (``X``) as a numpy script, through
-:func:`explain.export.write_export`, and the screen as an SVG picture (``c``). The step screen asks for the
-file name (prefilled with :func:`default_name` / :func:`picture_name`, in the working directory) and asks
-before overwriting a file."""
+:func:`explain.export.write_export`. The step screen asks for the file name (prefilled with :func:`default_name`,
+in the working directory) and asks before overwriting a file; :func:`ask_path` is that dialog, which the screen's
+picture (``c``, :mod:`explain.tui.picture`) uses too."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 
 from explain.core.errors import ExplainError
 from explain.core.served import served
-from explain.io.atomic import write_bytes
 from explain.io.paths import check_output, expand
 from explain.trace import Trace
 from explain.tui.tutorial import narration_map
@@ -27,11 +26,6 @@ def step_stem(name: str) -> str:
 def default_name(trace: Trace, steps: list[str] | None) -> str:
     """The file name offered: the step's name, or ``MODEL_run``, as a .py file."""
     return f"{step_stem(steps[0]) if steps else f'{trace.config.model}_run'}.py"
-
-
-def picture_name(step: str) -> str:
-    """The file name offered for a picture of the screen: the step's name, as an .svg file."""
-    return f"{step_stem(step)}.svg"
 
 
 def target_path(name: str, directory: Path | None = None, suffix: str = ".py") -> Path:
@@ -69,9 +63,11 @@ def check_name(name: str, directory: Path | None = None, suffix: str = ".py") ->
     return None
 
 
-def ask_path(host: Any, what: str, default: str, suffix: str, write: Callable[[Path, bool], None]) -> None:
+def ask_path(host: Any, what: str, default: str, suffix: str, write: Callable[[Path, bool], None],
+             opener: str | None = None) -> None:
     """Ask ``host``'s app for a file name (prefilled, in the working directory; checked as the CLI checks ``-o``,
-    the message beside the field), ask again before replacing a file, then ``write(path, overwrite)``."""
+    the message beside the field), ask again before replacing a file, then ``write(path, overwrite)``. ``opener``
+    is the key that opened the dialog: pressed again before the name is edited it does not reach the field."""
     from explain.tui.screens.confirm import ConfirmScreen  # lazy: a screen loaded on first use
     from explain.tui.screens.prompt import PromptScreen  # lazy: a screen loaded on first use
 
@@ -94,7 +90,7 @@ def ask_path(host: Any, what: str, default: str, suffix: str, write: Callable[[P
         host.app.push_screen(ConfirmScreen(f"`{path}` exists. Replace it?", yes="Replace", no="Keep it"), answered)
 
     host.app.push_screen(PromptScreen(f"{what}. File name (in {folder or Path.cwd()}):", default,
-                                      lambda name: check_name(name, folder, suffix=suffix)), named)
+                                      lambda name: check_name(name, folder, suffix=suffix), opener=opener), named)
 
 
 def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | None, path: Path,
@@ -103,12 +99,6 @@ def export(trace: Trace, steps: list[str] | None, narration: dict[str, Any] | No
     from explain.export import write_export  # lazy: numpy off the shape path
 
     return Path(write_export(trace, path, steps=steps, fmt="py", force=overwrite, narration=narration))
-
-
-def write_picture(svg: str, path: Path, overwrite: bool = False) -> Path:
-    """Write an SVG screenshot to ``path`` atomically (replacing a file only with ``overwrite``) and return
-    where it went."""
-    return write_bytes(path, svg.encode("utf-8"), force=overwrite)
 
 
 def save_export(controller: Any, steps: list[str] | None) -> None:
@@ -137,22 +127,5 @@ def save_export(controller: Any, steps: list[str] | None) -> None:
         controller.host.app.deliver_text(io.StringIO(text), save_filename=default_name(trace, steps))
         controller.host.notify("export offered as a download", timeout=4)
         return
-    ask_path(controller.host, f"Export {what} as a numpy script", default_name(trace, steps), ".py", write)
-
-
-def save_picture(controller: Any) -> None:
-    """``c``: the screen as it is now, as an SVG, taken before the file-name dialog opens (not in the picture)."""
-    step = controller.host.view.step.name
-    svg = controller.host.app.export_screenshot(title=f"explain: {step}")
-    if served() and allowed_folder() is None:  # a visitor writes no file on the server: a download
-        controller.host.app.deliver_text(io.StringIO(svg), save_filename=picture_name(step))
-        controller.host.notify("picture offered as a download", timeout=4)
-        return
-
-    def write(path: Path, overwrite: bool) -> None:
-        try:
-            controller.wrote(write_picture(svg, path, overwrite), "picture saved")
-        except (ExplainError, OSError) as exc:
-            controller.host.notify(f"picture not saved: {exc}", severity="error", timeout=8)
-
-    ask_path(controller.host, "Save the screen as an SVG picture", picture_name(step), ".svg", write)
+    ask_path(controller.host, f"Export {what} as a numpy script", default_name(trace, steps), ".py", write,
+             opener="x" if steps else "X")

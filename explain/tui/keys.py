@@ -103,7 +103,9 @@ KEYS: list[Key] = [
     Key("r", "gradient", "∂L/∂", "A value ↔ its gradient ∂L/∂… (the first time: record the backward pass)", "Run"),
     Key("x", "export_step", "export", "Export this step as a numpy script (in this folder)", "Run"),
     Key("X", "export_run", "export run", "Export the whole run as a numpy script", "Run"),
-    Key("c", "picture", "svg", "Save the screen as an SVG picture, named after the step (in this folder)", "Run"),
+    # the app's action, bound by every screen (explain/tui/picture.py): each names the picture after what it shows
+    Key("c", "app.picture", "svg", "Save the screen as an SVG picture, named after what it shows (in this folder)",
+        "Run"),
     Key("o", "tokenizer", "text→ids", "How the text became ids: the tokenizer's steps (normalisation, the pieces "
         "and their bytes, each merge with its rank, the ids); the first time, the run again with them first", "Run"),
     Key("G", "generate", "generate", "Generate new tokens after this run's text (5 more each time; gpt, llama)", "Run"),

@@ -247,8 +247,8 @@ def test_rerun_keeps_the_checkpoint_and_its_token_ids():
 
 def test_picture_key_saves_the_screen_as_svg_named_after_the_step(gpt_trace, monkeypatch, tmp_path):
     """``c``: the screen as an SVG, taken before the name dialog (which is not in the picture), named after the
-    step, in the working directory; a second save asks before replacing; a folder that is not there is refused
-    in the dialog, the typed name kept."""
+    step, in the working directory; a second save offers the next free name (embed-2.svg), and the first name
+    typed again asks before replacing; a folder that is not there is refused in the dialog, the typed name kept."""
     monkeypatch.chdir(tmp_path)
     app = ExplainApp(gpt_trace)
 
@@ -260,7 +260,11 @@ def test_picture_key_saves_the_screen_as_svg_named_after_the_step(gpt_trace, mon
         await pilot.press("enter")
         await pilot.pause()
         assert any(n.message == f"wrote {tmp_path / 'embed.svg'}" for n in app._notifications)
-        await pilot.press("c", "enter")  # the same name: asked, and kept when the answer is no
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.query_one("#answer").value == "embed-2.svg"  # the next free name
+        app.screen.query_one("#answer").value = "embed.svg"
+        await pilot.press("enter")  # the same name: asked, and kept when the answer is no
         await pilot.pause()
         assert type(app.screen).__name__ == "ConfirmScreen"
         await pilot.press("escape")

@@ -25,6 +25,11 @@ class AttributionScreen(GridScreen):
         a = self.result
         return f"logit[{a.word_text!r}]" + (f" − logit[{a.vs_text!r}]" if a.vs is not None else "")
 
+    def picture_name(self) -> str:
+        """``attribution gpt happy vs cat``: the model and the words of the difference."""
+        a = self.result
+        return f"attribution {a.trace.config.model} {a.word_text}" + (f" vs {a.vs_text}" if a.vs is not None else "")
+
     def header(self) -> Text:
         a = self.result
         return Text.assemble(("attribution", "bold cyan"), f": who writes {self._what()} after position "

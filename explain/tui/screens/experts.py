@@ -42,6 +42,10 @@ class ExpertsScreen(GridScreen):
         words = self.trace.axis_labels(step.axes[-2], self.item) or []
         return [f"{t} {words[t]}" if t < len(words) else str(t) for t in range(step.shape[-2])]
 
+    def picture_name(self) -> str:
+        """``experts mixtral blocks.0.mlp``: the model and the mixture layer shown."""
+        return f"experts {self.trace.config.model} {self.step.name.rsplit('.', 1)[0]}"
+
     # -- the grid ---------------------------------------------------------------------------------------------
     def header(self) -> Text:
         step = self.step

@@ -18,8 +18,10 @@ from explain.tui.screens.interp_grid import GridScreen, heat
 
 
 class GeneratedScreen(GridScreen):
-    BINDINGS = [Binding("n", "layer(1)", "next layer"), Binding("p", "layer(-1)", "prev layer"),
-                Binding("s", "head(1)", "next head"), Binding("S", "head(-1)", "prev head")]
+    # n/p and s/S as two footer groups ("np layer  sS head"): with c (svg) the footer still fits 80 columns
+    _layer, _head = Binding.Group("layer", compact=True), Binding.Group("head", compact=True)
+    BINDINGS = [Binding("n", "layer(1)", "next layer", group=_layer), Binding("p", "layer(-1)", "prev layer", group=_layer),
+                Binding("s", "head(1)", "next head", group=_head), Binding("S", "head(-1)", "prev head", group=_head)]
 
     def __init__(self, current: Callable[[], Trace], layer: int = -1, head: int = 0) -> None:
         super().__init__()
@@ -41,6 +43,10 @@ class GeneratedScreen(GridScreen):
     def _reload(self) -> None:
         self.att = generated_attention(self.trace, self.at_layer, self.at_head)
         self.fill(keep=None)
+
+    def picture_name(self) -> str:
+        """``attention to new gpt layer 1 head 0``."""
+        return f"attention to new {self.trace.config.model} layer {self.att.layer} head {self.att.head}"
 
     def header(self) -> Text:
         g = self.att

@@ -29,6 +29,7 @@ from explain.ops.base import num
 from explain.render.head_grid import LABEL_W, Geometry, Pooled, draw_grid, geometry, pool
 from explain.render.step import axis_labels
 from explain.trace import Step, Trace
+from explain.tui import picture
 from explain.tui.screens.layer_heads import (  # noqa: F401 - re-exported: the step screen imports them from here
     LayerHeadsScreen,
     head_axis,
@@ -88,7 +89,8 @@ class HeadsScreen(ModalScreen[View | None]):
                 Binding("up,k", "choose(-1, 0)", show=False), Binding("down,j", "choose(1, 0)", show=False),
                 Binding("H", "cell(0, -1)", show=False), Binding("L", "cell(0, 1)", show=False),
                 Binding("K", "cell(-1, 0)", show=False), Binding("J", "cell(1, 0)", show=False),
-                Binding("n,pagedown", "page(1)", "next page"), Binding("p,pageup", "page(-1)", "previous page")]
+                Binding("n,pagedown", "page(1)", "next page"), Binding("p,pageup", "page(-1)", "previous page"),
+                picture.BINDING]
 
     def __init__(self, view: View) -> None:
         super().__init__()
@@ -174,8 +176,20 @@ class HeadsScreen(ModalScreen[View | None]):
         if self._kv(step):
             t.append(" kv: the key/value head each query head shares (grouped-query attention).")
         t.append("\n")
-        t.append("←↑↓→ choose · H J K L move the + cell · Enter opens · z values · n/p page · Esc closes", "dim")
+        t.append("←↑↓→ choose · H J K L move the + cell · Enter opens · z values · n/p page · c svg · Esc closes", "dim")
         return t
+
+    def picture_name(self) -> str:
+        """``heads gpt``, with the rows of the page when the grid is paged (``heads llama L4-L7``)."""
+        name = f"heads {self.view.trace.config.model}"
+        if self.geo is None:
+            return name
+        rows, heads = self._page()
+        if len(rows) < len(self.patterns):
+            name += f" {row_label(self.patterns[rows[0]])}-{row_label(self.patterns[rows[-1]])}"
+        if len(heads) < self.n_heads:
+            name += f" heads {heads[0]}-{heads[-1]}"
+        return name
 
     def _foot(self) -> Text:
         step = self.patterns[self.row]

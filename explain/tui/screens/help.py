@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from explain.tui import picture
 from explain.tui.keys import KEYS, SECTIONS, Key
 
 PANES = " ".join("""\
@@ -43,7 +44,7 @@ def _key_row(k: Key) -> tuple[str, str]:
 class HelpScreen(ModalScreen[None]):
     """Keys and panes."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close"), picture.BINDING]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):

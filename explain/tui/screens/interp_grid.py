@@ -1,6 +1,7 @@
 """The base of the interpretability screens (the logit lens, attribution, a patching sweep, attention to generated
 tokens): a title, a table of coloured cells with a cell cursor (Textual's DataTable: it scrolls both ways and
-keeps the row labels in view), a line about the cell under the cursor, and a Footer with the screen's keys.
+keeps the row labels in view), a line about the cell under the cursor, and a Footer with the screen's keys
+(``c`` saves the screen as an SVG, named by each screen's ``picture_name``).
 Enter on a cell dismisses the screen with what that cell is computed from (a step and its cell), for the step
 screen to show; Esc closes."""
 
@@ -15,6 +16,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
+
+from explain.tui import picture
 
 Cell = tuple[str, tuple[int, ...]]  # a step name and the index of one of its cells
 
@@ -72,7 +75,8 @@ class GridScreen(ModalScreen[Any]):
     """
     # Enter has priority: the DataTable's own (hidden) Enter would otherwise shadow it, and the footer would not
     # say what Enter does
-    BINDINGS = [Binding("escape,q", "dismiss(None)", "close"), Binding("enter", "open", "open cell", priority=True)]
+    BINDINGS = [Binding("escape,q", "dismiss(None)", "close"), Binding("enter", "open", "open cell", priority=True),
+                picture.BINDING]
 
     def header(self) -> Text:
         raise NotImplementedError

@@ -20,6 +20,7 @@ from textual.widgets import Static
 
 from explain import ops
 from explain.trace import Step, Trace
+from explain.tui import picture
 from explain.tui.state import View
 from explain.tui.widgets.pattern_tile import PatternTile
 
@@ -70,7 +71,8 @@ class LayerHeadsScreen(ModalScreen[View | None]):
     BINDINGS = [Binding("escape,q,z", "dismiss(None)", "back to the grid"), Binding("enter", "open", "open head"),
                 Binding("left,h", "choose(0, -1)", show=False), Binding("right,l", "choose(0, 1)", show=False),
                 Binding("up,k", "choose(-1, 0)", show=False), Binding("down,j", "choose(1, 0)", show=False),
-                Binding("n,pagedown", "layer(1)", "next layer"), Binding("p,pageup", "layer(-1)", "previous layer")]
+                Binding("n,pagedown", "layer(1)", "next layer"), Binding("p,pageup", "layer(-1)", "previous layer"),
+                picture.BINDING]
 
     def __init__(self, view: View) -> None:
         super().__init__()
@@ -93,6 +95,10 @@ class LayerHeadsScreen(ModalScreen[View | None]):
         return [(replace(self.pattern, lead=tuple(h if i == axis else x for i, x in enumerate(lead))), h)
                 for h in range(min(step.shape[axis], MAX_TILES))]
 
+    def picture_name(self) -> str:
+        """``heads gpt blocks.1.attn.pattern``: the model and the pattern whose heads are shown."""
+        return f"heads {self.view.trace.config.model} {self.pattern.step.name}"
+
     def _header(self) -> Text:
         step, patterns = self.pattern.step, self._patterns()
         n = step.shape[head_axis(step)] if head_axis(step) is not None else 1
@@ -102,7 +108,7 @@ class LayerHeadsScreen(ModalScreen[View | None]):
                                                                                              "[0, 1]")
         return Text.assemble((step.name, "bold cyan"), f": {n} head{'s' if n != 1 else ''}{more}{layer}. Rows are "
                              f"queries, columns keys; colours on {colours}.\n",
-                             ("←↑↓→ choose a head · Enter opens it · n/p next/previous layer · Esc closes", "dim"))
+                             ("←↑↓→ choose a head · Enter opens it · n/p layer · c svg · Esc closes", "dim"))
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):

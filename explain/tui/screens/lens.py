@@ -47,6 +47,11 @@ class LensScreen(GridScreen):
             self._final[pos] = summary(self.trace, word, pos, word_text=self.lens.rows[-1].top[pos][1])
         return self._final[pos]
 
+    def picture_name(self) -> str:
+        """``lens gpt happy``: the model and the word followed (asked for, else the text's last word)."""
+        word = self.asked.word_text if self.asked is not None else (self.tokens[-1] if self.tokens else "")
+        return f"lens {self.trace.config.model} {word}"
+
     def first_cell(self) -> tuple[int, int]:
         return 0, self.position
 

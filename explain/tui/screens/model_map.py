@@ -19,6 +19,7 @@ from textual.widgets import Static
 from explain.core.shape_rules import fmt_shape
 from explain.render.model_map import Node, build, forward_name, lines_of
 from explain.trace import Trace
+from explain.tui import picture
 
 GAP = 3  # columns between the encoder's and the decoder's column
 
@@ -34,7 +35,7 @@ class ModelMapScreen(ModalScreen[int | None]):
     """
     BINDINGS = [Binding("escape,q,M", "dismiss(None)", "close"), Binding("enter", "jump", "jump"),
                 Binding("left,h", "step(-1)", show=False), Binding("right,l", "step(1)", show=False),
-                Binding("up,k", "line(-1)", show=False), Binding("down,j", "line(1)", show=False)]
+                Binding("up,k", "line(-1)", show=False), Binding("down,j", "line(1)", show=False), picture.BINDING]
 
     def __init__(self, trace: Trace, index: int) -> None:
         super().__init__()
@@ -56,12 +57,16 @@ class ModelMapScreen(ModalScreen[int | None]):
                 yield Static("", id="map")
             yield Static("", id="map-foot")
 
+    def picture_name(self) -> str:
+        """``model map gpt``."""
+        return f"model map {self.trace.config.model}"
+
     def _title(self) -> Text:
         cfg = self.trace.config
         blocks = sum(1 for rows in self.columns for r in rows if r.label)
         where = "lit (yellow)" if self.lit else f"not drawn here ({self.here})"
         return Text.assemble((f"Model map: {cfg.model}", "bold"), f", {blocks} blocks; the step you are on is "
-                             f"{where}.\n", ("←→↑↓ choose · Enter jumps there · Esc closes", "dim"))
+                             f"{where}.\n", ("←→↑↓ choose · Enter jumps there · c svg · Esc closes", "dim"))
 
     def _draw(self, width: int, streams: set[str] | None = None) -> Text:
         self.places = {}

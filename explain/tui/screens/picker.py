@@ -15,6 +15,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from explain.tui import picture
+
 
 def entry(tut: Any) -> Text:
     """One line of the list: ``03  The Illustrated Transformer's Thinking Machines   7 stops · attention``."""
@@ -27,7 +29,7 @@ def entry(tut: Any) -> Text:
 class TutorialPicker(ModalScreen[str | None]):
     """Choose a tutorial: ↑/↓ (or its number's first digit) move, Enter opens, Esc closes, q quits."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "close"), Binding("q", "app.quit", "quit")]
+    BINDINGS = [Binding("escape", "dismiss(None)", "close"), Binding("q", "app.quit", "quit"), picture.BINDING]
 
     def __init__(self, tutorials: list[Any], current: str | None = None) -> None:
         super().__init__()
@@ -36,7 +38,7 @@ class TutorialPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="picker"):
-            yield Static(Text.assemble(("Tutorials", "bold"), "  ↑/↓ choose · Enter open · Esc close · q quit"),
+            yield Static(Text.assemble(("Tutorials", "bold"), "  ↑/↓ choose · Enter open · c svg · Esc close · q quit"),
                          id="picker-title")
             yield OptionList(*[Option(entry(t), id=t.name) for t in self.tutorials], id="tutorials")
 

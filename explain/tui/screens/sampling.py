@@ -28,6 +28,7 @@ from explain.ops.base import num
 from explain.render.draw import draw_arithmetic, draw_table
 from explain.report.draw import Draw, draw
 from explain.trace import Trace
+from explain.tui import picture
 from explain.tui.background import in_background
 
 TEMPERATURES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.5, 2.0, 3.0, 5.0)
@@ -79,7 +80,7 @@ class SamplingScreen(ModalScreen[Trace | None]):
                 Binding("p", "top_p(0)", show=False), Binding("P", "top_p(1)", show=False),
                 Binding("s", "seed(1)", show=False), Binding("S", "seed(-1)", show=False),
                 Binding("0", "reset", "as recorded"), Binding("enter", "use", "use the new run"),
-                Binding("escape,q", "dismiss(None)", "cancel")]
+                Binding("escape,q", "dismiss(None)", "cancel"), picture.BINDING]
 
     def __init__(self, trace: Trace, n: int, b: int = 0) -> None:
         super().__init__()
@@ -103,6 +104,10 @@ class SamplingScreen(ModalScreen[Trace | None]):
         self._timer: Timer | None = None
         self._shown: dict[str, Text] = {}
         self.draw = draw(self.logits, self.sampling, n, self.batch, b)
+
+    def picture_name(self) -> str:
+        """``sampling gpt new token 2``: the model and the new token whose draw is shown."""
+        return f"sampling {self.base.config.model} new token {self.n}"
 
     # -- what is shown -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:

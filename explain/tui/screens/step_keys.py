@@ -1,6 +1,7 @@
-"""StepKeys: the step screen's keys whose work is the Controller's (G r e x X c o / g m y A P W E), one explicit
+"""StepKeys: the step screen's keys whose work is the Controller's (G r e x X o / g m y A P W E), one explicit
 ``action_*`` each. Explicit, not forwarded by attribute lookup (issue 38): Textual, the reader and a test
-can see every action the screen has, and a key without its action fails a test, not a student."""
+can see every action the screen has, and a key without its action fails a test, not a student. Also the name of the
+screen's picture (``c``, the app's :func:`explain.tui.picture.save_picture`): the step's."""
 
 from __future__ import annotations
 
@@ -26,9 +27,6 @@ class StepKeys:
 
     def action_export_run(self) -> None:
         self.controller.export_run()
-
-    def action_picture(self) -> None:
-        self.controller.picture()
 
     def action_tokenizer(self) -> None:
         self.controller.tokenizer()
@@ -56,3 +54,7 @@ class StepKeys:
 
     def action_experts(self) -> None:
         self.controller.experts()
+
+    def picture_name(self) -> str:
+        """The step's name (``blocks_0_attn_scores.svg``), as the step view's pictures were always named."""
+        return self.controller.host.view.step.name

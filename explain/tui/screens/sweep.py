@@ -32,6 +32,11 @@ class SweepScreen(GridScreen):
         super().__init__()
         self.sweep = sweep
 
+    def picture_name(self) -> str:
+        """``patching gpt tired vs happy``: the model and the words of the logit difference."""
+        r = self.sweep.runs
+        return f"patching {r.corrupt.config.model} {r.word_text} vs {r.vs_text}"
+
     def header(self) -> Text:
         r = self.sweep.runs
         return Text.assemble(("activation patching", "bold cyan"), f": logit[{r.word_text!r}] − logit[{r.vs_text!r}]"
