@@ -180,16 +180,10 @@ class HeadsScreen(ModalScreen[View | None]):
         return t
 
     def picture_name(self) -> str:
-        """``heads gpt``, with the rows of the page when the grid is paged (``heads llama L4-L7``)."""
-        name = f"heads {self.view.trace.config.model}"
-        if self.geo is None:
-            return name
-        rows, heads = self._page()
-        if len(rows) < len(self.patterns):
-            name += f" {row_label(self.patterns[rows[0]])}-{row_label(self.patterns[rows[-1]])}"
-        if len(heads) < self.n_heads:
-            name += f" heads {heads[0]}-{heads[-1]}"
-        return name
+        """``heads gpt``, and the page's rows when the grid is paged (``heads llama L4-L7``)."""
+        rows = self._page()[0] if self.geo is not None else list(range(len(self.patterns)))
+        paged = f" {row_label(self.patterns[rows[0]])}-{row_label(self.patterns[rows[-1]])}"
+        return f"heads {self.view.trace.config.model}" + (paged if len(rows) < len(self.patterns) else "")
 
     def _foot(self) -> Text:
         step = self.patterns[self.row]
