@@ -9,21 +9,12 @@ from typing import Any
 
 import click
 
-from explain.commands.options import MODEL_HELP, click_option, model_options, run_kwargs
+from explain.commands.options import MODEL_HELP, model_options, run_kwargs
 from explain.commands.run import check_outputs, check_pick, pick_options, save_options, saving, show
 from explain.core.errors import UsageError
 from explain.core.names import gen_step
-from explain.core.options import GENERATION
 from explain.core.registry import able, quoted
 from explain.core.served import interactive
-
-
-def generation_options(f):
-    """Decorate a command with the generation options (defined in :data:`explain.core.options.GENERATION`)."""
-    for o in reversed(GENERATION):
-        f = click_option(o)(f)
-    return f
-
 
 PROMPT_HELP = ("Prompt text (word-level tokenizer; with --checkpoint, its tokenizer.json). Repeat for a batch of "
                "prompts with the same number of tokens (a generation pads none).")
@@ -33,7 +24,6 @@ TOKENS_HELP = ("Token ids instead of text, e.g. 3,1,4. Repeat for a batch of pro
 
 @click.command(epilog=MODEL_HELP + f" Generation needs {quoted(able('generates'))}.")
 @lambda f: model_options(f, {"text": PROMPT_HELP, "tokens": TOKENS_HELP})
-@generation_options
 @click.option("--plain", is_flag=True, help="Print every step, then the generated text, instead of the TUI.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON document: every step, the new tokens, "
               "the predictions.")

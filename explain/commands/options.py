@@ -1,5 +1,7 @@
-"""The options every model-taking command shares (``run``, ``params``, ``shapes``, ``export``), generated from
-their definitions in :mod:`explain.core.options`. Importing this module imports only click."""
+"""The options every model-taking command shares (``run``, ``params``, ``shapes``, ``export``, ``generate``, the
+lens, attribution, patching), generated from their definitions in :mod:`explain.core.options`: an option the command
+cannot use (:func:`explain.core.takes.takes`) is hidden from its --help and refused if given. Importing this module
+imports only click."""
 
 from __future__ import annotations
 
@@ -15,26 +17,39 @@ from explain.checkpoints.catalogue import CATALOGUE
 from explain.core import progress
 from explain.core.options import OPTIONS, Option
 from explain.core.registry import MODELS, option_help
+from explain.core.takes import ALL, COMMANDS, given, refusal, takes
 
 
-def click_option(o: Option) -> Callable:
-    """The click option of one definition (ranges here are click's usage checks; the config checks the rest)."""
-    param_decls = (o.flag, o.name)
+def click_option(o: Option, **extra: Any) -> Callable:
+    """The click option of one definition (ranges here are click's usage checks; the config checks the rest);
+    ``extra`` goes to click (a refused option's hidden, expose_value and callback)."""
+    param_decls, kw = (o.flag, o.name), dict(help=option_help(o), **extra)
     if o.type == "int" and o.group == "generate":  # checked by explain.core.sampling, with its own messages
-        return click.option(*param_decls, type=int, metavar=o.metavar or None, help=option_help(o))
+        return click.option(*param_decls, type=int, metavar=o.metavar or None, **kw)
     if o.type == "int":
-        return click.option(*param_decls, type=click.IntRange(min=o.min), help=option_help(o))
+        return click.option(*param_decls, type=click.IntRange(min=o.min), **kw)
     if o.type == "float":
-        return click.option(*param_decls, type=float, metavar=o.metavar or None, help=option_help(o))
+        return click.option(*param_decls, type=float, metavar=o.metavar or None, **kw)
     if o.type == "flag":
-        return click.option(*param_decls, is_flag=True, help=option_help(o))
+        return click.option(*param_decls, is_flag=True, **kw)
     if o.type == "choice":
-        return click.option(*param_decls, type=click.Choice(list(o.choices)), help=option_help(o))
+        return click.option(*param_decls, type=click.Choice(list(o.choices)), **kw)
     if o.type == "bool":  # unset (None) unless given, so the config keeps the model's default
         if o.off_flag:
-            return click.option(f"{o.flag}/{o.off_flag}", o.name, default=None, help=option_help(o))
-        return click.option(*param_decls, is_flag=True, default=None, help=option_help(o))
-    return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, help=option_help(o))
+            return click.option(f"{o.flag}/{o.off_flag}", o.name, default=None, **kw)
+        return click.option(*param_decls, is_flag=True, default=None, **kw)
+    return click.option(*param_decls, multiple=o.multiple, metavar=o.metavar or None, **kw)
+
+
+def refused_option(command: str, o: Option) -> Callable:
+    """``o`` on a command that cannot use it: hidden from --help, never passed to the command, and refused in one
+    line (exit 2) when given, naming what would use it (:func:`explain.core.takes.refusal`)."""
+
+    def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if given(o, value):
+            raise click.UsageError(refusal(command, o), ctx=ctx)
+
+    return click_option(o, hidden=True, expose_value=False, callback=refuse)
 
 
 def pick_model(model: str | None, kwargs: dict[str, Any]) -> str:
@@ -64,8 +79,11 @@ def catalogue_model(model: str | None, kwargs: dict[str, Any]) -> str | None:
 
 
 def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
-    """Decorate a command with the MODEL argument (optional with --checkpoint) and the shared model options;
-    ``helps`` gives an option a command's own help text (generate's --text: its prompts are never padded)."""
+    """Decorate a command with the MODEL argument (optional with --checkpoint) and the shared model options, those
+    the command (named as its function: a name of :data:`explain.core.takes.COMMANDS`) cannot use hidden and
+    refused; ``helps`` gives an option a command's own help text (generate's --text: its prompts are never padded)."""
+    command = f.__name__
+    assert command in COMMANDS, f"{command}: name its options' rule in explain.core.takes.COMMANDS"
 
     @functools.wraps(f)
     def with_model(*args: Any, model: str | None = None, quiet: bool = False, **kwargs: Any) -> Any:
@@ -75,8 +93,11 @@ def model_options(f: Callable, helps: dict[str, str] | None = None) -> Callable:
 
     g: Callable = click.option("-q", "--quiet", is_flag=True, help="No progress bars or notices on stderr (a "
                                "catalogue model's first fetch, dequantizing a GGUF); errors only.")(with_model)
-    for o in reversed(OPTIONS):
-        g = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(g)
+    for o in reversed(ALL):
+        if not takes(command, o):
+            g = refused_option(command, o)(g)
+        else:
+            g = click_option(replace(o, help=helps[o.name]) if helps and o.name in helps else o)(g)
     return click.argument("model", metavar="[MODEL]", required=False)(g)
 
 

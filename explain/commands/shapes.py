@@ -132,7 +132,7 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
     if weights is not None and not any(kw.get(k) for k in ("checkpoint", "trained", "random_weights")):
         kw["random_weights"] = True  # but given, so gpt's trained model is not what is shown
     # the sizes of the model 'explain run' opens (gpt's trained one): the name checked, a checkpoint opened, once
-    req = make_request(model, **kw)
+    req = make_request(model, command="shapes", **kw)
     if seq is None and req.checkpoint is not None and req.text is None and req.tokens is None and req.embeddings is None:
         seq = _untokenized(req.checkpoint)  # a config.json alone (no tokenizer.json): shapes for a few tokens
     if seq is not None:

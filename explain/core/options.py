@@ -13,7 +13,8 @@ after the forward steps, :mod:`explain.engine.backward`). Which models accept an
 (``""``: every model), ``lacks`` one it must not have. ``default`` is the value when the option is not given;
 ``None`` means "derived" and ``derived`` says from what (a model's own defaults in :mod:`explain.core.registry`
 override ``default``). ``affects`` narrows the accepting models to those whose steps the option changes
-(``--d-ff`` is accepted by every model, but only the models with ``blocks`` read it). A help text says
+(``--d-ff`` is accepted by every model, but only the models with ``blocks`` read it); ``uses`` names what a command
+must do to take it (:mod:`explain.core.takes`: the lens records no backward pass, so it takes no ``--lr``). A help text says
 ``{models}`` where it names the models that accept it (:func:`explain.core.registry.option_help` fills it in).
 """
 
@@ -58,6 +59,7 @@ class Option:
     needs: str = ""  # the capability a model needs to accept it (others refuse it); "" = every model
     lacks: str = ""  # a capability that makes a model refuse it ("loss": only models without a loss take it)
     affects: str = ""  # the capability of the models whose steps it changes; "" = every model that accepts it
+    uses: str = ""  # what a command must do to take it (explain.core.takes: "backward", "sampling"); "" = any command
     label: str = ""  # the re-run form's label (default: the flag without dashes)
     metavar: str = ""
     multiple: bool = False  # may be given several times (a gpt batch of texts)
@@ -93,7 +95,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("embeddings", "--embeddings", "path", group="input", metavar="FILE",
            needs="embeddings",
            help="Input embeddings (.npy, .npz, .json, .csv), tokens × d_model (or batch × tokens × d_model)."),
-    Option("tokenizer_steps", "--tokenizer-steps", "flag", group="input", label="tokenizer steps",
+    Option("tokenizer_steps", "--tokenizer-steps", "flag", group="input", label="tokenizer steps", uses="steps",
            help="Record how --text became ids first (the group 'tokenizer'): normalisation, the pre-tokenizer's "
                 "pieces and their bytes, each BPE merge with its rank, the ids."),
     Option("weights", "--weights", "path", group="weights", metavar="FILE", tutorial=False,
@@ -187,15 +189,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("attention_tile", "--tile", "int", default=2, min=1, max=MAX_CONTEXT, needs="sdpa", metavar="N",
            label="tile", help="With --attention-kernel tiled: keys per tile (default 2; the last tile may be "
                               "shorter)."),
-    Option("backward", "--backward", "flag", group="backward",
+    Option("backward", "--backward", "flag", group="backward", uses="backward",
            help="Also record the backward pass: every gradient, one operation at a time, from the loss back."),
-    Option("output_target", "--output-target", "path", group="backward", metavar="FILE", lacks="loss",
+    Option("output_target", "--output-target", "path", group="backward", metavar="FILE", lacks="loss", uses="backward",
            help="Backward of a model without a loss: mean-squared error to this target (the output's shape)."),
-    Option("grad_output", "--grad-output", "path", group="backward", metavar="FILE", lacks="loss",
+    Option("grad_output", "--grad-output", "path", group="backward", metavar="FILE", lacks="loss", uses="backward",
            help="Backward of a model without a loss: start from this gradient of the output instead."),
-    Option("lr", "--lr", "float", group="backward", metavar="RATE",
+    Option("lr", "--lr", "float", group="backward", metavar="RATE", uses="optimizer",
            help="Take one SGD step with this learning rate; record the updates and the loss after it."),
-    Option("optimizer", "--optimizer", "choice", group="backward", choices=("sgd", "adamw"),
+    Option("optimizer", "--optimizer", "choice", group="backward", choices=("sgd", "adamw"), uses="optimizer",
            help="The step --lr takes: sgd (W − lr·∂L/∂W, the default), or adamw (one AdamW step from a fresh "
                 "state: m, v, their bias corrections; β 0.9, 0.999, weight decay 0.1 on the weight matrices)."),
     Option("causal", "--causal", "bool", default=False, needs="causal_switch",
@@ -260,17 +262,18 @@ OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}
 # How ``explain generate`` chooses its tokens (explain.core.sampling.make_sampling checks the values, so that Python,
 # the CLI and a tutorial's [generate] table get the same messages). Not run options: only 'generate' takes them.
 GENERATION: tuple[Option, ...] = (
-    Option("max_new_tokens", "--max-new-tokens", "int", group="generate", default=5, metavar="N",
+    Option("max_new_tokens", "--max-new-tokens", "int", group="generate", default=5, metavar="N", uses="generation",
            needs="generates", help="How many tokens to append (default 5)."),
-    Option("temperature", "--temperature", "float", group="generate", default=1.0, metavar="T", needs="generates",
+    Option("temperature", "--temperature", "float", group="generate", default=1.0, metavar="T", uses="sampling",
+           needs="generates",
            help="Divide the logits by T before softmax (default 1; 0 is greedy)."),
-    Option("top_k", "--top-k", "int", group="generate", metavar="K", needs="generates",
+    Option("top_k", "--top-k", "int", group="generate", metavar="K", needs="generates", uses="sampling",
            help="Draw only among the K most probable tokens."),
-    Option("top_p", "--top-p", "float", group="generate", metavar="P", needs="generates",
+    Option("top_p", "--top-p", "float", group="generate", metavar="P", needs="generates", uses="sampling",
            help="Draw only among the most probable tokens holding P of the probability (0 < P ≤ 1)."),
-    Option("greedy", "--greedy", "flag", group="generate", needs="generates",
+    Option("greedy", "--greedy", "flag", group="generate", needs="generates", uses="sampling",
            help="Take the most probable token each time (no sampling)."),
-    Option("ignore_eos", "--ignore-eos", "flag", group="generate", needs="generates", tutorial=False,
+    Option("ignore_eos", "--ignore-eos", "flag", group="generate", needs="generates", tutorial=False, uses="generation",
            help="Go on after the end-of-text token (by default it ends the text)."),
 )
 

@@ -109,7 +109,7 @@ def plan(model: str, *, sampling: Any = None, **options: Any) -> Trace:
     numbers computed (and no numpy imported unless embeddings are loaded from a file). With ``sampling`` (a
     :class:`~explain.core.sampling.Sampling`), the generation's steps too."""
     return plan_request(make_request(model, weights=options.pop("weights", None), sampling=sampling, shipped=False,
-                                     **options))
+                                     command="shapes", **options))
 
 
 def plan_request(req: Request) -> Trace:
@@ -252,7 +252,7 @@ def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, t
     if sampling is None:
         sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, seed)
     weights, on_tensor = options.pop("weights", None), options.pop("on_tensor", None)
-    req = make_request(model, weights=weights, sampling=sampling, **options)
+    req = make_request(model, weights=weights, sampling=sampling, command="generate", **options)
     if not ignore_eos:
         req = replace(req, sampling=replace(sampling, eos=eos_of(req)))
     return run_request(req, on_tensor)

@@ -19,6 +19,7 @@ from explain.core.config import check_model_name
 from explain.core.errors import UsageError
 from explain.core.options import OPTION
 from explain.core.registry import MODELS, Model, able, quoted
+from explain.core.takes import check_takes
 from explain.engine.backward import Training, check_lr
 from explain.engine.weight_sizes import sizes_from_weights
 
@@ -53,10 +54,12 @@ class Request:
 
 
 def make_request(model: str, *, weights: Any = None, sampling: Any = None, shipped: bool = True,
-                 **options: Any) -> Request:
+                 command: str = "run", **options: Any) -> Request:
     """The request of ``explain.run(model, **options)``: the model's name checked (a one-line UsageError naming the
     nearest model), the weights decided (``shipped``: gpt opens the trained model unless told otherwise,
-    :func:`explain.checkpoints.trained.use_trained`), a checkpoint path opened, and the backward options read."""
+    :func:`explain.checkpoints.trained.use_trained`), a checkpoint path opened, and the backward options read.
+    ``command`` (a name of :data:`explain.core.takes.COMMANDS`) refuses an option it cannot use, in one line."""
+    check_takes(command, options)  # before the name: '--lr' on the lens is wrong whatever the model
     entry = MODELS[check_model_name(model)]
     options = dict(options)
     if shipped:

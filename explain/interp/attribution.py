@@ -173,7 +173,7 @@ def attribute(model: str, word: str, vs: str | None = None, *, position: int | N
     """Run ``model`` with :func:`explain.engine.api.run`'s options and attribute logit ``word`` (minus logit ``vs``) at
     ``position`` (default: the last position where ``word`` is the next token of the text, else the last;
     :func:`~explain.interp.stream.read_position`) to the parts of the final residual."""
-    req = request_for(model, options, "attribution")
+    req = request_for(model, options, "attribution", "attribute")
     tok = tokenizer_of(req)
     w = word_id(word, tok)
     v = word_id(vs, tok, "--vs") if vs is not None else None

@@ -138,7 +138,7 @@ def lens(model: str, word: str | None = None, *, position: int | None = None, **
     logit lens, and summarise it for ``word`` (one token of the vocabulary: for byte-level BPE with its leading
     space, ``' Paris'``) at ``position`` (default: the last position where ``word`` is the next token of the text,
     else the last; :func:`~explain.interp.stream.read_position`)."""
-    req = request_for(model, options, "the logit lens")  # refused before the run, in one line
+    req = request_for(model, options, "the logit lens", "lens")  # refused before the run, in one line
     word_id_ = word_id(word, tokenizer_of(req)) if word is not None else None
     trace = run_request(req)
     pos, note = read_position(trace, word_id_, position, word or "")

@@ -199,7 +199,7 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
 
 def prepare(model: str, text: str, corrupt: str, word: str, vs: str, **options: Any) -> Runs:
     """Run the clean and the corrupted text (the same number of tokens), with ``word`` and ``vs`` one token each."""
-    return runs_of(make_request(model, text=text, **options), corrupt, word, vs)
+    return runs_of(make_request(model, text=text, command="patch", **options), corrupt, word, vs)
 
 
 def runs_of(req: Request, corrupt: str, word: str, vs: str) -> Runs:

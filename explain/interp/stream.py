@@ -148,12 +148,12 @@ def read_position(trace: Trace, word: int | None, position: int | None, label: s
                  "--position chooses another")
 
 
-def request_for(model: str, options: dict[str, Any], what: str) -> Request:
+def request_for(model: str, options: dict[str, Any], what: str, command: str) -> Request:
     """The request of ``what``'s run (the logit lens, attribution): one text, the model's name checked and a
     checkpoint opened once (:func:`explain.engine.ask.make_request`), a model whose stream is not a sum refused
-    before anything runs."""
+    before anything runs; an option ``command`` (lens, attribute) cannot use is refused (:mod:`explain.core.takes`)."""
     check_one_text(options, what)
-    req = make_request(model, **options)
+    req = make_request(model, command=command, **options)
     check_entry(req.model)
     return req
 
