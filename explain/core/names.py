@@ -257,27 +257,19 @@ def pair_scope(a: int, b: int) -> str:
 @dataclass(frozen=True)
 class StepName:
     """A step name taken apart (:func:`step_name`): ``gen.2.decoder.blocks.3.cross_attn.q`` is new token 2,
-    stack ``decoder``, block 3, sublayer ``cross_attn``, leaf ``q``."""
+    stack ``decoder``, block 3, sublayer ``cross_attn``, leaf ``q``, path ``attn.q``."""
 
     new_token: int | None  # the new token of a generation the step belongs to (gen.N.), or None
     stack: str  # the scopes in front of its block or path (an encoder-decoder's stack, lens, patch), or ""
     block: int | None  # the block it lies in (blocks.N.), or None
     sublayer: str  # the scopes between the block (or stack) and the leaf: attn, mlp.experts, pairs.0_3, or ""
     leaf: str  # its last part: q, ln1, logits
-
-    @property
-    def path(self) -> str:
-        """Sublayer and leaf as the notation names them: a decoder's self_attn and cross_attn are attention
-        (``attn.q``, ``attn_out``) and a word pair's numbers are dropped (``pairs.parts``)."""
-        parts = ["attn" if p in _ATTENTIONS else p for p in self.sublayer.split(".") if p]
-        if parts[:1] == [PAIRS] and len(parts) > 1:
-            del parts[1]
-        leaf = next(("attn_out" for a in _ATTENTIONS if self.leaf == f"{a}_out"), self.leaf)
-        return ".".join([*parts, leaf])
+    path: str  # sublayer and leaf as the notation names them: a decoder's self_attn and cross_attn are attention
+    # (attn.q, attn_out) and a word pair's numbers are dropped (pairs.parts)
 
 
 def step_name(name: str) -> StepName:
-    """``name`` taken apart into its new token, stack, block, sublayer and leaf."""
+    """``name`` taken apart into its new token, stack, block, sublayer, leaf and path."""
     rest = param_name(name)
     found = block_of(rest)
     if found is not None:
@@ -290,7 +282,11 @@ def step_name(name: str) -> StepName:
             i += 1
         stack, block, path = ".".join(parts[:i]), None, ".".join(parts[i:])
     sublayer, _, leaf = path.rpartition(".")
-    return StepName(gen_number(name), stack, block, sublayer, leaf or rest.rpartition(".")[2])
+    scopes = ["attn" if p in _ATTENTIONS else p for p in sublayer.split(".") if p]
+    if scopes[:1] == [PAIRS] and len(scopes) > 1:
+        del scopes[1]
+    read = next(("attn_out" for a in _ATTENTIONS if leaf == f"{a}_out"), leaf)
+    return StepName(gen_number(name), stack, block, sublayer, leaf or rest.rpartition(".")[2], ".".join([*scopes, read]))
 
 
 @dataclass(frozen=True)
@@ -308,11 +304,10 @@ class On:
     new_token: bool = False
 
     def matches(self, step: StepName) -> bool:
+        if step.path != self.path and (isinstance(self.path, str) or step.path not in self.path):
+            return False  # the path first: it tells most rows apart
         if self.new_token != (step.new_token is not None) or self.stack not in (None, step.stack):
             return False
         if isinstance(self.block, bool):
-            if self.block != (step.block is not None):
-                return False
-        elif self.block is not None and step.block != self.block:
-            return False
-        return step.path in ((self.path,) if isinstance(self.path, str) else self.path)
+            return self.block == (step.block is not None)
+        return self.block is None or step.block == self.block

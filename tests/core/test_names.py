@@ -115,9 +115,9 @@ def test_a_step_name_taken_apart() -> None:
     assert (s.new_token, s.stack, s.block, s.sublayer, s.leaf) == (2, "decoder", 3, "cross_attn", "q")
     assert s.path == "attn.q"  # a decoder's cross- and self-attention are attention to the notation
     assert names.step_name("decoder.blocks.0.self_attn_out").path == "attn_out"
-    assert names.step_name("blocks.1.mlp.experts.pre") == names.StepName(None, "", 1, "mlp.experts", "pre")
-    assert names.step_name("decoder.embed") == names.StepName(None, "decoder", None, "", "embed")
-    assert names.step_name("logits") == names.StepName(None, "", None, "", "logits")
+    assert names.step_name("blocks.1.mlp.experts.pre") == names.StepName(None, "", 1, "mlp.experts", "pre", "mlp.experts.pre")
+    assert names.step_name("decoder.embed") == names.StepName(None, "decoder", None, "", "embed", "embed")
+    assert names.step_name("logits") == names.StepName(None, "", None, "", "logits", "logits")
     assert names.step_name("attn.scores").path == "attn.scores" and names.step_name("attn.scores").block is None
     assert names.step_name(names.pair_scope(0, 3) + ".parts").path == "pairs.parts"
     assert names.step_name("tokenizer.piece3.merge2").leaf == "merge2"  # a name no row is for: its leaf is its symbol
