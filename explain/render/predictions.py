@@ -30,6 +30,13 @@ def joined(labels: list[str], sep: str) -> str:
                       text)
 
 
+def running_text(labels: list[str], sep: str) -> str:
+    """Tokens' labels as the text they make, spaces as spaces: the running text of a generation reads as a
+    sentence (and as a decoder writes it), in the TUI's header and in ``--plain`` alike; a table of tokens keeps
+    ``␣`` where it matters which token a space belongs to. ``⏎`` stays visible: the text is one line."""
+    return joined(labels, sep).replace("␣", " ")
+
+
 def predictions_view(p: Predictions, title: bool = True) -> Group:
     """``next after position 3 (happy)``, then rank, token, p, log p; the actual next token marked (and added
     below the top k with its rank when it is not among them)."""
@@ -68,7 +75,7 @@ def repr_token(token: str) -> str:
 def text_so_far(trace: Trace, index: int, batch: int = 0) -> Text | None:
     """On a generation's steps (those of a new token, from the first one on), the text as it stands at step
     ``index``: the prompt, ``▸``, then the tokens drawn at or before that step (``the cat is ▸ machines man``).
-    Byte-level tokens keep their visible whitespace (``␣``, ``⏎``); None on any other step."""
+    Spaces are spaces (:func:`running_text`, as ``--plain`` prints it); None on any other step."""
     gen = trace.generation
     if gen is None or not gen.steps or index >= len(trace):
         return None
@@ -83,8 +90,8 @@ def text_so_far(trace: Trace, index: int, batch: int = 0) -> Text | None:
 
     sep = "" if any("␣" in t for t in vocab[:2000]) else " "
     drawn = [int(trace[n].output[batch, 0]) for n in gen.steps if trace[n].index <= index]
-    text = Text.assemble(("text so far: ", "dim"), joined([label(i) for i in gen.prompt[batch]], sep), " ▸ ",
-                         (joined([label(i) for i in drawn], sep), "bold green"))
+    text = Text.assemble(("text so far: ", "dim"), running_text([label(i) for i in gen.prompt[batch]], sep), " ▸ ",
+                         (running_text([label(i) for i in drawn], sep), "bold green"))
     if not drawn:
         text.append("(nothing drawn yet)", "dim")
     return text
@@ -103,8 +110,8 @@ def generation_view(trace: Trace) -> Group:
     for b, ids in enumerate(generated_ids(trace)):
         # byte-level BPE labels carry their own spaces (␣); the word-level tokenizer's words need one between
         sep = "" if any("␣" in t for t in vocab[:2000]) else " "
-        prompt = joined([label(i) for i in gen.prompt[b]], sep).replace("␣", " ")
-        new = joined([label(i) for i in ids], sep).replace("␣", " ")
+        prompt = running_text([label(i) for i in gen.prompt[b]], sep)
+        new = running_text([label(i) for i in ids], sep)
         parts.append(Text.assemble((prompt + sep, ""), (new, "bold green")))
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
         for col in ("new", "token", "id", "p (drawn from)", "how"):

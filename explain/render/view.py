@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from explain.core.names import gen_number
+from explain.ops.base import num
 from explain.render.colour import SCALE_MODES, SCALE_NAMES
 from explain.trace import Step, Trace
 from explain.trace.slices import full_index, lead_shape, matrix_shape, split_index
@@ -83,6 +85,26 @@ class View:
         """This view on the cell ``index`` of the current step's output."""
         lead, cell = split_index(self.step, index)
         return replace(self, lead=lead, cell=cell).clamped()
+
+    def top(self) -> tuple[View, str]:
+        """The cursor on its row's drawn token (``f``) when the step is a generated token's pass over the
+        vocabulary, else on the row's largest value (a vocabulary's most probable word: a 49,152-word row opens
+        at token 0, the answer far off screen); and what it says."""
+        v = self.clamped()  # the slice fits the step, so the matrix is 2-D
+        mat = v.matrix()
+        if mat is None or mat.size == 0 or mat.dtype.kind not in "iuf":
+            return v, "no values to look for on this step"
+        row = mat[v.cell[0]]
+        vocab = v.trace.labels.get("vocab") or []
+        words = v.step.axes[-1:] == ("vocab",) and len(vocab) == row.shape[-1]
+        gen, n, axes = v.trace.generation, gen_number(v.step.name), v.step.axes
+        if words and gen is not None and n is not None and n < len(gen.steps) and gen.steps[n] in v.trace:
+            batch = v.lead[axes.index("batch")] if "batch" in axes[:len(v.lead)] else 0
+            col = int(v.trace[gen.steps[n]].output[batch, 0])
+            return replace(v, cell=(v.cell[0], col)), f"the token drawn here: {col} '{vocab[col]}'"
+        col = int(row.argmax())
+        what = f"the most probable word: {col} '{vocab[col]}'" if words else f"the row's largest value: column {col}"
+        return replace(v, cell=(v.cell[0], col)), f"{what} = {num(float(row[col]), v.precision)}"
 
     def turn(self, axis: int, delta: int) -> View:
         """The next (delta=1) or previous slice along leading axis ``axis`` (negative counts from the last)."""

@@ -113,6 +113,7 @@ KEYS: list[Key] = [
     Key("J,pagedown", "page(1, 0)", "pan", "Pan down a window", "Cell", "J", group="pan"),
     Key("K,pageup", "page(-1, 0)", "pan", "Pan up a window", "Cell", "K", group="pan"),
     Key("L", "page(0, 1)", "pan", "Pan right a window", "Cell", group="pan"),
+    Key("f", "top", "top", "Cursor to the row's largest value: the most probable word (the drawn one on a new token)", "Cell"),
     # the app's action, so the step screen's files stay the house rewrite's (issue 23); last: the footer keeps
     # its order at every width
     Key("M", "app.model_map", "map", "The model map: embed → blocks → logits, this step lit; Enter jumps",

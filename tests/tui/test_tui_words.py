@@ -1,6 +1,7 @@
 """No token id without its word (issue 26, defect 2): on the generation, prediction and target screens every id
 is written with its word (grids of ids, the filters' and the draw's drill-downs, the predictions), and the
-generation's steps show the text so far; byte-level tokens keep their visible whitespace (␣) and the raw id.
+generation's steps show the text so far; byte-level tokens keep their visible whitespace (␣) and the raw id in
+tables, while the running text writes spaces as spaces, as ``--plain`` does (issue 42 item 12).
 
 An id in a line of text is ``id 20 (starts)`` or ``'starts' (id 20)``, in a table ``20 starts``; :data:`BARE` finds one written
 without its word, which is what this test forbids."""
@@ -18,7 +19,7 @@ from rich.console import Console
 
 import explain
 from explain.core.errors import ExplainError
-from explain.render.predictions import predictions_view, text_so_far
+from explain.render.predictions import generation_view, predictions_view, text_so_far
 from explain.render.step import explanation_view, id_words, step_output
 from explain.report.predict import predictions
 from explain.tui.app import ExplainApp
@@ -111,11 +112,19 @@ def test_text_so_far_grows_one_token_per_draw(runs):
 
 
 def test_byte_level_text_keeps_visible_whitespace_and_ids(runs):
+    """The running text (the TUI's header) writes GPT-2's spaces as spaces, exactly as --plain's generation
+    line does: on the old code the header said 'The␣cat ▸ ␣…' beside --plain's 'The cat …'. The token tables
+    keep ␣ and the raw id."""
     trace = runs["byte-level"]
     vocab = trace.labels["vocab"]
     drawn = [vocab[int(trace[n].output[0, 0])] for n in trace.generation.steps]
     assert all(word.startswith("␣") for word in drawn)  # GPT-2's words carry their leading space
-    assert text_so_far(trace, len(trace) - 1).plain == "text so far: The␣cat ▸ " + "".join(drawn)
+    header = text_so_far(trace, len(trace) - 1).plain
+    assert header == "text so far: The cat ▸ " + "".join(drawn).replace("␣", " ")
+    console = Console(file=io.StringIO(), width=400, color_system=None)
+    console.print(generation_view(trace))
+    line = console.file.getvalue().splitlines()[1]  # --plain's text: the prompt, then the new tokens
+    assert line.rstrip() == header.removeprefix("text so far: ").replace(" ▸ ", "", 1).rstrip()  # byte-level: no sep
     first = int(trace["gen.0.next"].output[0, 0])
     assert f"{first} {vocab[first]}" in plain(step_output(trace, trace["gen.0.next"]))  # the raw id kept
     assert "⏎" in vocab[:256] and "\n" not in vocab[:256]  # the newline byte is visible, never a line break

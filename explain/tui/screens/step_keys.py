@@ -1,10 +1,14 @@
-"""StepKeys: the step screen's keys whose work is the Controller's (G r e x X o / g m y A P W E), one explicit
+"""StepKeys: the step screen's keys whose work is the Controller's (G r e x X o / g m y A P W E), and ``f``
+(a pure move of the view, here for room: the screen's module is full), one explicit
 ``action_*`` each. Explicit, not forwarded by attribute lookup (issue 38): Textual, the reader and a test
 can see every action the screen has, and a key without its action fails a test, not a student. Also the name of the
 screen's picture (``c``, the app's :func:`explain.tui.picture.save_picture`): the step's."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from explain.render.view import View
 from explain.tui.controller import Controller
 
 
@@ -12,6 +16,12 @@ class StepKeys:
     """The Controller's keys as the step screen's actions; the screen sets ``controller``."""
 
     controller: Controller
+    view: View
+    notify: Any  # the screen's own (Textual's Screen.notify)
+
+    def action_top(self) -> None:
+        self.view, said = self.view.top()
+        self.notify(said, timeout=3)
 
     def action_generate(self) -> None:
         self.controller.generate()
