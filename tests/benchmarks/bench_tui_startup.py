@@ -12,7 +12,13 @@ sources on every launch while Textual loads bytecode, which measures the checkou
 benchmark compiles the explain package once (``compileall``, what pip does) and launches from a scratch
 directory, so the working directory cannot shadow the installed package.
 
-    python tests/benchmarks/bench_tui_startup.py [RUNS | --quick]
+    python tests/benchmarks/bench_tui_startup.py [RUNS] [--before DIR] [--instructions] | --quick
+
+``--before DIR`` compares with another checkout (a worktree of the commit before, for the 5 % rule): its
+``explain`` runs from DIR (on PYTHONPATH, as this checkout's does then), interleaved with this checkout's and
+the minimal app in one run. ``--instructions`` counts instructions instead of timing: each program runs once
+under ``valgrind --tool=callgrind`` (PYTHONHASHSEED=0, one BLAS thread), whose count of the whole process is
+the same from run to run, so it compares two commits on a loaded machine where wall-clock medians are noise.
 
 ``--quick`` (CI: tests/house/test_benchmarks.py) launches each program once, with no warm-up and no
 compileall, and asserts no target: it checks the benchmark still runs.
@@ -133,44 +139,85 @@ class Terminal:
         self.wait_exit()
 
 
-def compile_package() -> None:
-    """Bytecode for the explain package, as ``pip install`` writes it."""
+def compile_package(roots: list[Path] | None = None) -> None:
+    """Bytecode for the explain package of each checkout in ``roots`` (by default the one installed), as
+    ``pip install`` writes it."""
     import compileall
     import importlib.util
 
-    spec = importlib.util.find_spec("explain")
-    for folder in spec.submodule_search_locations or []:
+    folders = [root / "explain" for root in roots] if roots else \
+        importlib.util.find_spec("explain").submodule_search_locations or []
+    for folder in folders:
         compileall.compile_dir(folder, quiet=1)
 
 
-def time_to_exit(argv: list[str]) -> float:
-    term = Terminal(argv, env={EXIT_ENV: "1"})
-    seconds = term.wait_exit()
+def launch(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """One launch to its exit: the seconds to the exit and to the first frame. A launch that fails or draws
+    nothing ends the benchmark."""
+    term = Terminal(argv, env={EXIT_ENV: "1", **(env or {})})
+    seconds = term.wait_exit(600)
     if term.proc.returncode != 0 or not term.frames:
         raise SystemExit(f"{argv} failed (exit {term.proc.returncode}, {len(term.frames)} frames)")
-    return seconds
+    return seconds, term.frames[0] - term.started
 
 
-def main(runs: int = 15, quick: bool = False) -> None:
-    explain_cmd = [PYTHON, "-m", "explain"]
-    minimal_cmd = [PYTHON, "-c", MINIMAL_APP]
+def instructions(argv: list[str], env: dict[str, str] | None = None) -> int:
+    """The instructions the whole process executes (callgrind's total), launch to exit."""
+    with tempfile.NamedTemporaryFile(suffix=".callgrind") as out:
+        launch(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", *argv],
+               {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", **(env or {})})
+        totals = [line for line in Path(out.name).read_text().splitlines() if line.startswith("totals:")]
+    return int(totals[0].split()[1])
+
+
+def main(runs: int = 15, quick: bool = False, before: Path | None = None, count: bool = False) -> None:
+    programs = {"explain (default walkthrough)": ([PYTHON, "-m", "explain"], {})}
+    if before is not None:  # both checkouts from their own folder, the same way
+        programs = {"explain, this checkout": ([PYTHON, "-m", "explain"], {"PYTHONPATH": str(ROOT)}),
+                    f"explain, {before}": ([PYTHON, "-m", "explain"], {"PYTHONPATH": str(before)})}
+    programs["minimal Textual app"] = ([PYTHON, "-c", MINIMAL_APP], {})
     if not quick:
-        compile_package()
-        for cmd in (explain_cmd, minimal_cmd):  # warm the file cache
-            time_to_exit(cmd)
-    ours, minimal = [], []
-    for _ in range(runs):
-        ours.append(time_to_exit(explain_cmd))
-        minimal.append(time_to_exit(minimal_cmd))
-    a, b = statistics.median(ours), statistics.median(minimal)
-    print(f"launch → first frame → exit, median of {runs} runs each, 120×40 pty")
-    print(f"  explain (default walkthrough): {a * 1000:7.1f} ms  (min {min(ours) * 1000:.1f})")
-    print(f"  minimal Textual app:           {b * 1000:7.1f} ms  (min {min(minimal) * 1000:.1f})")
-    print(f"  ratio: {a / b:.2f}×  (target ≤ 1.5×)")
+        compile_package(None if before is None else [ROOT, before])
+    if count:
+        counted = {name: instructions(argv, env) for name, (argv, env) in programs.items()}
+        base = counted["minimal Textual app"]
+        print("instructions, launch → first frame → exit (callgrind, whole process, 120×40 pty)")
+        for name, n in counted.items():
+            print(f"  {name:32s} {n / 1e6:9.1f} M  ({n / base:.2f}× the minimal app)")
+        if before is not None:
+            a, b = list(counted.values())[:2]
+            print(f"  this checkout / before: {a / b:.4f} ({(a / b - 1) * 100:+.2f} %)")
+        return
+    if not quick:
+        for argv, env in programs.values():  # warm the file cache
+            launch(argv, env)
+    walls: dict[str, list[float]] = {name: [] for name in programs}
+    firsts: dict[str, list[float]] = {name: [] for name in programs}
+    for _ in range(runs):  # interleaved, so a change of load touches every program alike
+        for name, (argv, env) in programs.items():
+            wall, first = launch(argv, env)
+            walls[name].append(wall)
+            firsts[name].append(first)
+    base = statistics.median(walls["minimal Textual app"])
+    print(f"launch → first frame → exit, median of {runs} runs each (interleaved), 120×40 pty")
+    for name in programs:
+        w, f = statistics.median(walls[name]), statistics.median(firsts[name])
+        print(f"  {name:32s} {w * 1000:7.1f} ms  (min {min(walls[name]) * 1000:.1f}; first frame at "
+              f"{f * 1000:.1f})  ratio {w / base:.2f}×")
+    if before is not None:
+        a, b = (statistics.median(w) for w in list(walls.values())[:2])
+        print(f"  this checkout / before: {a / b:.3f} ({(a / b - 1) * 100:+.1f} %)")
+    print("  target: explain ≤ 1.5× the minimal app")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--quick"]:
-        main(1, quick=True)
-    else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="each program once, no target (CI)")
+    parser.add_argument("--before", type=Path, help="a checkout of the commit before, compared in the same run")
+    parser.add_argument("--instructions", action="store_true", help="count instructions under callgrind")
+    args = parser.parse_args()
+    main(1 if args.quick else args.runs, args.quick, args.before.resolve() if args.before else None,
+         args.instructions)
