@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from explain.checkpoints.open import open_checkpoint
 from explain.checkpoints.protocol import Checkpoint
 from explain.checkpoints.trained import use_trained
 from explain.core.config import check_model_name
@@ -84,6 +83,8 @@ def open_for(entry: Model, checkpoint: str | os.PathLike | Checkpoint) -> Checkp
     if not entry.uses("checkpoint"):
         raise UsageError(f"--checkpoint loads a pretrained model; use {quoted(able('checkpoint'))}, not '{entry.name}'")
     if isinstance(checkpoint, (str, os.PathLike)):
+        from explain.checkpoints.open import open_checkpoint  # lazy: the readers only with --checkpoint
+
         checkpoint = open_checkpoint(str(checkpoint))
     if checkpoint.model != entry.name:
         raise UsageError(f"checkpoint '{checkpoint.path}' holds a '{checkpoint.model}' model, not a '{entry.name}'; "

@@ -21,7 +21,6 @@ from explain.core.options import OPTION
 from explain.core.padding import PAD, ignore_padding, needs_padding, pad_labels, pad_right
 from explain.core.registry import MODELS, quoted, users
 from explain.core.words import BOS, EOS, Tokenizer, split_words
-from explain.io.array_files import file_kind, read_embeddings
 
 
 def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
@@ -46,6 +45,8 @@ def check_embeddings(arr: Any, source: str = "the embeddings") -> Any:
 
 def numpy_file_kind(path: Path) -> str:
     """'npy', 'npz', 'pickle' or 'other', from the file's first bytes (see :func:`explain.io.array_files.file_kind`)."""
+    from explain.io.array_files import file_kind  # lazy: zipfile and the array readers only for a file of arrays
+
     return file_kind(path)
 
 
@@ -53,6 +54,8 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
     """A 2-D float array (T, d) from .npy, .npz (one array, or one called 'embeddings'), .json or .csv, read
     by :mod:`explain.io.readers` (declared sizes checked first, pickles refused) and checked here; ``what`` names
     the array in messages (the embeddings, or a gradient/target given for the backward pass)."""
+    from explain.io.array_files import read_embeddings  # lazy: zipfile and the array readers only for a file of arrays
+
     return check_embeddings(read_embeddings(path, what), f"the {what} in '{path}'")
 
 

@@ -18,8 +18,6 @@ import numpy as np
 
 from explain.core.errors import WeightsError
 from explain.core.shape_rules import fmt_shape
-from explain.io.array_files import file_kind, npz_headers, read_npz
-from explain.io.atomic import atomic_write
 from explain.io.paths import check_output
 from explain.io.readers import PICKLED, regular_file
 from explain.trace import ParamSpec
@@ -69,6 +67,8 @@ def save_params(params: dict[str, np.ndarray], path: str | Path, force: bool = F
     (:mod:`explain.io.atomic`: the old file or the new one, whole, whatever happens). Without ``force`` nothing
     existing is replaced, not even a file (or link) that appeared at ``path`` since the caller looked.
     Returns the file written."""
+    from explain.io.atomic import atomic_write  # lazy: the atomic writer (ctypes, signals) only when saving
+
     target = check_output(path, force, example="params.npz")
     with atomic_write(target, force=force) as f:
         np.savez(f, **params)
@@ -82,6 +82,8 @@ def load_params(path: str | Path, specs: dict[str, ParamSpec]) -> dict[str, np.n
     """Read a .npz of parameters and check it against the model: every key present, none extra, every shape
     right, every value finite. The archive's headers are checked against ``specs`` before any array is read
     (a zip bomb or a header claiming a huge shape is refused at once); pickled arrays are refused."""
+    from explain.io.array_files import file_kind, npz_headers, read_npz  # lazy: zipfile only for a file
+
     p = regular_file(path, "weights file", WEIGHTS_FIX, WeightsError)
     kind = file_kind(p)
     if kind == "pickle":

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
 import threading
 from pathlib import Path
@@ -56,7 +55,7 @@ def discard_all() -> int:
 
 def temp_name(name: str) -> str:  # the target's name kept (60 bytes): a leftover says what it was
     short = name.encode()[:60].decode(errors="ignore")
-    return f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{short}"
+    return f"{PREFIX}{os.getpid()}-{os.urandom(4).hex()}-{short}"  # secrets.token_hex's bytes, without its import (hmac, hashlib)
 
 
 def _alive(pid: int) -> bool:

@@ -12,10 +12,8 @@ Callers pass the error class to raise (:class:`~explain.core.errors.InputError` 
 
 from __future__ import annotations
 
-import csv
 import errno
 import io
-import json
 import os
 import stat
 from pathlib import Path
@@ -85,6 +83,8 @@ def _whole(s: str) -> int:
 def parse_json(text: str, where: str, fix: str, error: ErrorType = InputError) -> Any:
     """A JSON document from text; errors name ``where`` and the line. Numbers with more than MAX_DIGITS digits
     and nesting deeper than the interpreter's recursion limit are refused, not crashed on."""
+    import json  # lazy: json only for a JSON file (not on the start-up path)
+
     try:
         return json.loads(text, parse_int=_whole)
     except json.JSONDecodeError as exc:
@@ -103,6 +103,8 @@ def read_json(path: str | Path, what: str, fix: str, error: ErrorType = InputErr
 
 def read_csv(path: str | Path, what: str, fix: str, error: ErrorType = InputError) -> list[list[float]]:
     """Rows of numbers from a CSV file (empty lines skipped); a bad cell is named with its line."""
+    import csv  # lazy: csv only for a CSV file (not on the start-up path)
+
     text = read_text(path, what, fix, error)
     rows: list[list[float]] = []
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -151,6 +153,8 @@ def nested_numbers(value: Any, where: str, fix: str, error: ErrorType = InputErr
             if isinstance(x, bool) or not isinstance(x, (int, float)):
                 kind = {bool: "a boolean", str: "a string", dict: "an object", type(None): "null"}.get(type(x),
                                                                                                      type(x).__name__)
+                import json  # lazy: json only for a JSON file (not on the start-up path)
+
                 raise error(f"{where} holds {kind} ({json.dumps(x)[:30]}) where a number belongs; {fix}")
         return tuple(shape)
 

@@ -8,11 +8,10 @@ name without the number (``attention-without-weights``), or by its number (``1``
 from __future__ import annotations
 
 import difflib
-import importlib.resources
 import re
 import tomllib
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import explain
 from explain.core.limits import MAX_TEXT_BYTES
@@ -22,12 +21,23 @@ from explain.tutorial.errors import Source, TutorialError, TutorialNotFound
 from explain.tutorial.parser import parse
 from explain.tutorial.schema import Tutorial
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 _NUMBERED = re.compile(r"^(\d+)-(.+)$")
 
 
 def tutorial_dirs() -> list[Traversable]:
-    """Where shipped tutorials may be, in order: the wheel's ``explain/_tutorials``, the repo's ``tutorials/``."""
-    out: list[Traversable] = [importlib.resources.files("explain") / "_tutorials"]
+    """Where shipped tutorials may be, in order: the wheel's ``explain/_tutorials``, the repo's ``tutorials/``.
+    An installed package is a folder, read as one; only a package inside an archive needs importlib.resources
+    (which imports zipfile, tempfile and shutil: start-up time for nothing otherwise)."""
+    package = Path(explain.__file__).parent
+    if package.is_dir():
+        out: list[Traversable] = [package / "_tutorials"]
+    else:
+        import importlib.resources  # lazy: only for a package inside an archive
+
+        out = [importlib.resources.files("explain") / "_tutorials"]
 
     out.append(Path(explain.__file__).resolve().parent.parent / "tutorials")
     return out

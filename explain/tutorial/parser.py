@@ -13,7 +13,6 @@ from explain.core.errors import ExplainError
 from explain.core.limits import MAX_INPUT_BYTES
 from explain.core.options import GENERATION, OPTION
 from explain.core.registry import MODELS
-from explain.io.array_files import file_kind, read_npz
 from explain.io.readers import regular_file
 from explain.tutorial.arrays import to_array
 from explain.tutorial.errors import Source
@@ -301,6 +300,8 @@ class _Parser:
 def _load_npz(path: str, src: Source) -> dict[str, Any]:
     """Parameters from an .npz named by the tutorial (checked against the model when it runs), read by
     :mod:`explain.io.readers`: each member's declared size is checked before it is read."""
+    from explain.io.array_files import file_kind, read_npz  # lazy: zipfile only for a tutorial that names an .npz
+
     fix = "give an .npz written by 'explain params MODEL -o FILE.npz', relative to the tutorial"
     try:
         p = regular_file(path, "weights file", fix)

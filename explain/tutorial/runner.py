@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from explain.checkpoints.cache import present
 from explain.checkpoints.catalogue import CATALOGUE
 from explain.core.errors import ExplainError
 from explain.core.options import OPTIONS
@@ -54,7 +53,11 @@ def to_fetch(tutorial: Tutorial) -> str | None:
     """What opening ``tutorial`` will fetch first, in one line (its ``checkpoint`` names a model of the catalogue
     that is not on this machine yet), or None."""
     entry = CATALOGUE.get(str(tutorial.options.get("checkpoint")))
-    if entry is None or present(entry):
+    if entry is None:
+        return None
+    from explain.checkpoints.cache import present  # lazy: hashing and the atomic writer only for a catalogue model
+
+    if present(entry):
         return None
     return (f"this tutorial runs {entry.title} ('{entry.name}' of explain models), not on this machine yet: "
             f"fetching it first, once ({entry.download / 1e6:,.0f} MB); after that it opens with no network")
