@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from explain.core.registry import DEFAULT_MODEL
+from explain.core.startup import paused_collection
 
 
 def first_tutorial() -> Any:
@@ -32,15 +33,16 @@ def first_tutorial() -> Any:
 
 def open_default() -> None:
     """Run the first tutorial and open it in the TUI, in tutorial mode."""
-    tutorial = first_tutorial()
-    if tutorial is not None:
-        from explain.tutorial import run_tutorial  # lazy: engine not loaded for --help
+    with paused_collection():  # numpy, the engine and a tiny run: start-up objects (explain.core.startup)
+        tutorial = first_tutorial()
+        if tutorial is not None:
+            from explain.tutorial import run_tutorial  # lazy: engine not loaded for --help
 
-        trace = run_tutorial(tutorial)
-    else:
-        from explain.engine.api import run  # lazy: engine not loaded for --help
+            trace = run_tutorial(tutorial)
+        else:
+            from explain.engine.api import run  # lazy: engine not loaded for --help
 
-        trace = run(DEFAULT_MODEL)
+            trace = run(DEFAULT_MODEL)
     from explain.commands.run import show  # lazy: as the engine above
 
     show(trace, {}, tutorial=tutorial)  # a pipe gets the --plain listing

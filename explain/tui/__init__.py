@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from explain.core.startup import paused_collection
+
 
 def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None = None,
                start: str | None = None, pick: bool = False, cell: tuple[int, ...] | None = None,
@@ -18,9 +20,12 @@ def open_trace(trace: Any, tutorial: Any = None, options: dict[str, Any] | None 
     the step to open on (the first by default), ``cell`` the cell of it; ``pick`` opens the tutorial picker over
     it first; ``then`` names a key's action to run as it opens (``lens``: the logit lens screen); ``stop`` the
     tutorial's stop to open on (0-based)."""
-    from explain.tui.app import ExplainApp  # lazy: screen loaded on first use
+    with paused_collection():  # Textual's modules and ours: long-lived objects the collector need not scan
+        from explain.tui.app import ExplainApp  # lazy: screen loaded on first use
 
-    ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick, cell=cell, then=then, stop=stop).run()
+        app = ExplainApp(trace, tutorial=tutorial, options=options, start=start, pick=pick, cell=cell, then=then,
+                         stop=stop)
+    app.run()
 
 
 __all__ = ["open_trace"]
