@@ -16,11 +16,7 @@ def source_of(model: str | None, checkpoint: str | None) -> tuple[object | None,
     """The tokenizer a run of ``model`` reads text with (an opened checkpoint, or None for explain's word
     tokenizer) and how messages name it: gpt's default is the trained model that ships with explain."""
     from explain.checkpoints.trained import use_trained  # lazy: the engine loads when the command runs
-    from explain.core.config import check_model_name  # lazy: as above
-    from explain.core.registry import (
-        DEFAULT_MODEL,  # lazy: as above
-        MODELS,  # lazy: as above
-    )
+    from explain.core.registry import DEFAULT_MODEL, check_model_name  # lazy: as above
     from explain.engine.ask import open_for  # lazy: as above
 
     opened = None
@@ -28,12 +24,12 @@ def source_of(model: str | None, checkpoint: str | None) -> tuple[object | None,
         from explain.checkpoints.open import open_checkpoint  # lazy: the readers load only for a checkpoint
 
         opened = open_checkpoint(checkpoint)
-    model = check_model_name(model or (opened.model if opened is not None else DEFAULT_MODEL))
+    entry = check_model_name(model or (opened.model if opened is not None else DEFAULT_MODEL))
     options: dict = {"checkpoint": opened if opened is not None else checkpoint}
-    use_trained(options, None, model)
+    use_trained(options, None, entry)
     if options.get("checkpoint") is None:
-        return None, f"explain's word tokenizer ('{model}' has no trained tokenizer)"
-    ck = open_for(MODELS[model], options["checkpoint"])
+        return None, f"explain's word tokenizer ('{entry.name}' has no trained tokenizer)"
+    ck = open_for(entry, options["checkpoint"])
     return ck, f"{ck.name} '{ck.path}'"
 
 

@@ -8,7 +8,6 @@ build and validate configs at click's speed.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -16,7 +15,7 @@ from explain.core.errors import ConfigError, UsageError
 from explain.core.latent import Latent, check_latent
 from explain.core.moe import check_moe
 from explain.core.options import OPTION, check_cap, flag
-from explain.core.registry import DEFAULT_MODEL, MODELS, Model, quoted, users
+from explain.core.registry import DEFAULT_MODEL, MODELS, Model, check_model_name, entry, quoted, users
 from explain.core.window import SLIDING, check_window, layer_kinds
 
 
@@ -156,21 +155,12 @@ class Config:
     def spec(self) -> Model:
         """The model's registry entry (its capabilities, forward, loss): ``model`` is a name validated when the
         config was made, so this is the one place a config's name becomes its entry."""
-        return MODELS[self.model]
+        return entry(self.model)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["d_head"], d["d_ff"], d["d_out"] = self.head_dim, self.ff_dim, self.out_dim
         return d
-
-
-def check_model_name(model: str) -> str:
-    """The model's name, or a UsageError listing the models and the nearest one."""
-    if model in MODELS:
-        return model
-    near = difflib.get_close_matches(model, MODELS, n=1)
-    hint = f"did you mean '{near[0]}'? " if near else ""
-    raise UsageError(f"unknown model '{model}'; {hint}choose one of: {', '.join(MODELS)}")
 
 
 def _divisor_hint(d_model: int, n_heads: int) -> str:
@@ -183,7 +173,7 @@ def _divisor_hint(d_model: int, n_heads: int) -> str:
 def make_config(model: str, **options: Any) -> Config:
     """A validated Config for ``model`` with the per-model defaults, overridden by the given options
     (options that are None are left at their defaults)."""
-    return config_for(MODELS[check_model_name(model)], **options)
+    return config_for(check_model_name(model), **options)
 
 
 def config_for(entry: Model, **options: Any) -> Config:

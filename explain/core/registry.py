@@ -36,10 +36,12 @@ A test that registers a toy model this way (``tests/models/test_toy_model.py``) 
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
+from explain.core.errors import UsageError
 from explain.core.options import OPTIONS, Option
 
 # What a model can do or has; options and commands ask for these words (Option.needs / lacks / affects).
@@ -184,6 +186,22 @@ MODELS: dict[str, Model] = {m.name: m for m in (
 DEFAULT_MODEL = "gpt"  # the model of a Config made without one, and of `explain` with no tutorial to open
 
 
+def check_model_name(model: str) -> Model:
+    """The entry of the model a user named, or a UsageError listing the models and the nearest one: a run checks
+    its name here once (:func:`explain.engine.ask.make_request`) and carries the entry from then on."""
+    if model in MODELS:
+        return MODELS[model]
+    near = difflib.get_close_matches(model, MODELS, n=1)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    raise UsageError(f"unknown model '{model}'; {hint}choose one of: {', '.join(MODELS)}")
+
+
+def entry(name: str) -> Model:
+    """The entry of a name already checked (a config's: :attr:`explain.core.config.Config.spec`; a name the TUI's
+    form offers from :data:`MODELS`): nothing outside this module indexes :data:`MODELS` by a name."""
+    return MODELS[name]
+
+
 def forward_of(model: Model) -> Any:
     """The model's forward function, imported on first use (the registry itself imports no model code)."""
     module, _, name = model.function.partition(":")
@@ -241,5 +259,5 @@ def options_table() -> str:
     return "\n".join(rows)
 
 
-__all__ = ["CAPABILITIES", "DEFAULT_MODEL", "MODELS", "Model", "NEXT_TOKEN", "able", "forward_of", "option_help", "options_table",
-           "quoted", "users"]
+__all__ = ["CAPABILITIES", "DEFAULT_MODEL", "MODELS", "Model", "NEXT_TOKEN", "able", "check_model_name", "entry",
+           "forward_of", "option_help", "options_table", "quoted", "users"]

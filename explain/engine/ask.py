@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from explain.checkpoints.protocol import Checkpoint
 from explain.checkpoints.trained import use_trained
-from explain.core.config import check_model_name
 from explain.core.errors import UsageError
 from explain.core.options import OPTION
-from explain.core.registry import MODELS, Model, able, quoted
+from explain.core.registry import Model, able, check_model_name, quoted
 from explain.core.takes import check_takes
 from explain.engine.backward import Training, check_lr
 from explain.engine.weight_sizes import sizes_from_weights
@@ -59,10 +58,10 @@ def make_request(model: str, *, weights: Any = None, sampling: Any = None, shipp
     :func:`explain.checkpoints.trained.use_trained`), a checkpoint path opened, and the backward options read.
     ``command`` (a name of :data:`explain.core.takes.COMMANDS`) refuses an option it cannot use, in one line."""
     check_takes(command, options)  # before the name: '--lr' on the lens is wrong whatever the model
-    entry = MODELS[check_model_name(model)]
+    entry = check_model_name(model)
     options = dict(options)
     if shipped:
-        use_trained(options, weights, model, draws=sampling is not None)  # gpt: the trained model unless told
+        use_trained(options, weights, entry, draws=sampling is not None)  # gpt: the trained model unless told
     else:  # explain.plan: a shape-only plan of the model's own sizes, unless a checkpoint is given
         use_trained(options, weights)
     checkpoint = options.pop("checkpoint", None)

@@ -19,7 +19,7 @@ from explain.core.inputs import Inputs, parse_token_ids
 from explain.core.limits import MAX_ABS_VALUE
 from explain.core.options import OPTION
 from explain.core.padding import PAD, ignore_padding, needs_padding, pad_labels, pad_right
-from explain.core.registry import MODELS, quoted, users
+from explain.core.registry import Model, quoted, users
 from explain.core.words import BOS, EOS, Tokenizer, split_words
 
 
@@ -59,11 +59,12 @@ def load_embeddings(path: str, what: str = "embeddings") -> Any:
     return check_embeddings(read_embeddings(path, what), f"the {what} in '{path}'")
 
 
-def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens: str | list[str] | None,
+def prepare(entry: Model, texts: list[str], target: str | list[str] | None, tokens: str | list[str] | None,
             embeddings: Any = None, tokenizer: TextTokenizer | None = None, defaulted: bool = False) -> Inputs:
-    """Tokenize or load the inputs of a run (before the config knows d_vocab), with ``tokenizer`` (a
-    checkpoint's) or the word-level tokenizer over the texts. Several texts (or ``tokens``, one "3,1,4" per
-    sequence) make a batch; sequences of different lengths are right-padded (see :mod:`explain.core.padding`).
+    """Tokenize or load the inputs of a run of ``entry`` (the model's registry entry; before the config knows
+    d_vocab), with ``tokenizer`` (a checkpoint's) or the word-level tokenizer over the texts. Several texts (or
+    ``tokens``, one "3,1,4" per sequence) make a batch; sequences of different lengths are right-padded (see
+    :mod:`explain.core.padding`).
     ``defaulted``: the texts are the model's own, not the user's (messages then say so)."""
     tokens = [tokens] if isinstance(tokens, str) else tokens
     if tokens is not None and not all(t.strip() for t in tokens):
@@ -72,11 +73,10 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
         raise UsageError("give either --text or --tokens, not both")
     if tokens and embeddings is not None:
         raise UsageError("give either --embeddings or --tokens, not both: both set the input")
-    entry = MODELS[model]
     targets = [target] if isinstance(target, str) else list(target or [])
     if targets and not entry.uses("target"):
         raise UsageError(f"--target is for the {quoted(users(OPTION['target']))} model (the decoder's text); "
-                         f"'{model}' has no decoder")
+                         f"'{entry.name}' has no decoder")
     inp = Inputs()
     tok = tokenizer or Tokenizer(list(texts) + targets)
     if embeddings is not None:
@@ -93,7 +93,7 @@ def prepare(model: str, texts: list[str], target: str | list[str] | None, tokens
                              "give one word per row (the words only label the rows)")
         inp.tokens = words or [f"x{i + 1}" for i in range(n)]
         if not entry.uses("embeddings"):
-            raise UsageError(f"'{model}' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
+            raise UsageError(f"'{entry.name}' reads token ids (its loss needs them); use --text or --tokens, not --embeddings")
     elif tokens and len(tokens) == 1:
         ids = parse_token_ids(tokens[0])
         inp.ids = [ids]

@@ -43,7 +43,7 @@ def prepare(req: Request) -> tuple[Config, Inputs]:
         texts = entry.texts
     if target is None:
         target = entry.target
-    inp = prepare_inputs(entry.name, texts, target, specs, embeddings, ck, defaulted)
+    inp = prepare_inputs(entry, texts, target, specs, embeddings, ck, defaulted)
     if inp.embeddings is not None:
         width = int(inp.embeddings.shape[-1])
         if options.get("d_model") is None:

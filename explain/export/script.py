@@ -13,7 +13,6 @@ import unicodedata
 
 from explain import __version__
 from explain.core.options import OPTIONS, flag
-from explain.core.registry import MODELS
 from explain.core.shape_rules import fmt_shape
 from explain.export.layout import comment, statement
 from explain.export.plan import ATOL, RTOL, Export, Given, StepCode
@@ -42,7 +41,7 @@ def run_summary(export: Export) -> list[str]:
     raw = trace.config
     variants = [flag(o.name, getattr(raw, o.name)) if o.type == "bool" else f"{o.flag} {getattr(raw, o.name)}"
                 for o in OPTIONS if o.group == "config" and not o.summary and o.type in ("bool", "int")
-                and o.used_by(MODELS[export.model]) and getattr(raw, o.name) != o.default]
+                and o.used_by(raw.spec) and getattr(raw, o.name) != o.default]
     if variants:  # the model options this run changed (the book's causal, bias-free attention: --causal …)
         lines.append(f"Options: {' '.join(variants)}.")
     labels = trace.labels

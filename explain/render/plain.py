@@ -147,11 +147,8 @@ def _stats(value: Any) -> dict[str, Any]:
 
 def ran_config(trace: Trace) -> dict[str, Any]:
     """The config as it ran: a model that is always causal says ``"causal": true`` though its switch was off."""
-    from explain.core.registry import MODELS  # lazy: only --json reads the registry
-
     cfg = trace.config.to_dict()
-    model = MODELS.get(trace.config.model)
-    if not cfg.get("causal") and model is not None and "always causal" in model.masking:
+    if not cfg.get("causal") and "always causal" in trace.config.spec.masking:
         cfg["causal"] = True
     return cfg
 

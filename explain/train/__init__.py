@@ -22,7 +22,7 @@ from explain.checkpoints.trained import SIZES
 from explain.core.config import Config, make_config
 from explain.core.errors import ConfigError, InputError, UsageError
 from explain.core.limits import MAX_VOCAB
-from explain.core.registry import MODELS
+from explain.core.registry import MODELS, entry
 from explain.core.words import Tokenizer
 from explain.engine.api import estimate, plan
 from explain.engine.memory import check_memory
@@ -87,7 +87,7 @@ def train_model(model: str = "gpt", corpus: str | Path | None = None, output: st
     """Train ``model`` and (with ``output``) save it; returns the config and the result. An earlier checkpoint
     at ``output`` is replaced only with ``force``."""
     settings = settings or Settings()
-    if model not in MODELS or not MODELS[model].can("trains"):  # its untraced kernels are GPT-2's (step.py)
+    if model not in MODELS or not entry(model).can("trains"):  # its untraced kernels are GPT-2's (step.py)
         able = ", ".join(f"'{m.name}'" for m in MODELS.values() if m.can("trains"))
         raise UsageError(f"explain train trains a model it can save as a GPT-2 folder: use {able}, not '{model}'")
     out = check_output(output, force, corpus) if output is not None else None  # before training: ~ expanded, refusals in one line

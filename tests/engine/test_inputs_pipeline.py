@@ -9,10 +9,12 @@ import pytest
 
 from explain.checkpoints.protocol import TextTokenizer
 from explain.core.errors import InputError
+from explain.core.registry import check_model_name
 from explain.core.words import Tokenizer
 from explain.engine.api import plan
 from explain.engine.prepare import prepare
 
+GPT = check_model_name("gpt")
 TINY = Path(__file__).resolve().parents[1] / "data" / "gpt2_tiny"
 
 
@@ -61,25 +63,25 @@ def test_checkpoint_is_a_tokenizer() -> None:
 
     ck = open_checkpoint(TINY)
     assert isinstance(ck, TextTokenizer)
-    inp = prepare("gpt", ["hello world"], None, None, None, ck)
+    inp = prepare(GPT, ["hello world"], None, None, None, ck)
     assert inp.ids == [ck.encode("hello world")]
     assert inp.tokens == [ck.label(i) for i in inp.ids[0]]
     assert inp.n_vocab_needed == len(ck) == len(inp.vocab)
 
 
 def test_a_fixed_vocabulary_labels_positions_and_refuses_ids_past_it() -> None:
-    inp = prepare("gpt", ["cab", "dog"], None, None, None, Letters())
+    inp = prepare(GPT, ["cab", "dog"], None, None, None, Letters())
     assert inp.ids == [[2, 0, 1], [3, 14, 6]]
     assert inp.tokens == ["c", "a", "b"]
     assert inp.n_vocab_needed == 26
     with pytest.raises(InputError, match="token id 30 is outside the letters's vocabulary of 26"):
-        prepare("gpt", [], None, "1,30", None, Letters())
+        prepare(GPT, [], None, "1,30", None, Letters())
 
 
 def test_an_id_past_the_word_vocabulary_is_refused_not_grown_into() -> None:
     """A huge id must not size the vocabulary (one id of 10⁸ meant 10⁸ embedding rows): the vocabulary is the
     tokenizer's, or --vocab, and an id past it is an error naming its size and the fix."""
-    inp = prepare("gpt", [], None, "3,500", None)
+    inp = prepare(GPT, [], None, "3,500", None)
     assert inp.n_vocab_needed == len(Tokenizer())
     with pytest.raises(InputError, match=rf"token id 500 is outside the vocabulary of {len(Tokenizer())} tokens.*--vocab 501"):
         plan("gpt", tokens="3,500")

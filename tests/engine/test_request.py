@@ -23,6 +23,7 @@ import explain.commands.run  # noqa: F401
 import explain.commands.shapes  # noqa: F401
 import explain.commands.tokenize  # noqa: F401
 import explain.core.config
+import explain.core.registry
 import explain.engine.api
 import explain.interp.attribution
 import explain.interp.lens
@@ -40,7 +41,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counter:
     """How often the model's name is checked and a checkpoint opened, wherever a module of the package holds
     ``check_model_name`` or ``open_checkpoint``."""
     seen: Counter = Counter()
-    for owner, attr in ((explain.core.config, "check_model_name"), (explain.checkpoints.open, "open_checkpoint")):
+    for owner, attr in ((explain.core.registry, "check_model_name"), (explain.checkpoints.open, "open_checkpoint")):
         original = getattr(owner, attr)
 
         def counted(*args, _attr=attr, _original=original, **kwargs):

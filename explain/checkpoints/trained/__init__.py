@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from explain.core.errors import UsageError
 from explain.core.options import OPTIONS, flag
-from explain.core.registry import MODELS, able, quoted
+from explain.core.registry import able, quoted
 
 if TYPE_CHECKING:
     from explain.checkpoints.protocol import Checkpoint
+    from explain.core.registry import Model
 
 SHIPPED = Path(__file__).resolve().parent / "gpt-tiny"
 # Its sizes, explain train's defaults: small enough to train in minutes on two cores, two layers so that an
@@ -35,19 +36,19 @@ SIZE_OPTIONS = tuple(o.name for o in OPTIONS if o.group == "config" and o.type =
 WHICH = "--random-weights, --weights, --checkpoint or a size option"
 
 
-def use_trained(options: dict[str, Any], weights: Any = None, model: str | None = None, draws: bool = False) -> None:
-    """Decide which weights a run of ``model`` shows, in ``options`` (a run's keyword arguments, edited in place):
-    ``trained=True`` (--trained), or ``model`` gpt with none of --random-weights, --weights, --checkpoint or a
+def use_trained(options: dict[str, Any], weights: Any = None, model: Model | None = None, draws: bool = False) -> None:
+    """Decide which weights a run of ``model`` (its registry entry) shows, in ``options`` (a run's keyword arguments,
+    edited in place): ``trained=True`` (--trained), or ``model`` gpt with none of --random-weights, --weights, --checkpoint or a
     size option, becomes the shipped folder as its checkpoint; ``random_weights`` is dropped (the seed then seeds
     the weights). A ``seed`` beside the trained weights seeds only the draws (``draws``: a generation) and is
     refused otherwise, since there is nothing random to seed."""
     trained = options.pop("trained", False)
     random = options.pop("random_weights", False)
     given = options.get("checkpoint") is not None or weights is not None
-    if trained and model in MODELS and not MODELS[model].can("trains"):  # an unknown name: refused later
+    if trained and model is not None and not model.can("trains"):
         # before the shipped folder becomes its --checkpoint, whose refusal would name a path never given
         raise UsageError(f"--trained opens the small trained {quoted(able('trains'))} that ships with explain; "
-                         f"'{model}' has none: use {quoted(able('trains'))} with --trained, or drop --trained")
+                         f"'{model.name}' has none: use {quoted(able('trains'))} with --trained, or drop --trained")
     if trained and random:
         raise UsageError("--trained and --random-weights ask for different weights; keep one")
     if random and given:
@@ -63,10 +64,11 @@ def use_trained(options: dict[str, Any], weights: Any = None, model: str | None 
     if trained and sized:
         raise UsageError(f"--trained opens the shipped model, whose config sets every size; drop {flag(sized[0])} "
                          "or drop --trained (a size option alone asks for random weights)")
-    if not trained and (random or given or sized or model != DEFAULT_TRAINED or options.get("embeddings") is not None):
+    shipped = model is not None and model.name == DEFAULT_TRAINED
+    if not trained and (random or given or sized or not shipped or options.get("embeddings") is not None):
         return
     if options.get("seed") is not None and not draws:
-        raise UsageError(f"--seed seeds random weights, and {model or 'the model'} opens the trained model; add "
+        raise UsageError(f"--seed seeds random weights, and {model.name if model else 'the model'} opens the trained model; add "
                          "--random-weights to see random weights, or drop --seed")
     if draws:
         options.pop("seed", None)  # the draws' seed, already in the sampling settings

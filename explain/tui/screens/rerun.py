@@ -24,7 +24,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from explain.core.errors import ExplainError, UsageError
 from explain.core.options import OPTION, OPTIONS, parse_option
-from explain.core.registry import MODELS, option_help
+from explain.core.registry import MODELS, entry, option_help
 from explain.engine import api
 from explain.trace import Trace
 from explain.tui.background import in_background
@@ -57,7 +57,7 @@ def fields_for(model: str, inputs: dict[str, Any]) -> list[Field]:
     """The fields of the options that change this model's steps (the option definitions say which), with these
     inputs: given embeddings fix d_model and replace the vocabulary; a checkpoint's config.json sets every
     dimension and its weights."""
-    keys = [k for k in FIELDS if OPTION[k].changes(MODELS[model])]
+    keys = [k for k in FIELDS if OPTION[k].changes(entry(model))]  # a name the form offers from MODELS
     if inputs.get("embeddings") is not None:
         keys = [k for k in keys if k not in ("d_model", "d_vocab")]
     if inputs.get("checkpoint") is not None:
