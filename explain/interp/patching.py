@@ -175,12 +175,10 @@ def patch_runs(runs: Runs, step: str, where: Where) -> Patched:
     given = rec.input(names.patch_clean(step), clean[step].output, s.axes)
     pref = rec.op("patch", names.patched(step), Ref(step, s.syms.out, s.output, s.axes, s.shape), given,
                   where=where, source=step, cells=describe(s, where), sym="~" + s.syms.out)
-    rename = {step: pref.name}
-    for later in corrupt.steps[s.index + 1:]:
-        out = changed.get(later.name, later.output)
-        rec.steps.append(replace(later, index=len(rec.steps), output=out,
-                                 inputs=tuple(rename.get(n, n) for n in later.inputs)))
-    rec._names |= {x.name for x in rec.steps}
+    rename, after = {step: pref.name}, len(rec.steps)
+    rec.keep_steps(rec.steps + [replace(later, index=after + i, output=changed.get(later.name, later.output),
+                                        inputs=tuple(rename.get(n, n) for n in later.inputs))
+                                for i, later in enumerate(corrupt.steps[s.index + 1:])])
     logits = rec.ref("logits")  # the fraction as a step of its own, read from the three runs' logits
     given = [rec.input(n("logits"), t["logits"].output, t["logits"].axes) for n, t in
              ((names.patch_clean, clean), (names.patch_corrupt, corrupt))]

@@ -1,8 +1,9 @@
 """No private name crosses a module (issue 38): a name with a leading underscore is its module's own, so no module
 of the package imports one from another (``from explain.checkpoints.gpt2 import _read_json``), reaches one
 through a module it imported (``token_labels._byte_decoder``) or reads a private attribute another module's
-objects keep (``getattr(source, "_words")``, ``rec._names``). What two modules share gets a public name in the
-module that owns it."""
+objects keep (``getattr(source, "_words")``, ``rec._names``), or writes one (``rec._names |= …``: the hole that
+hid interp/patching.py's write, since any store made a name the module's own). What two modules share gets a public
+name in the module that owns it."""
 
 from __future__ import annotations
 
@@ -53,14 +54,17 @@ def crossings(source: str, where: str) -> list[str]:
 
 def reached_into(tree: ast.Module) -> list[str]:
     """``x._name`` or ``getattr(x, "_name")`` on an object (not ``self``/``cls``, nor a module from outside the
-    package) when this module defines no ``_name`` of its own: another module's private attribute read through
-    one of its objects (``source._words``, ``rec._names``)."""
+    package) when this module defines no ``_name`` of its own: another module's private attribute read or written
+    through one of its objects (``source._words``, ``rec._names |= …``). What this module defines: its functions
+    and classes, its names, and the attributes it sets on ``self``/``cls`` (not on another object: before, any
+    store counted, so ``rec._names |= {…}`` in interp/patching.py made ``_names`` its own and hid itself)."""
     own: set[str] = set()
     foreign: set[str] = set()  # names bound to modules outside the package (hashlib._Hash is hashlib's business)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             own.add(node.name)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+              and node.value.id in ("self", "cls")):
             own.add(node.attr)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             own.add(node.id)
@@ -95,6 +99,9 @@ def test_the_scanner_finds_both_ways_a_private_name_crosses() -> None:
         "3: getattr(source, '_words', None)", "3: rec._names"]
     assert crossings("class R:\n    def f(self, rec):\n        self._names = 1\n        return rec._names\n",
                      "explain.trace.recorder") == []
+    # a write into another module's object is a crossing too, and does not make the name this module's own
+    writes = "def f(rec, steps):\n    rec._names |= {s.name for s in steps}\n    rec._seen = 1\n    return rec._seen\n"
+    assert sorted(crossings(writes, "explain.interp.patching")) == ["2: rec._names", "3: rec._seen", "4: rec._seen"]
 
 
 def test_no_private_name_crosses_a_module() -> None:
