@@ -153,6 +153,14 @@ def test_c_saves_live_sampling(size, tmp_path, monkeypatch):
     app = ExplainApp(trace, start="gen.1.next")
 
     async def script(pilot):
+        await shoot(pilot, "gen_1_next.svg", "gen.1.next")  # the step view, where item 12 saw the second c
+        for key, name in (("x", "gen_1_next.py"), ("X", "gpt_run.py")):  # the exports' dialogs: the same field
+            await pilot.press(key)
+            await _until(pilot, lambda: isinstance(pilot.app.screen, PromptScreen))
+            await pilot.press(key)
+            await pilot.pause()
+            assert pilot.app.screen.query_one("#answer").value == name
+            await back(pilot)
         live = await screen_of(pilot, "D", sampling.SamplingScreen)
         await shoot(pilot, "sampling-gpt-new-token-1.svg", "Live sampling: new token 1", f"'{live._label(live.draw.token)}'")
 
