@@ -94,3 +94,16 @@ def test_what_each_shape_says() -> None:
     assert sizes_in(shapes) == dict(d_vocab=70, d_model=64, n_ctx=48, n_layers=2, n_heads=4, d_head=16,
                                     n_kv_heads=2, d_ff=256, d_out=64)
     assert sizes_in({"attn.W_V": (3, 8, 4), "attn.W_2": (4, 16)}) == dict(n_heads=3, d_head=4, n_ctx=16)
+
+
+def test_beside_a_checkpoint_the_header_names_the_file(tmp_path) -> None:
+    """--checkpoint DIR --weights FILE runs the file's parameters with the folder's tokenizer (words, not '#61'); the
+    header said "trained: gpt-tiny" before (fails on the old checkpoints/trained weights_label)."""
+    from explain.checkpoints.trained import SHIPPED
+
+    shipped = explain.run("gpt")
+    path = tmp_path / "w.npz"
+    save_params(shipped.params, path)
+    mine = explain.run("gpt", checkpoint=str(SHIPPED), weights=str(path))
+    assert mine.weights == f"weights: {path}; tokenizer of trained gpt-tiny"
+    np.testing.assert_allclose(mine["logits"].output, shipped["logits"].output, rtol=0, atol=0)

@@ -78,13 +78,17 @@ def use_trained(options: dict[str, Any], weights: Any = None, model: Model | Non
 def weights_label(checkpoint: Checkpoint | None, weights: Any, seed: int, has_weights: bool = True,
                   embeddings_given: bool = False) -> str:
     """Which weights a run shows, as its header says: "trained: gpt-tiny", "checkpoint: DIR", "weights: FILE",
-    "weights: given", "random, seed N", or, for a model whose only parameters are its embeddings, "random
+    "weights: given" ("weights: FILE; tokenizer of trained gpt-tiny" beside a checkpoint), "random, seed N", or, for a model whose only parameters are its embeddings, "random
     embeddings, seed N" ("no weights; embeddings given" with --embeddings)."""
+    given = None if weights is None else f"weights: {weights}" if isinstance(weights, (str, os.PathLike)) else \
+        "weights: given"
     if checkpoint is not None:
         path = os.path.realpath(checkpoint.path)
-        return f"trained: {SHIPPED.name}" if path == os.path.realpath(SHIPPED) else f"checkpoint: {path}"
-    if weights is not None:
-        return f"weights: {weights}" if isinstance(weights, (str, os.PathLike)) else "weights: given"
+        own = f"trained: {SHIPPED.name}" if path == os.path.realpath(SHIPPED) else f"checkpoint: {path}"
+        # --checkpoint with --weights: the file's parameters, the checkpoint's tokenizer (and config)
+        return own if given is None else f"{given}; tokenizer of {own.replace(': ', ' ', 1)}"
+    if given is not None:
+        return given
     if not has_weights:
         return "no weights; embeddings given" if embeddings_given else f"random embeddings, seed {seed}"
     return f"random, seed {seed}"
