@@ -3,6 +3,7 @@ padding), and :func:`parse_token_ids` for ``--tokens``. No numpy: shape-only run
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,9 +58,9 @@ def token_specs(tokens: Any) -> list[str] | None:
     if isinstance(tokens, str):
         return [tokens]
     items = list(tokens)
-    if items and all(isinstance(t, int) and not isinstance(t, bool) for t in items):
-        return [",".join(str(t) for t in items)]
-    return [t if isinstance(t, str) else ",".join(str(i) for i in t) for t in items] or [""]
+    if items and all(isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in items):  # numpy's too
+        return [",".join(str(int(t)) for t in items)]
+    return [t if isinstance(t, str) else ",".join(str(int(i)) for i in t) for t in items] or [""]
 
 
 def parse_token_ids(spec: str) -> list[int]:

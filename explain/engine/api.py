@@ -23,6 +23,7 @@ from explain.core.text import RowLabels
 from explain.engine.ask import Request, make_request, training_of
 from explain.engine.backward import backward, objective, record_loss_after, sgd
 from explain.engine.finite import check_finite
+from explain.engine.keywords import check_keywords
 from explain.engine.memory import (  # noqa: F401 - part of this module's interface
     MEMORY_SHARE,
     check_memory,
@@ -185,6 +186,7 @@ def run(model: str, *, weights: str | dict | None = None, sampling: Any = None,
     (:mod:`explain.checkpoints.trained`) unless ``random_weights=True``, ``weights``, ``checkpoint`` or a size option
     (``d_model``, ``n_layers``, …) is given; random weights come from ``seed``.
     """
+    check_keywords(on_tensor=on_tensor)  # the rest: make_request
     return run_request(make_request(model, weights=weights, sampling=sampling, **options), on_tensor)
 
 
@@ -248,6 +250,8 @@ def generate(model: str = DEFAULT_MODEL, *, max_new_tokens: int | None = None, t
     checkpoint's ``eos_token_id``, or ``<eos>``), unless ``ignore_eos``. ``sampling``, settings already
     validated by :func:`explain.core.sampling.make_sampling` (the CLI's), stands for the five settings before it. The
     other options are :func:`run`'s."""
+    check_keywords(model=model, greedy=greedy, ignore_eos=ignore_eos, sampling=sampling,
+                   on_tensor=options.get("on_tensor"))  # the draws' numbers: make_sampling; the rest: make_request
     seed = options.pop("seed", None)  # the draws' seed only: the weights are the trained ones, or seed 0's
     if sampling is None:
         sampling = make_sampling(max_new_tokens, temperature, top_k, top_p, greedy, seed)

@@ -19,6 +19,7 @@ from explain.core.options import OPTION
 from explain.core.registry import Model, able, check_model_name, quoted
 from explain.core.takes import check_takes
 from explain.engine.backward import Training, check_lr
+from explain.engine.keywords import check_keywords
 from explain.engine.weight_sizes import sizes_from_weights
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def make_request(model: str, *, weights: Any = None, sampling: Any = None, shipp
     nearest model), the weights decided (``shipped``: gpt opens the trained model unless told otherwise,
     :func:`explain.checkpoints.trained.use_trained`), a checkpoint path opened, and the backward options read.
     ``command`` (a name of :data:`explain.core.takes.COMMANDS`) refuses an option it cannot use, in one line."""
+    check_keywords(model=model, weights=weights, sampling=sampling, **options)  # Python's types, before any is read
     check_takes(command, options)  # before the name: '--lr' on the lens is wrong whatever the model
     entry = check_model_name(model)
     options = dict(options)
