@@ -33,13 +33,14 @@ TALL = 33  # from this many rows the header may take 7 lines and a blank one (-t
 # The sizes app.tcss shares with the measures here have their one home below: the CSS reads them as variables
 # (css_variables, fed to Textual by the app), so a change here moves the drawing and the measures together.
 SIDEBAR_WIDTHS = (30, 36, 44)  # the sidebar: the tree, and a tutorial's narration from 120 and 160 columns
+TREE_WIDE, TREE_W = 180, 54  # from 180 columns the step tree is 54 wide: a backward pass's names whole
 CENTRE_PAD = 1  # the centre column's padding left and right
 HEADER_LINES = (4, 7)  # the header's lines at most, short and tall (the tall one and a blank line)
 DRILL_PAD = 1  # the drill-down's padding left and right (its rule, left beside the matrix or above it, is 1 more)
 
 CLASSES = ("-no-sidebar", "-sidebar-mid", "-sidebar-wide", "-no-operands", "-operands-fill", "-operands-share",
            "-no-predictions", "-predictions-fill", "-beside", "-drill-fill", "-drill-whole", "-matrix-whole",
-           "-drill-least", "-matrix-least", "-both-cut")
+           "-drill-least", "-matrix-least", "-both-cut", "-info-whole", "-sidebar-tree")
 
 
 @dataclass(frozen=True)
@@ -74,15 +75,20 @@ def css_variables() -> dict[str, str]:
     narrow, mid, wide = SIDEBAR_WIDTHS
     return {"sidebar-narrow": str(narrow), "sidebar-mid": str(mid), "sidebar-wide": str(wide),
             "centre-pad": str(CENTRE_PAD), "header-lines": str(HEADER_LINES[0]),
-            "header-lines-tall": str(HEADER_LINES[1] + 1), "drill-pad": str(DRILL_PAD)}
+            "header-lines-tall": str(HEADER_LINES[1] + 1), "drill-pad": str(DRILL_PAD), "sidebar-tree": str(TREE_W)}
 
 
-def sidebar_width(width: int, tutorial: bool) -> int:
-    """The sidebar's width at a terminal width: the narration gets more as the terminal widens."""
+def sidebar_width(width: int, tutorial: bool, tree: int = 0) -> int:
+    """The sidebar's width at a terminal width: the narration gets more as the terminal widens; the step tree
+    from TREE_WIDE columns the least of the widths that holds its longest line, ``tree`` columns (at most TREE_W;
+    :func:`explain.render.measure.tree_width`): a backward pass's names, ``│ ├ blocks.0.resid_post.grad ←
+    resid_mid (1, 4, 64)``, were cut at 29 columns at 200×50 beside a centre with room to spare."""
     narrow, mid, wide = SIDEBAR_WIDTHS
     if tutorial:
         return narrow if width < 120 else mid if width < 160 else wide
-    return narrow
+    if width < TREE_WIDE:
+        return narrow
+    return next((w for w in (narrow, mid, wide) if w >= tree), TREE_W)
 
 
 def matrix_least(matrix_h: int, matrix_min_h: int) -> int:
@@ -90,10 +96,10 @@ def matrix_least(matrix_h: int, matrix_min_h: int) -> int:
     return max(MATRIX_MIN_H, min(matrix_min_h, matrix_h))
 
 
-def centre_width(width: int, tutorial: bool, sidebar: bool = True) -> tuple[int, int]:
+def centre_width(width: int, tutorial: bool, sidebar: bool = True, tree: int = 0) -> tuple[int, int]:
     """(sidebar width, centre width) at a terminal width; the sidebar is 0 when hidden or without room."""
     side_min = TUTORIAL_SIDE_MIN if tutorial else SIDE_MIN
-    sidebar_w = sidebar_width(width, tutorial) if sidebar and width >= side_min else 0
+    sidebar_w = sidebar_width(width, tutorial, tree) if sidebar and width >= side_min else 0
     # the sidebar's width includes its rule (border-box), so the centre is what is left less its padding
     return sidebar_w, max(10, width - sidebar_w - 2 * CENTRE_PAD)
 
@@ -113,20 +119,25 @@ def no_room_for_sidebar(width: int, tutorial: bool) -> str | None:
 
 
 def step_classes(width: int, height: int, m: Measures, *, sidebar: bool = True, operands: bool | None = None,
-                 tutorial: bool = False) -> Fit:
+                 tutorial: bool = False, tree: int = 0) -> Fit:
     """The classes of a ``width`` × ``height`` step screen (footer included) showing a step with measures ``m``.
     ``sidebar`` is the user's choice (T); ``operands`` the user's choice (i), None for automatic (shown when
-    there is room); ``tutorial``: a tutorial is followed (its narration is the sidebar)."""
+    there is room); ``tutorial``: a tutorial is followed (its narration is the sidebar); ``tree``: the columns the step
+    tree's longest line needs (from TREE_WIDE columns it gets them, up to TREE_W: :func:`sidebar_width`)."""
     classes: set[str] = set()
     hidden: list[str] = []
-    sidebar_w, centre = centre_width(width, tutorial, sidebar)
+    sidebar_w, centre = centre_width(width, tutorial, sidebar, tree)
     if not sidebar_w:
         classes.add("-no-sidebar")
         hidden += ["sidebar"] if sidebar else []
     elif sidebar_w != SIDEBAR_WIDTHS[0]:
-        classes.add("-sidebar-mid" if sidebar_w == SIDEBAR_WIDTHS[1] else "-sidebar-wide")
+        classes.add({SIDEBAR_WIDTHS[1]: "-sidebar-mid", TREE_W: "-sidebar-tree"}.get(sidebar_w, "-sidebar-wide"))
     tall = height >= TALL
-    room = max(1, height - 1 - min(m.info_h, HEADER_LINES[tall]) - tall)  # less the footer and the header
+    header = min(m.info_h, HEADER_LINES[tall])
+    if m.info_h > header and _whole_below(height - 1 - m.info_h - tall, centre, m, operands):
+        header = m.info_h  # every pane whole under the whole header: no note cut with blank rows below
+        classes.add("-info-whole")
+    room = max(1, height - 1 - header - tall)  # less the footer and the header
 
     # the predictions take what is left once the matrix has what it needs and the drill-down its least
     matrix_min = matrix_least(m.matrix_h, m.matrix_min_h)
@@ -180,6 +191,14 @@ def step_classes(width: int, height: int, m: Measures, *, sidebar: bool = True, 
     else:  # not even that: they share the room (the table cut, the body scrolled, its result kept)
         classes.add("-both-cut")
     return Fit(frozenset(classes), tuple(hidden), hint(hidden, operands), room)
+
+
+def _whole_below(room: int, centre: int, m: Measures, operands: bool | None) -> bool:
+    """Whether the panes under the header fit whole in ``room`` rows: the matrix and the drill-down (side by
+    side or one above the other), the predictions, and the operands unless hidden by the user (i)."""
+    beside = fits_beside(centre, m.matrix_w, m.drill_w)
+    need = max(m.matrix_h, m.beside_h) if beside else m.matrix_h + m.drill_h
+    return room >= need + m.predictions_h + (m.operands_h if operands is not False else 0)
 
 
 def hint(hidden: list[str], operands: bool | None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from rich.text import Text
 
 from explain.core.errors import ExplainError
+from explain.core.shape_rules import fmt_shape
 from explain.ops.base import CellExplanation, idx, precision
 from explain.render import fit
 from explain.render.drill import drill_measure
@@ -62,8 +63,19 @@ def measure(view: View, centre: int) -> Measures:
 def fit_of(view: View, width: int, height: int, *, sidebar: bool, operands: bool | None, tutorial: bool) -> Fit:
     """The step screen's classes for ``view`` on a ``width`` × ``height`` terminal: its panes measured at the
     centre column's width, then :func:`~explain.render.fit.step_classes`."""
-    centre = centre_width(width, tutorial, sidebar)[1]
-    return step_classes(width, height, measure(view, centre), sidebar=sidebar, operands=operands, tutorial=tutorial)
+    tree = 0 if tutorial or width < fit.TREE_WIDE else tree_width(view.trace)
+    centre = centre_width(width, tutorial, sidebar, tree)[1]
+    return step_classes(width, height, measure(view, centre), sidebar=sidebar, operands=operands, tutorial=tutorial,
+                        tree=tree)
+
+
+def tree_width(trace: Any) -> int:
+    """The columns the step tree's longest line takes (its guides, two a level; the label and the shape; the
+    sidebar's rule and the scrollbar): from TREE_WIDE columns the tree is as wide as this needs (up to TREE_W),
+    for every step of the run, so it does not change width as you step."""
+    def need() -> int:
+        return max((2 * len(s.group) + 2 + len(s.label) + 1 + len(fmt_shape(s.shape)) + 3 for s in trace), default=0)
+    return _cached(trace, ("tree",), need)
 
 
 def header_height(view: View, width: int) -> int:

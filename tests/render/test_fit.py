@@ -96,7 +96,10 @@ def test_sidebar_classes_and_why_not():
     assert "-no-sidebar" not in step_classes(80, 24, m, tutorial=True).classes  # a narration from 80 columns
     assert "-sidebar-mid" in step_classes(120, 40, m, tutorial=True).classes
     assert "-sidebar-wide" in step_classes(160, 40, m, tutorial=True).classes
-    assert not {"-sidebar-mid", "-sidebar-wide"} & step_classes(200, 50, m).classes  # the tree is 30 wide
+    assert not {"-sidebar-mid", "-sidebar-wide", "-sidebar-tree"} & step_classes(200, 50, m).classes  # tree: 30
+    assert "-sidebar-tree" in step_classes(200, 50, m, tree=56).classes  # a backward pass's names: 54 wide
+    assert "-sidebar-mid" in step_classes(200, 50, m, tree=32).classes  # GPT-2 small's: the least that holds them
+    assert not {"-sidebar-mid", "-sidebar-tree"} & step_classes(160, 50, m, tree=56).classes
     assert fit.no_room_for_sidebar(100, False) is None
     assert "needs 100 columns" in fit.no_room_for_sidebar(99, False)
     assert "needs 80 columns" in fit.no_room_for_sidebar(79, True)
@@ -135,3 +138,15 @@ def test_a_huge_matrix_keeps_its_least_and_the_drill_down_its_answer():
     assert "-matrix-least" in step_classes(60, 20, measures(matrix_h=17, matrix_min_h=9, drill_h=30,
                                                              drill_min_h=12)).classes
     assert "-both-cut" in step_classes(60, 14, m).classes  # 9 rows: not even both at their least
+
+
+def test_the_header_is_whole_where_every_pane_below_is_whole():
+    """Issue 42 item 12: a 6-line header was cut to 4 (its note ending '…') above blank rows. Whole when the
+    matrix, the drill-down and the operands all fit whole under it; capped when they do not. Fails on the old
+    code (no -info-whole)."""
+    small = measures(info_h=6, matrix_h=5, matrix_min_h=5, drill_h=4, drill_min_h=4, operands_h=0)
+    fit_ = step_classes(80, 24, small)
+    assert "-info-whole" in fit_.classes and fit_.work_h == 24 - 1 - 6
+    big = measures(info_h=6, matrix_h=9, drill_h=30, drill_min_h=8, operands_h=0)
+    assert "-info-whole" not in step_classes(80, 24, big).classes  # the drill-down needs the rows
+    assert "-info-whole" not in step_classes(80, 24, measures(info_h=3)).classes  # nothing was cut

@@ -19,12 +19,14 @@ def _check(app, size: tuple[int, int], tutorial: bool) -> None:
     """What Textual laid out is what the measures say, for the constants in force."""
     s = app.screen
     width, height = size
-    sidebar_w, centre_w = fit.centre_width(width, tutorial)
+    tree = 0 if tutorial or width < fit.TREE_WIDE else measure.tree_width(app.screen.view.trace)
+    sidebar_w, centre_w = fit.centre_width(width, tutorial, tree=tree)
     sidebar = s.query_one("#sidebar")
     assert (sidebar.region.width if sidebar.display else 0) == sidebar_w
     assert s.query_one("#centre").content_region.width == centre_w
     tall = height >= fit.TALL
-    assert s.query_one("#info").styles.max_height.value == fit.HEADER_LINES[tall] + tall
+    whole = s.query_one("#body").has_class("-info-whole")  # every pane whole below: the header uncapped
+    assert s.query_one("#info").styles.max_height.value == (100 if whole else fit.HEADER_LINES[tall] + tall)
     cell = s.query_one("#cell")
     assert (cell.styles.padding.left, cell.styles.padding.right) == (fit.DRILL_PAD, fit.DRILL_PAD)
     assert measure.drill_frame() == 2 * fit.DRILL_PAD + 1
@@ -36,6 +38,7 @@ def _check(app, size: tuple[int, int], tutorial: bool) -> None:
 def test_the_css_reads_the_one_home(gpt_trace, monkeypatch, size, tutorial, moved) -> None:
     if moved:  # every shared size changed in its home only: the CSS and the measures follow
         monkeypatch.setattr(fit, "SIDEBAR_WIDTHS", (26, 40, 50))
+        monkeypatch.setattr(fit, "TREE_W", 48)
         monkeypatch.setattr(fit, "CENTRE_PAD", 2)
         monkeypatch.setattr(fit, "HEADER_LINES", (3, 6))
         monkeypatch.setattr(fit, "DRILL_PAD", 2)
@@ -46,7 +49,9 @@ def test_the_css_reads_the_one_home(gpt_trace, monkeypatch, size, tutorial, move
         await pilot.pause()
         _check(app, size, tutorial)
         if moved and size[0] >= fit.SIDE_MIN:  # the sidebar shown: its width is the moved one
-            expect = fit.SIDEBAR_WIDTHS[0] if not tutorial or size[0] < 120 else \
+            expect = fit.centre_width(size[0], False, tree=measure.tree_width(app.screen.view.trace))[0] \
+                if not tutorial else \
+                fit.SIDEBAR_WIDTHS[0] if size[0] < 120 else \
                 fit.SIDEBAR_WIDTHS[1] if size[0] < 160 else fit.SIDEBAR_WIDTHS[2]
             assert app.screen.query_one("#sidebar").region.width == expect
 
@@ -56,4 +61,4 @@ def test_the_css_reads_the_one_home(gpt_trace, monkeypatch, size, tutorial, move
 def test_the_variables_name_the_constants() -> None:
     assert fit.css_variables() == {"sidebar-narrow": "30", "sidebar-mid": "36", "sidebar-wide": "44",
                                    "centre-pad": "1", "header-lines": "4", "header-lines-tall": "8",
-                                   "drill-pad": "1"}
+                                   "drill-pad": "1", "sidebar-tree": "54"}
