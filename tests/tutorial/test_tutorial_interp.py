@@ -67,3 +67,22 @@ position = 1
 def test_a_bad_table_is_refused_with_its_field(interp, needle):
     with pytest.raises(TutorialError, match=needle.replace("[", r"\[").replace("]", r"\]")):
         check_tutorial(tutorial(interp))
+
+
+def test_a_patch_runs_with_the_tutorials_own_weights():
+    """The clean and corrupted runs are the tutorial's run (issue 38: one request). On the old code they were made
+    from [options] alone: random_weights, dropped once [weights] gives some, was missing, so gpt's two runs opened
+    the shipped trained model (64 wide) while the tutorial showed its own 8-wide weights."""
+    t = parse_text(HEAD + '''
+[weights]
+"ln_final.w" = { shape = [8], fill = 2.0 }
+
+[interp.patch]
+corrupt = "The dog is happy"
+word = "happy"
+vs = "dog"
+step = "blocks.0.resid_post"
+''' + STOP.format(step="logits"), "t", None, "t.toml")
+    trace = check_tutorial(t).trace
+    for run in (trace, trace.patched.runs.clean, trace.patched.runs.corrupt):
+        np.testing.assert_array_equal(run.params["ln_final.w"], np.full(8, 2.0))
