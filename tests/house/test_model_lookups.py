@@ -8,22 +8,21 @@ engine/prepare and ask, checkpoints/trained, core/config, render/plain)."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-import explain
+from package_trees import PACKAGE, package_trees
 
-PACKAGE = Path(explain.__file__).parent
 REGISTRY = PACKAGE / "core" / "registry.py"
 
 
-def lookups(source: str) -> list[str]:
-    """Every ``MODELS[…]`` and ``MODELS.get(…)`` of ``source`` (``registry.MODELS`` too), as ``line: text``."""
+def lookups(source: str | ast.Module) -> list[str]:
+    """Every ``MODELS[…]`` and ``MODELS.get(…)`` of ``source`` (or its tree; ``registry.MODELS`` too), as
+    ``line: text``."""
     def is_models(node: ast.AST) -> bool:
         return (isinstance(node, ast.Name) and node.id == "MODELS") or \
             (isinstance(node, ast.Attribute) and node.attr == "MODELS")
 
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.Subscript) and is_models(node.value):
             found.append(node)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
@@ -38,6 +37,6 @@ def test_the_scan_finds_a_lookup() -> None:
 
 
 def test_no_module_outside_the_registry_looks_a_model_up_by_name() -> None:
-    found = [f"{path.relative_to(PACKAGE.parent)}:{hit}" for path in sorted(PACKAGE.rglob("*.py")) if path != REGISTRY
-             for hit in lookups(path.read_text())]
+    found = [f"{path.relative_to(PACKAGE.parent)}:{hit}" for path, tree in package_trees().items() if path != REGISTRY
+             for hit in lookups(tree)]
     assert found == []

@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import ast
 import typing
-from pathlib import Path
 
-import explain
+from package_trees import PACKAGE, package_trees
+
 from explain.checkpoints.protocol import Checkpoint, TextTokenizer
 
-PACKAGE = Path(explain.__file__).parent
 # members every other kind of object has too (a tutorial's name and options, a config's model): a probe of one of
 # these is not a probe of a tokenizer, so the scan leaves them out
 SHARED = {"name", "options", "model", "config", "path"}
 MEMBERS = (typing._get_protocol_attrs(Checkpoint) | typing._get_protocol_attrs(TextTokenizer)) - SHARED
 
 
-def probes(source: str) -> list[str]:
-    """Every ``getattr(x, "m", …)`` / ``hasattr(x, "m")`` of ``source`` whose ``m`` is a member of the tokenizer
-    or checkpoint protocols, as ``line: text``."""
-    return [f"{node.lineno}: {ast.unparse(node)}" for node in ast.walk(ast.parse(source))
+def probes(source: str | ast.Module) -> list[str]:
+    """Every ``getattr(x, "m", …)`` / ``hasattr(x, "m")`` of ``source`` (or its tree) whose ``m`` is a member of
+    the tokenizer or checkpoint protocols, as ``line: text``."""
+    tree = ast.parse(source) if isinstance(source, str) else source
+    return [f"{node.lineno}: {ast.unparse(node)}" for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant) and node.args[1].value in MEMBERS]
@@ -39,6 +39,6 @@ def test_the_scan_finds_a_probe() -> None:
 
 
 def test_no_module_probes_a_tokenizer_or_a_checkpoint() -> None:
-    found = [f"{path.relative_to(PACKAGE.parent)}:{hit}" for path in sorted(PACKAGE.rglob("*.py"))
-             for hit in probes(path.read_text())]
+    found = [f"{path.relative_to(PACKAGE.parent)}:{hit}" for path, tree in package_trees().items()
+             for hit in probes(tree)]
     assert found == []
