@@ -198,8 +198,8 @@ def load_params(path: Path, o: dict[str, Any]) -> dict[str, Any]:
 
 class GPT2Checkpoint:
     """A GPT-2 checkpoint folder: its config as engine options, its tokenizer, and (loaded once, on first use)
-    its weights under the engine's names. It is the run's tokenizer (:class:`explain.core.words.TextTokenizer`).
-    It and every reader built on it give :class:`explain.checkpoints.protocol.Checkpoint`."""
+    its weights under the engine's names. It and every reader built on it give
+    :class:`explain.checkpoints.protocol.Checkpoint`, a run's tokenizer too (``TextTokenizer``)."""
 
     name = "checkpoint"
     model = "gpt"  # the registry's model that runs it
