@@ -33,7 +33,9 @@ def test_a_on_an_attribute_run_shows_the_words_asked_for(size=(120, 40)):
         for key in ("", "A"):  # the screen it opens with, then A on the step view
             if key:
                 await pilot.press(key)
-            await _until(pilot, lambda: type(app.screen).__name__ == "AttributionScreen", tries=3000)
+            # the screen and its title: on a loaded machine the title was queried before the screen had composed it
+            await _until(pilot, lambda: type(app.screen).__name__ == "AttributionScreen"
+                         and bool(app.screen.query("#grid-title")), tries=3000)
             shown = app.screen.result
             assert (shown.word_text, shown.vs_text) == ("happy", "cat")
             np.testing.assert_allclose(shown.total, want, rtol=0, atol=1e-10)
