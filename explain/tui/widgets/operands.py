@@ -59,6 +59,17 @@ def _operand(view: View, name: str, feed: tuple | None) -> tuple[tuple[int, ...]
     return shape, lead, marks, mat
 
 
+def _anchor(view: View, marks: Marks | None, mat: Any) -> tuple[int, int]:
+    """The cell an operand's window keeps in view: the marked one; along an axis the mark takes whole (a row op
+    reads the whole row), the cursor's own row or column where the operand's axis is as long as the result's,
+    so every operand follows the cursor the same way (``∂L/∂log P`` stood at column 0 beside ``log P`` at 28)."""
+    result = view.matrix()
+    here = view.cell if result is not None else (0, 0)
+    same = [result is not None and result.shape[i] == mat.shape[i] for i in (0, 1)]
+    r, c = (marks.r, marks.c) if marks is not None else (None, None)
+    return (r if r is not None else here[0] if same[0] else 0, c if c is not None else here[1] if same[1] else 0)
+
+
 def _words(view: View, mat: Any) -> Any:
     """The vocabulary for an operand of token ids (each drawn with its word), else None."""
     return view.trace.labels.get("vocab") if mat.dtype.kind in "iu" else None
@@ -82,7 +93,7 @@ def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | Non
     if mat is None:
         return min(width, title)
     nf = number_format(mat, view.precision, _words(view, mat))
-    anchor = marks.anchor if marks is not None else (0, 0)
+    anchor = _anchor(view, marks, mat)
     win = fit_window(mat, (0, 0), anchor, width, OPERAND_ROWS + 1, row_labels=_row_words(view, name, lead, mat),
                      precision=nf, values=view.values)
     return min(width, max(title, win.label_width + sum(win.widths)))
@@ -126,7 +137,7 @@ def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None
     nf = number_format(mat, view.precision, _words(view, mat))  # the result's and the drill-down's decimals
     if nf.exponent:
         title.append(f"  {nf.legend()}", "bold")
-    anchor = marks.anchor if marks is not None else (0, 0)
+    anchor = _anchor(view, marks, mat)
     # the rows that fit the pane under the title (the pane may be shorter than OPERAND_ROWS): the marked row is
     # kept among them, so a mark is never drawn below the fold
     rows = max(2, min(OPERAND_ROWS + 1, height - title.plain.count("\n") - 1))
