@@ -10,7 +10,7 @@ from explain.core.errors import InputError
 from explain.core.words import SPECIALS, UNK, Tokenizer
 from explain.tokenize.bpe import BPE, GGUF_PRE, flat_sequence
 from explain.tokenize.sentencepiece import SentencePieceBPE
-from explain.tokenize.walk import Walkthrough, frame
+from explain.tokenize.walk import Walker, Walkthrough, frame
 from explain.tokenize.wordpiece import WordPiece
 from explain.tokenize.words import Words
 
@@ -34,14 +34,11 @@ def gguf_json(fields: tuple[Any, str, list[str], list[str]], where: str) -> dict
                                           "merges": merges, "ignore_merges": False}}
 
 
-Walker = BPE | SentencePieceBPE | WordPiece | Words  # or Framed: one of them with <bos> first
-
-
 def tokenizer_for(source: Checkpoint | Tokenizer | None, texts: list[str] = ()) -> Walker:
     """The walker of ``source``: None (explain's word tokenizer, its vocabulary grown by ``texts`` as a run's
     is), explain's word tokenizer itself, or an opened checkpoint (what it walks through, it says:
-    :class:`explain.checkpoints.protocol.Checkpoint`). Each has ``walk(text)``, ``encode(text)``, ``vocab`` and
-    ``ranks``."""
+    :class:`explain.checkpoints.protocol.Checkpoint`): one of each family's walkers (:class:`Walker`), Gemma's
+    framed with its <bos> (:class:`Framed`) or built per text's characters (:class:`PerText`)."""
     if source is None or isinstance(source, Tokenizer):
         tok = source if source is not None else Tokenizer(list(texts))
         return Words(tok.index, tok.label, grows=True)
@@ -120,7 +117,7 @@ class Framed:
         return self.walk(text).ids
 
 
-def _bos_first(source: Checkpoint, walker: Any) -> Any:
+def _bos_first(source: Checkpoint, walker: Walker) -> Walker:
     """``walker`` with the checkpoint's <bos> before every text, when its encode puts one there (its ``bos()``)."""
     bos = source.bos()
     return walker if bos is None else Framed(walker, ((source.label(bos), bos), None))

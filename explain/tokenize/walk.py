@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from explain.core.text import visible
 
@@ -157,6 +157,20 @@ class Walkthrough:
         out["tokens"] = [{"token": t, "id": i, "label": self.label(i)} for t, i in self.tokens]
         out["ids"] = self.ids
         return out
+
+
+@runtime_checkable
+class Walker(Protocol):
+    """What every family's walker gives (:func:`explain.tokenize.family.tokenizer_for` picks one): the walkthrough
+    of a text, and the vocabulary and merge ranks an exported script needs (``ranks`` None: no merges)."""
+
+    @property
+    def vocab(self) -> dict[str, int]: ...
+
+    @property
+    def ranks(self) -> dict[tuple[str, str], int] | None: ...
+
+    def walk(self, text: str) -> Walkthrough: ...
 
 
 def frame(w: Walkthrough, template: tuple[tuple[str, int] | None, ...]) -> None:

@@ -20,8 +20,8 @@ from explain.checkpoints.open import open_checkpoint
 from explain.checkpoints.trained import SHIPPED
 from explain.core.words import Tokenizer as WordTokenizer
 from explain.tokenize.export import script
-from explain.tokenize.family import tokenizer_for
-from explain.tokenize.walk import Merge
+from explain.tokenize.family import Framed, tokenizer_for
+from explain.tokenize.walk import Merge, Walker
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TEXTS = texts()
@@ -129,3 +129,20 @@ def test_a_gemma_folder_walks_with_its_bos_first() -> None:
     assert [tok.walk(t).ids for t in TEXTS] == [ck.encode(t) for t in TEXTS]
     w = tok.walk("The cat")
     assert w.pieces[0].special == w.ids[0] == ck.bos() and w.pieces[0].start == w.pieces[0].end == 0
+
+
+def test_every_walker_gives_the_walker_protocol(tmp_path: Path) -> None:
+    """Each family's walker, Gemma's framed with its <bos> and a Gemma GGUF's built per text, gives
+    :class:`explain.tokenize.walk.Walker` (the union it replaced left the last two out)."""
+    import gemma_files
+
+    sources = [None, WordTokenizer(["a b"])] + [_source(f) for f in sorted(FOLDERS)] + [
+        open_checkpoint(str(DATA / "gemma" / "hf_gemma")), open_checkpoint(str(gemma_files.write_gguf(
+            tmp_path / "g.gguf", "Q8_0")))]
+    walkers = [tokenizer_for(s, ["a b"]) for s in sources]
+    walkers += [w.inner for w in walkers if isinstance(w, Framed)]  # Gemma's: <bos> before each text
+    assert {type(w).__name__ for w in walkers} >= {"Words", "BPE", "WordPiece", "SentencePieceBPE", "Framed",
+                                                   "PerText"}
+    for w in walkers:
+        assert isinstance(w, Walker), type(w).__name__
+        assert w.walk("a b").ids and isinstance(w.vocab, dict)
