@@ -28,10 +28,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import import_module
 from typing import Any, ClassVar
 
 from explain.core.shape_rules import Shape, fmt_shape
 from explain.core.shown import Grid, Line, Part, Showable
+from explain.ops.kinds import MODULE_OF
 from explain.ops.numbers import (  # noqa: F401 (ops read them)
     arg,
     exact_text,
@@ -267,8 +269,9 @@ def _namespace() -> dict[str, Any]:
     return {"np": np, **{k: v for k, v in vars(kernels).items() if callable(v) and not k.startswith("_")}}
 
 
-REGISTRY: dict[str, Op] = {}
+REGISTRY: dict[str, Op] = {}  # the kinds loaded so far; explain.ops.REGISTRY is every kind
 BACKWARD_OF: list[Callable[[Op], Op]] = []  # how a "<kind>.grad" op is made: explain.ops.grad puts GradOf here
+
 
 
 def register(cls: type[Op]) -> type[Op]:
@@ -278,9 +281,15 @@ def register(cls: type[Op]) -> type[Op]:
 
 
 def get(kind: str) -> Op:
-    """The op of a kind (``"matmul"``; ``"matmul.grad"`` is the backward of matmul)."""
-    if kind not in REGISTRY and kind.endswith(".grad") and kind[:-5] in REGISTRY and BACKWARD_OF:
-        REGISTRY[kind] = BACKWARD_OF[0](REGISTRY[kind[:-5]])
+    """The op of a kind (``"matmul"``; ``"matmul.grad"`` is the backward of matmul), its module imported the
+    first time; a KeyError for a kind there is not."""
+    if kind not in REGISTRY:
+        forward = kind[: -len(".grad")] if kind.endswith(".grad") else kind
+        if forward in MODULE_OF:
+            import_module(f"explain.ops.{MODULE_OF[forward]}")
+        if forward != kind and forward in REGISTRY:
+            import_module("explain.ops.grad")  # puts GradOf in BACKWARD_OF
+            REGISTRY[kind] = BACKWARD_OF[0](REGISTRY[forward])
     return REGISTRY[kind]
 
 
