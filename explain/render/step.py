@@ -149,7 +149,8 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
                      width: int | None = None) -> Group:
     """A cell explanation without its result line: the title, the table of terms (windowed to ``max_rows``
     rows with a ``⋮``), the arithmetic lines and (``origin``) where a weight it reads came from in its file.
-    Given the ``width`` it is drawn in, a table one or two columns too wide drops its outer padding."""
+    Given the ``width`` it is drawn in, a table one or two columns too wide drops its outer padding, one wider
+    still has one space between its columns instead of two."""
     parts: list[Any] = [Text(ex.title, style="bold")]
     if ex.columns and ex.rows:
         n = len(ex.rows)
@@ -157,8 +158,13 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
                  for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus)]  # a ⋮ for one row saves nothing
         # each column is its widest cell plus a space either side; at the pane's edge rich would cut the last
         # column, the weights a softmax is about ("weig…", "0.76…" at 80 columns), so the edges' spaces go first
-        tight = width is not None and sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells)) > width
-        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", pad_edge=not tight)
+        natural = sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells))
+        tight = width is not None and natural > width
+        # still too wide without them (tutorial 12's softmax at 80x24: 'k' holds '30 hungry'): one space between
+        # columns instead of two, before rich cuts the answer
+        closer = width is not None and natural - 2 > width
+        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", pad_edge=not tight,
+                      collapse_padding=closer)
         for c in ex.columns:  # as Text, never markup: rich read the [k] of 'Q[0, 0, 1][k]' as a style and dropped it
             table.add_column(Text(c), justify="right", no_wrap=True)
         for row in cells:

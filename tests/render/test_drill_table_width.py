@@ -39,6 +39,20 @@ def test_the_weights_column_is_whole_at_and_just_under_the_tables_width(softmax_
     assert all(line.endswith(" ") == (spare == 0) for line in lines), lines
 
 
+@pytest.mark.parametrize("spare", [-3, -4])
+def test_a_table_wider_still_closes_its_columns_up(softmax_cell, spare):
+    """Issue 42 item 12: at 80×24 tutorial 12's softmax table (its k column holding '30 hungry') was 3–4 columns
+    too wide even without its edge spaces, and rich cut the weights again ('weig…', '0.73…'). One space between
+    columns instead of two keeps the answer whole. Fails on the old code."""
+    wide = drill_lines(Text("head"), softmax_cell, 4, 200, 40)
+    header = next(line.plain for line in wide.lines if "score − max" in line.plain)
+    natural = cell_len(header.rstrip()) + 1
+    lines = table_lines(drill_lines(Text("head"), softmax_cell, 4, natural + spare, 40))
+    assert all("…" not in line for line in lines), lines
+    assert lines[0].rstrip().endswith("weight") and any(line.rstrip().endswith("0.7660") for line in lines), lines
+    assert "score score − max" in lines[0]  # one space between the columns, not two
+
+
 def test_a_table_far_too_wide_is_still_cut_at_the_edge(softmax_cell):
     drill = drill_lines(Text("head"), softmax_cell, 4, 30, 40)
     assert any("…" in line for line in table_lines(drill))
