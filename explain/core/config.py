@@ -15,7 +15,8 @@ from explain.core.errors import ConfigError, UsageError
 from explain.core.latent import Latent, check_latent
 from explain.core.moe import check_moe
 from explain.core.options import OPTION, check_cap, flag
-from explain.core.registry import DEFAULT_MODEL, MODELS, Model, check_model_name, entry, quoted, users
+from explain.core.registry import DEFAULT_MODEL, MODELS, Model, check_model_name, entry
+from explain.core.takes import not_for_model
 from explain.core.window import SLIDING, check_window, layer_kinds
 
 
@@ -227,10 +228,7 @@ def validate(cfg: Config) -> None:
     for o in OPTION.values():  # a config option changed from its default on a model that does not use it
         value = getattr(cfg, o.name, o.default)
         if o.group == "config" and not o.used_by(model) and value != o.default:
-            names = users(o)
-            given = flag(o.name, value) if o.type == "bool" else f"{o.flag} {value}"
-            raise ConfigError(f"{given} applies to the {quoted(names)} model{'s' if len(names) > 1 else ''} only; "
-                              f"drop it or use 'explain run {names[0]}'")
+            raise ConfigError(not_for_model(o, value))  # at its default: refused by the request (core/takes)
     if model.heads is not None and cfg.n_heads != model.heads:
         several = next(m.name for m in MODELS.values() if m.can("heads") and not m.can("blocks"))
         raise ConfigError(f"the '{cfg.model}' model has one head; drop {flag('n_heads')} or use '{several}'")

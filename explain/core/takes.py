@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explain.core.errors import UsageError
-from explain.core.options import GENERATION, OPTIONS, Option
-from explain.core.registry import MODELS, Model
+from explain.core.errors import ConfigError, UsageError
+from explain.core.options import GENERATION, OPTIONS, Option, flag
+from explain.core.registry import MODELS, Model, quoted
 
 # What a command may do with a run, as an option's ``uses`` names it.
 COMMAND_CAPABILITIES: dict[str, str] = {
@@ -98,6 +98,23 @@ def given(o: Option, value: object) -> bool:
     return not (isinstance(value, (tuple, list)) and not value)  # an array is given: never compared with ==
 
 
+def not_for_model(o: Option, value: object) -> str:
+    """The line refusing a config option on a model that does not use it, naming the models that do."""
+    names = [m.name for m in MODELS.values() if o.used_by(m)]
+    given_as = flag(o.name, value) if o.type == "bool" else f"{o.flag} {value}"
+    return (f"{given_as} applies to the {quoted(names)} model{'s' if len(names) > 1 else ''} only; drop it or use "
+            f"'explain run {names[0]}'")
+
+
+def check_model_takes(model: Model, options: dict[str, object]) -> None:
+    """Refuse a config option given to a model that does not use it even at its default value (``run gpt --router
+    softmax``); other values the config refuses with the same line once it holds them."""
+    for o in OPTIONS:
+        value = options.get(o.name)
+        if o.group == "config" and given(o, value) and not o.used_by(model) and value == o.default:
+            raise ConfigError(not_for_model(o, value))
+
+
 def check_takes(command: str, options: dict[str, object]) -> None:
     """Refuse the first given option ``command`` cannot use (a UsageError from :func:`refusal`)."""
     for o in ALL:
@@ -105,4 +122,5 @@ def check_takes(command: str, options: dict[str, object]) -> None:
             raise UsageError(refusal(command, o))
 
 
-__all__ = ["ALL", "COMMANDS", "COMMAND_CAPABILITIES", "Command", "check_takes", "either", "given", "refusal", "takes"]
+__all__ = ["ALL", "COMMANDS", "COMMAND_CAPABILITIES", "Command", "check_model_takes", "check_takes", "either", "given",
+           "not_for_model", "refusal", "takes"]

@@ -17,7 +17,7 @@ from explain.checkpoints.trained import use_trained
 from explain.core.errors import UsageError
 from explain.core.options import OPTION
 from explain.core.registry import Model, able, check_model_name, quoted
-from explain.core.takes import check_takes
+from explain.core.takes import check_model_takes, check_takes
 from explain.engine.backward import Training, check_lr
 from explain.engine.keywords import check_keywords
 from explain.engine.weight_sizes import sizes_from_weights
@@ -61,6 +61,7 @@ def make_request(model: str, *, weights: Any = None, sampling: Any = None, shipp
     check_keywords(model=model, weights=weights, sampling=sampling, **options)  # Python's types, before any is read
     check_takes(command, options)  # before the name: '--lr' on the lens is wrong whatever the model
     entry = check_model_name(model)
+    check_model_takes(entry, options)  # --router softmax on gpt: the config sees only values unlike the default
     options = dict(options)
     if shipped:
         use_trained(options, weights, entry, draws=sampling is not None)  # gpt: the trained model unless told

@@ -22,6 +22,7 @@ from explain.checkpoints.trained import SIZES
 from explain.core.config import Config, make_config
 from explain.core.errors import ConfigError, InputError, UsageError
 from explain.core.limits import MAX_VOCAB
+from explain.core.options import OPTION
 from explain.core.registry import MODELS, entry
 from explain.core.words import Tokenizer
 from explain.engine.api import estimate, plan
@@ -50,9 +51,17 @@ def load_corpus(path: str | Path | None) -> Corpus:
     return corpus
 
 
+def _options(cfg: Config, *drop: str) -> dict[str, Any]:
+    """The config as a run's keywords: the options its model uses (a request refuses the others, even at their
+    defaults: explain.core.takes.check_model_takes)."""
+    model = cfg.spec
+    return {k: v for k, v in asdict(cfg).items()
+            if k not in ("model", "ln_eps", *drop) and (k not in OPTION or OPTION[k].used_by(model))}
+
+
 def initial_params(cfg: Config) -> dict[str, np.ndarray]:
     """GPT-2's initialisation from the config's seed, as ``explain run`` makes it (writable copies)."""
-    specs = plan(cfg.model, tokens=[0], **{k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps")}).specs
+    specs = plan(cfg.model, tokens=[0], **_options(cfg)).specs
     return {k: np.array(v) for k, v in init_params(specs, cfg.seed).items()}
 
 
@@ -73,7 +82,7 @@ def _check_memory(cfg: Config, batch: int) -> None:
     """Refuse, before allocating, a training run that will not fit: the weights four times (values, gradients,
     AdamW's m and v) and a batch's activations (a forward trace's bytes per sequence, times the batch; the
     untraced step keeps fewer), from the closed-form estimate every run uses."""
-    sizes = {k: v for k, v in asdict(cfg).items() if k not in ("model", "ln_eps", "seed")}
+    sizes = _options(cfg, "seed")
     run_cfg, inp = prepare_run(cfg.model, tokens=",".join(["0"] * cfg.n_ctx), **sizes)
     n_params, per_sequence = estimate(run_cfg, inp)
     check_memory((4 * n_params, batch * per_sequence), gradients=True,

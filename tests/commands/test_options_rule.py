@@ -105,3 +105,19 @@ def test_a_family_option_on_another_model_names_the_models_that_take_it(model: s
         plan(model, **{o.name: value})
     why = MODELS[model].masking if o.name == "causal" else users(o)[0]  # --causal says why the model has no switch
     assert flag(o.name, value) in str(err.value) and why in str(err.value), str(err.value)
+
+
+AT_DEFAULT = [pytest.param(m, o, id=f"{m}{o.flag}") for m in MODELS for o in OPTIONS
+              if o.group == "config" and o.needs and o.default is not None and not o.used_by(MODELS[m])]
+
+
+@pytest.mark.parametrize("model, o", AT_DEFAULT)
+def test_a_family_option_at_its_default_is_refused_too(model: str, o) -> None:
+    """'run gpt --router softmax' ran silently before (the config compared values with the default only); now the
+    request refuses any given value with the config's own line (fails on the code before core/takes.check_model_takes)."""
+    with pytest.raises(ConfigError) as err:
+        make_request(model, **{o.name: o.default})
+    assert flag(o.name, o.default) in str(err.value) and users(o)[0] in str(err.value), str(err.value)
+    words = [flag(o.name, o.default)] if o.type == "bool" else [o.flag, str(o.default)]
+    if o.type != "bool" or words[0] != o.flag or o.default:  # the CLI can say it (--causal cannot say False)
+        assert f"'explain run {users(o)[0]}'" in invoke("run", model, *words).output
