@@ -8,6 +8,7 @@ exits right after drawing its first frame (the start-up benchmark uses this).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.command import CommandPalette
 from textual.screen import Screen
+from textual.widget import AwaitMount
 
 from explain.core.names import gen_step
 from explain.io.pending import discard_all
@@ -68,6 +70,18 @@ class ExplainApp(App[None]):
         """Textual's theme variables and the layout's shared sizes (``$sidebar-mid``, …: :func:`fit.css_variables`),
         whose one home is explain/render/fit.py."""
         return {**super().get_css_variables(), **fit.css_variables()}
+
+    def push_screen(self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False) -> Any:
+        """Textual's, except once the app is ending: a key typed in the same burst as q (``q c``, ``q x``; ``q e`` in a
+        tutorial) pushed a dialog that was mounted but never composed, and its on_mount ended the app with a
+        traceback (NoMatches: Input). Nothing opens then: the answer is None, as if the dialog were cancelled."""
+        if self._exit:  # App.exit sets it; Textual has no public flag for "ending"
+            if wait_for_dismiss:
+                done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                done.set_result(None)
+                return done
+            return AwaitMount(self.screen, [])
+        return super().push_screen(screen, callback, wait_for_dismiss)
 
     def action_command_palette(self) -> None:
         """Ctrl+P: the command palette (:class:`Palette`, Textual's with a guard for tiny terminals)."""

@@ -68,3 +68,22 @@ def test_hostile_names_are_refused_beside_the_field(gpt_trace, monkeypatch, tmp_
     drive(app, script)
     assert len(seen) == len(HOSTILE)
     assert _snapshot(tmp_path) == before and set(os.listdir("/dev")) == dev  # /dev/ptmx changes as ptys open
+
+
+def test_a_dialog_key_in_the_same_burst_as_q_ends_cleanly(gpt_trace, tutorial, monkeypatch, tmp_path) -> None:
+    """``q c`` (or ``q x``, or ``q e`` in a tutorial) typed together: the dialog was pushed while the app was ending,
+    mounted but never composed, and its on_mount ended the app with a traceback (NoMatches: Input on PromptScreen;
+    '#yes' on ConfirmScreen), exit code 1. Now nothing opens and the app ends as q asked. Fails on the old code."""
+    monkeypatch.chdir(tmp_path)
+    app = ExplainApp(gpt_trace, tutorial=tutorial)
+
+    async def script(pilot) -> None:
+        app.exit()  # q
+        app.action_picture()  # c, e and x, arriving before the app has ended
+        app.screen.action_rerun()
+        app.screen.action_export_step()
+        await pilot.pause()
+
+    drive(app, script)
+    assert app.return_code == 0 and app._exception is None
+    assert list(tmp_path.iterdir()) == []
