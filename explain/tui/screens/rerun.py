@@ -51,6 +51,7 @@ FIELDS: dict[str, Field] = {o.name: Field(o.name, o.form_label, o.type, option_h
                             for o in OPTIONS if o.type in ("int", "choice", "text", "bool") and o.group != "backward"}
 _SWITCH = {True: "on", False: "off"}
 DIMENSIONS = tuple(o.name for o in OPTIONS if o.type == "int" and o.name != "seed")
+DERIVED = ("d_head", "d_ff", "d_out")  # worked out from d_model and the heads unless given
 
 
 def fields_for(model: str, inputs: dict[str, Any]) -> list[Field]:
@@ -75,6 +76,9 @@ def shown_values(trace: Trace, inputs: dict[str, Any]) -> dict[str, str]:
     out["text"] = text if text is not None else trace.tokens_text()
     out["target"] = inputs.get("target") or " ".join((trace.labels.get("tgt") or [])[1:])
     for key in FIELDS:
+        if key in DERIVED and inputs.get(key) is None and getattr(trace.config, key, None) is None:
+            out[key] = ""  # worked out, not given: blank (its value is the placeholder), so a change of d_model
+            continue  # re-derives it, and "give d_head" after one means an empty field, not a filled one
         if key not in out:
             value = inputs.get(key, cfg.get(key))
             out[key] = "" if value is None else _SWITCH.get(value, str(value)) if isinstance(value, bool) \
@@ -207,7 +211,9 @@ class RerunScreen(ModalScreen[tuple[Trace, dict[str, Any]] | None]):
                 widgets.append(Select([(n, n) for n in field.choices], value=value or field.choices[0],
                                       allow_blank=False, id=field.key, compact=True))
             else:
-                widgets.append(Input(value, placeholder=field.help, type="text", id=field.key, compact=True,
+                worked = f"{self.trace.config.to_dict()[field.key]}, worked out" if same and not value and \
+                    field.key in DERIVED else field.help
+                widgets.append(Input(value, placeholder=worked, type="text", id=field.key, compact=True,
                                      classes="wide" if field.kind == "text" else ""))
             # the message sits under the field, in its column (a row spanning both columns is measured at the
             # first column's 11 cells: a two-line message took ten rows at 80×24)
