@@ -156,6 +156,7 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
         n = len(ex.rows)
         cells = [["⋮"] * len(ex.columns) if i is None else [term(v, precision) for v in ex.rows[i]]
                  for i in table_rows(n, n if max_rows >= n - 1 else max(2, max_rows), ex.focus)]  # a ⋮ for one row saves nothing
+        words = labelled(cells)
         # each column is its widest cell plus a space either side; at the pane's edge rich would cut the last
         # column, the weights a softmax is about ("weig…", "0.76…" at 80 columns), so the edges' spaces go first
         natural = sum(max(cell_len(t) for t in col) + 2 for col in zip(ex.columns, *cells))
@@ -165,8 +166,8 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
         closer = width is not None and natural - 2 > width
         table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", pad_edge=not tight,
                       collapse_padding=closer)
-        for c in ex.columns:  # as Text, never markup: rich read the [k] of 'Q[0, 0, 1][k]' as a style and dropped it
-            table.add_column(Text(c), justify="right", no_wrap=True)
+        for i, c in enumerate(ex.columns):  # as Text, never markup: rich read the [k] of 'Q[0, 0, 1][k]' as a style and dropped it
+            table.add_column(Text(c), justify="left" if words and i == 0 else "right", no_wrap=True)
         for row in cells:
             table.add_row(*(Text(cell) for cell in row))
         parts.append(table)
@@ -175,6 +176,20 @@ def explanation_body(ex: CellExplanation, precision: int = 4, max_rows: int = 12
     if origin and ex.origin is not None:
         parts.append(origin_view(ex.origin))
     return Group(*parts)
+
+
+def labelled(cells: list[list[str]]) -> bool:
+    """Align a first column of ``index word`` labels in place, the indices right-aligned and the words
+    left-aligned after them (the column is then drawn left-justified); False, cells untouched, for any other
+    first column. Right-justified as whole strings, ``0 <bos>`` stood two columns left of ``3 the``."""
+    split = [c[0].split(" ", 1) if c[0] != "⋮" else None for c in cells]
+    if not cells or any(s is not None and (len(s) < 2 or not s[0].lstrip("-").isdigit()) for s in split):
+        return False  # plain numbers, or not every row has its word: the right-justified column reads as it is
+    wi = max(cell_len(s[0]) for s in split if s is not None)
+    ww = max(cell_len(s[1]) for s in split if s is not None)
+    for row, s in zip(cells, split):
+        row[0] = "⋮".rjust(wi) if s is None else s[0].rjust(wi) + " " + s[1] + " " * (ww - cell_len(s[1]))
+    return True
 
 
 def origin_view(origin: CellExplanation) -> Group:
