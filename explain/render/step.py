@@ -43,6 +43,10 @@ def axis_labels(trace: Trace, step: Step, axis: int, lead: tuple[int, ...] = ())
         labels = more[:n] if len(more) >= n else None
     elif labels is not None and len(labels) == n + 1 and step.axes[axis] == "part":
         labels = labels[:n]  # the attribution's stack: every part but the bias row its contributions add
+    elif labels is not None and len(labels) == n + 1 and step.axes[axis] == "pos":
+        # a loss or its log p(y): position t is scored on the token after it; '→letter' (the drill-down's
+        # 'fox→letter' cut to 8 columns lost the word scored: 'fox→let…'), the ruler above says the position
+        labels = [f"→{b}" for b in labels[1:]]
     elif labels is not None and len(labels) != n:
         labels = None
     appended = appended_rows(trace, step)

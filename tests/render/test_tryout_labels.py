@@ -9,7 +9,8 @@ from __future__ import annotations
 from rich.console import Console
 
 from explain.ops.base import CellExplanation
-from explain.render.step import explanation_body
+from explain.render.step import axis_labels, explanation_body
+from explain.tutorial import list_tutorials, run_tutorial
 
 
 def drawn(renderable, width: int = 80) -> list[str]:
@@ -36,3 +37,13 @@ def test_plain_index_column_stays_right_justified():
     ex = CellExplanation(index=(0,), value=1.0, title="x", columns=("k", "x"), rows=[(0, 1.0), (10, 2.0)])
     lines = [line for line in drawn(explanation_body(ex)) if line.strip()[:2] in ("0 ", "10")]
     assert len(lines) == 2 and lines[0].index("0 ") == lines[1].index("10 ") + 1
+
+
+def test_a_loss_axis_names_the_token_each_position_is_scored_on():
+    """Fails on the old code (None: the axis is one shorter than the words, so it had no labels at all)."""
+    tut = next(t for t in list_tutorials() if t.name == "16-inside-a-trained-model")
+    trace = run_tutorial(tut)
+    words = trace.axis_labels("pos", 0)
+    for name in ("token_loss", "correct_log_probs"):
+        step = trace[name]
+        assert axis_labels(trace, step, len(step.shape) - 1, (0,)) == [f"→{w}" for w in words[1:]], name
