@@ -36,14 +36,15 @@ def lens_point(name: str) -> str:
 
 def point_phrase(point: str) -> str:
     """Where a lens read is taken, as a student reads it: ``blocks.0.resid_mid`` → "after block 0's attention",
-    ``blocks.0.resid_post`` → "after block 0", the residual before block 0 → "the embeddings"."""
+    ``blocks.0.resid_post`` → "after block 0", the residual before block 0 → "at the embeddings" (a phrase of
+    place like the others: the predictions pane said "the lens the embeddings")."""
     parts = point.split(".")
     if len(parts) == 3 and parts[0] == "blocks" and parts[1].isdigit():
         if parts[2] == "resid_mid":
             return f"after block {parts[1]}'s attention"
         if parts[2] == "resid_post":
             return f"after block {parts[1]}"
-    return "the embeddings"
+    return "at the embeddings"
 
 
 def head_result(layer: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from explain.interp.names import point_phrase
 from explain.ops.base import CellExplanation
 from explain.render.step import axis_labels, explanation_body
 from explain.tutorial import list_tutorials, run_tutorial
@@ -47,3 +48,9 @@ def test_a_loss_axis_names_the_token_each_position_is_scored_on():
     for name in ("token_loss", "correct_log_probs"):
         step = trace[name]
         assert axis_labels(trace, step, len(step.shape) - 1, (0,)) == [f"→{w}" for w in words[1:]], name
+
+
+def test_every_lens_point_reads_as_a_place():
+    """Fails on the old code, which said "the lens the embeddings" for the first read."""
+    for point in ("blocks.0.resid_pre", "blocks.0.resid_mid", "blocks.1.resid_post"):
+        assert point_phrase(point).split()[0] in ("at", "after"), point
