@@ -39,6 +39,7 @@ from explain.ops.numbers import (  # noqa: F401 (ops read them)
     exact_text,
     grid_number,
     num,
+    one_minus,
     precision,
     residue,
     sig,
@@ -85,6 +86,11 @@ class CellExplanation(Showable):
     # the survivors of a mask): a table cut to fit shows these, not its first and last rows
     origin: CellExplanation | None = None  # where a weight the cell reads came from in its file (explain.trace.origin)
 
+    def __post_init__(self) -> None:
+        # every op kind's formulas pass here: one minus sign per line, whichever op wrote it
+        self.title = one_minus(self.title)
+        self.lines = [one_minus(line) for line in self.lines]
+
     def value_text(self, digits: int | None = None) -> str:
         """The explained cell's value as the result writes it: a token id with its word, else the number."""
         return self.shown if self.shown is not None else num(self.value, digits)
@@ -92,9 +98,10 @@ class CellExplanation(Showable):
     def result(self, digits: int | None = None) -> tuple[list[str], str]:
         """The arithmetic lines before the result, and the result line: the last line when it ends in the value
         (``sum of 4 products = 0.2879``), else ``= 0.2879``."""
-        if self.lines and self.lines[-1].endswith(f"= {self.value_text(digits)}"):
+        value = self.value_text(digits)
+        if self.lines and self.lines[-1].endswith((f"= {value}", f"= {value.replace(chr(0x2212), '-')}")):  # -inf
             return list(self.lines[:-1]), self.lines[-1]
-        return list(self.lines), f"= {self.value_text(digits)}"
+        return list(self.lines), f"= {value}"
 
     def display_parts(self, digits: int | None = None) -> list[Part]:
         """What ``--plain --cell`` prints of this cell (in :mod:`explain.render.step`'s order): the title, the

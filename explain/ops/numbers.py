@@ -5,6 +5,7 @@ imports them from there beside the rest of the op vocabulary; no numpy is import
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -93,6 +94,19 @@ def arg(x: Any, digits: int | None = None) -> str:
     mixed two)."""
     text = num(x, digits)
     return f"({text})" if text.startswith("-") else text
+
+
+# a number's own sign: a '-' before a digit that follows no letter, digit or closing bracket (so not the e-05 of
+# 1.2e-05, not a hyphen in a word, not a subtraction written a-b)
+_SIGN = re.compile(r"(?<![\w\])])-(?=\.?\d)")
+
+
+def one_minus(text: str) -> str:
+    """``text`` (a drill-down's formula) with one minus sign: where a number's own sign is ``-`` (as every grid,
+    table and result writes it: ``-0.1027``), its subtractions and −inf are ``-`` too, so a line reads
+    ``exp(-0.1027 - 0.3457)``, never ``exp(-0.1027 − 0.3457)`` (issue 42). A formula with no negative number
+    keeps the typographic ``−`` (``x − μ``)."""
+    return text.replace("\u2212", "-") if "\u2212" in text and _SIGN.search(text) else text
 
 
 def residue(x: float) -> str:

@@ -224,3 +224,28 @@ def test_drill_down_answer_whole(traces, walk_plan, size, tutorial):
     asyncio.run(asyncio.wait_for(walk(), 300))
     assert checked > 100
     assert not failures, f"{len(failures)} of {checked} drill-downs lost their answer; first:\n{failures[0]}"
+
+
+# a number's own sign: a '-' before a digit after no letter, digit or closing bracket (not 1.2e-05, not top-5)
+SIGN = re.compile(r"(?<![\w\])])-(?=\.?\d)")
+
+
+def test_no_drill_down_formula_mixes_two_minus_signs(traces):
+    """Issue 42 item 12: a softmax's drill-down read ``exp(-0.1027 − 0.3457)``, a number's ASCII sign beside a
+    typographic subtraction. Every op kind (the step of each kind with the most cells, as the size walk picks it;
+    these runs are built once for this file), on up to 40 cells spread over it: no title or line holds both. It
+    fails on the code before explain.ops.numbers.one_minus (softmax, log softmax, the tiled kernel, ...)."""
+    mixed: dict[str, str] = {}
+    for run, steps in chosen_steps(traces).items():
+        for _, step in steps:
+            n = _cells(step)
+            for flat in dict.fromkeys(np.linspace(0, n - 1, min(n, 40)).astype(int).tolist()):
+                index = tuple(int(i) for i in np.unravel_index(flat, step.shape)) if step.shape else ()
+                try:
+                    ex = traces[run].explain(step, index)
+                except ExplainError:
+                    continue
+                for text in (ex.title, *ex.lines):
+                    if "\u2212" in text and SIGN.search(text):
+                        mixed.setdefault(step.op, f"{run}: {step.name}{list(index)}: {text}")
+    assert not mixed, "\n".join(mixed.values())
