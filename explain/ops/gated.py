@@ -85,6 +85,9 @@ class RMSNorm(Op):
         return (f"({g}.reshape(-1, {g}.shape[-1]) * rms_norm({x}, 1.0, eps={float(eps)!r})"
                 f".reshape(-1, {x}.shape[-1])).sum(axis=0)")
 
+    def vjp_row_axes(self, wrt, g_axes, in_axes, **attrs):
+        return g_axes[:-1] if wrt else ()  # the gain's gradient sums over every position, as layer norm's
+
     def vjp_feeds(self, wrt, index, g, inputs, output, **attrs):
         x = inputs[0]
         if wrt == 0:

@@ -53,6 +53,8 @@ def word_at(words: list[str], t: int, n: int) -> str | None:
 def with_words(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplanation) -> CellExplanation:
     """``ex`` with each row's index written beside its token, where the table counts positions the run has words
     for; ``ex`` unchanged otherwise (a table over features, a run without text, rows that are not one per index)."""
+    if step.op in TILE_OPS:
+        return _tile_words(trace, step, index, ex)
     axes = counted_axes(trace, step)
     if not ex.rows or not any(a in TEXT_AXES for a in axes):
         return ex
@@ -80,4 +82,31 @@ def with_words(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplana
             wanted = target.reshape(-1)[index_of]
             word = f"{word.split('→')[0]}→{vocab[wanted]}" if vocab and 0 <= wanted < len(vocab) else word
         rows.append(row if word is None else (f"{row[0]} {word}", *row[1:]))
+    return replace(ex, rows=rows)
+
+
+TILE_OPS = ("tile_max", "tile_sum", "tile_acc")  # tiled attention's tables over a tile's keys
+
+
+def _tile_words(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplanation) -> CellExplanation:
+    """A tiled attention's running max and sum count their tile's own keys (j = 0, 1 are keys 2, 3 of the text in
+    the second tile): each row says its key and word, ``0 (key 2) two``; the accumulator counts keys, ``2 two``.
+    The tile's first key is its scores step's ``start``, found back along the first inputs."""
+    s, start = step, None
+    for _ in range(3):
+        if "start" in s.attrs or not s.inputs or s.inputs[0] not in trace:
+            start = s.attrs.get("start")
+            break
+        s = trace[s.inputs[0]]
+    words = trace.axis_labels("pos", _item(step, index))
+    if start is None or not words or not ex.rows:
+        return ex
+    rows = []
+    for row in ex.rows:
+        j = row[0]
+        key = j if step.op == "tile_acc" else start + j if isinstance(j, int) else -1
+        if not isinstance(j, int) or not 0 <= key < len(words):
+            rows.append(row)
+            continue
+        rows.append((f"{j} {words[key]}" if step.op == "tile_acc" else f"{j} (key {key}) {words[key]}", *row[1:]))
     return replace(ex, rows=rows)
