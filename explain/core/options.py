@@ -108,7 +108,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("trained", "--trained", "flag", group="weights", needs="trains",
            help="Open the small GPT that ships with explain (explain train's documented run: the tutorials' "
                 "sentences and copying); its config sets every size. gpt opens it by default, unless "
-                "--random-weights, --weights, --checkpoint or a size option is given."),
+                "--random-weights, --weights, --checkpoint or a size option is given. With --weights FILE: its words "
+                "and sizes, FILE's parameters (what 'explain params gpt' wrote)."),
     Option("random_weights", "--random-weights", "flag", group="weights",
            help="Initialise the weights at random from --seed instead (gpt's default is the trained model; the "
                 "other models have only random weights)."),

@@ -107,3 +107,15 @@ def test_beside_a_checkpoint_the_header_names_the_file(tmp_path) -> None:
     mine = explain.run("gpt", checkpoint=str(SHIPPED), weights=str(path))
     assert mine.weights == f"weights: {path}; tokenizer of trained gpt-tiny"
     np.testing.assert_allclose(mine["logits"].output, shipped["logits"].output, rtol=0, atol=0)
+
+
+def test_trained_with_weights_reads_the_shipped_words(tmp_path) -> None:
+    """'explain run gpt --trained --weights FILE': the shipped model's words and sizes, the file's parameters (the
+    old code refused it: "drop --checkpoint/--weights, or drop --trained")."""
+    shipped = explain.run("gpt")
+    path = tmp_path / "w.npz"
+    save_params(shipped.params, path)
+    mine = explain.run("gpt", trained=True, weights=str(path))
+    assert mine.weights == f"weights: {path}; tokenizer of trained gpt-tiny"
+    assert mine.tokens_text() == shipped.tokens_text()  # the shipped words, not the word-level tokenizer's
+    np.testing.assert_allclose(mine["logits"].output, shipped["logits"].output, rtol=0, atol=0)

@@ -54,8 +54,9 @@ def use_trained(options: dict[str, Any], weights: Any = None, model: Model | Non
     if random and given:
         raise UsageError("--random-weights initialises the weights from --seed; drop --checkpoint/--weights, or "
                          "drop --random-weights")
-    if trained and given:
-        raise UsageError("--trained opens the shipped model's weights; drop --checkpoint/--weights, or drop --trained")
+    if trained and options.get("checkpoint") is not None:
+        raise UsageError("--trained opens the shipped model; drop --checkpoint, or drop --trained")
+    # --trained --weights FILE: the shipped model's config and tokenizer, FILE's parameters ('explain params gpt')
     if options.get("checkpoint") is not None and options.get("seed") is not None and not draws:
         # as beside --trained: nothing random to seed (--weights keeps it: it seeds a loss-less model's target)
         raise UsageError("--seed seeds random weights, and --checkpoint gives trained ones; drop --seed (on "
