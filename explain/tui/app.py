@@ -25,7 +25,7 @@ from explain.core.names import gen_step
 from explain.io.pending import discard_all
 from explain.render import fit
 from explain.trace import Trace
-from explain.tui.keys import KEYS, palette_title
+from explain.tui.keys import KEYS, NEEDS_OF, palette_title
 from explain.tui.messages import RunFinished, StepSelected
 from explain.tui.screens.step import StepScreen
 from explain.tui.tutorial import Walkthrough
@@ -114,8 +114,7 @@ class ExplainApp(App[None]):
             self.action_pick_tutorial()
         if self.then is not None:
             then = self.then
-            self.call_after_refresh(lambda: isinstance(self.screen, StepScreen) and
-                                    getattr(self.screen.controller, then)())
+            self.call_after_refresh(lambda: isinstance(self.screen, StepScreen) and self.screen.run_action(then))
 
     def _ended_by_signal(self, signum: int, frame: Any) -> None:
         """SIGTERM or SIGHUP: remove the temporary files of writes under way in worker threads (``X``, the
@@ -127,6 +126,14 @@ class ExplainApp(App[None]):
     def on_unmount(self) -> None:
         for sig, before in getattr(self, "_signals_before", {}).items():
             signal.signal(sig, before if before is not None else signal.SIG_DFL)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The step screen's keys that are the app's (M, U, D) work where that screen's run has what they need."""
+        stack = self.screen_stack
+        screen = stack[-1] if stack else None
+        if isinstance(screen, StepScreen) and action in NEEDS_OF:
+            return screen.works(action)
+        return True
 
     def action_pick_tutorial(self) -> None:
         """The tutorial picker over the step screen; the tutorial chosen opens there."""
@@ -185,12 +192,7 @@ class ExplainApp(App[None]):
             return
         view = screen.view
         n = token_of(view.trace, view.index)
-        if n is None:
-            self.notify("live sampling changes a generation's draws: G generates tokens after this text first"
-                        if view.trace.config.spec.generates else
-                        f"live sampling needs a generation; {view.trace.config.model} does not write the next token",
-                        timeout=4)
-            return
+        assert n is not None  # D needs a generation (explain.tui.needs)
         step = view.step
         b = view.lead[0] if view.lead and step.axes[:1] == ("batch",) else 0
 

@@ -24,7 +24,6 @@ from textual.screen import Screen
 from explain.core import progress
 from explain.core.errors import ExplainError
 from explain.core.names import gen_step, in_backward, tokenizer_step
-from explain.core.registry import MODELS
 from explain.core.sampling import make_sampling
 from explain.engine import api
 from explain.engine.backward import gradient_partner
@@ -98,11 +97,7 @@ class Controller:
     def generate(self) -> None:
         """This run's input again with GENERATE_MORE more new tokens (the same settings and seed, so the tokens
         already drawn come out the same); the view goes to the first new one."""
-        trace = self.trace
-        if not trace.config.spec.generates:
-            able = ", ".join(m.name for m in MODELS.values() if m.generates)
-            self.host.notify(f"generation needs a model that writes the next token: {able}", severity="warning")
-            return
+        trace = self.trace  # a model that generates: G needs it (explain.tui.needs)
         gen = trace.generation
         if gen is None:
             sampling = replace(make_sampling(GENERATE_MORE, seed=trace.config.seed), eos=None)
@@ -130,11 +125,7 @@ class Controller:
         if first in trace:
             self.go(trace[first].index, "o (the tokenizer's steps)")
             return
-        options = {k: v for k, v in host.run_options.items() if k != "model"}
-        if options.get("tokens") is not None or options.get("embeddings") is not None:
-            host.notify("this run was given token ids or embeddings, not text: there is no tokenizer to show",
-                        timeout=4)
-            return
+        options = {k: v for k, v in host.run_options.items() if k != "model"}  # text: o needs it (tui.needs)
         options["tokenizer_steps"] = True
 
         host.notify("running again with the tokenizer's steps first…", timeout=2)
@@ -249,9 +240,7 @@ class Controller:
 
         host = self.host
         step = pattern_step(self.trace, host.view.index)
-        if step is None:
-            host.notify("this run has no attention pattern with heads", timeout=3)
-            return
+        assert step is not None  # m needs a run with an attention pattern (explain.tui.needs)
 
         def opened(view: View | None) -> None:
             if view is not None:

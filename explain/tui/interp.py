@@ -11,11 +11,9 @@ from typing import Any, Protocol
 
 from textual.screen import Screen
 
-from explain.core.errors import ExplainError
 from explain.core.names import gen_number
 from explain.interp.names import LENS, attr
 from explain.interp.names import patched as patched_step
-from explain.interp.stream import check_entry
 from explain.ops.base import num
 from explain.trace import Trace
 from explain.tui.messages import RunFinished
@@ -32,21 +30,10 @@ class Controller(Protocol):
     def open_interp(self, screen: Screen) -> None: ...
 
 
-def _pre_norm(ctl: Controller) -> bool:
-    try:
-        check_entry(ctl.trace.config.spec)
-    except ExplainError as exc:
-        ctl.host.notify(str(exc), severity="warning", timeout=8)
-        return False
-    return True
-
-
 def lens(ctl: Controller) -> None:
     from explain.interp.lens import record_lens  # lazy: numpy's tools loaded on first use
     from explain.tui.screens.lens import LensScreen  # lazy: a screen loaded on first use
 
-    if not _pre_norm(ctl):
-        return
     if any(s.group[:1] == (LENS,) for s in ctl.trace):  # recorded already
         ctl.open_interp(LensScreen(ctl.trace))
     else:
@@ -63,8 +50,6 @@ def attribution(ctl: Controller) -> None:
     )
     from explain.tui.screens.attribution import AttributionScreen  # lazy: a screen loaded on first use
 
-    if not _pre_norm(ctl):
-        return
     vocab = ctl.trace.labels.get("vocab")
 
     def text(i: int | None) -> str:
@@ -99,11 +84,8 @@ def patching(ctl: Controller) -> None:
 
             ctl.start(lambda: sweep_runs(one.runs, "resid"), lambda done: _sweep_screen(ctl, done))
         return
-    if sweep is None:
-        host.notify("patching compares two runs: open one with explain patch MODEL --text CLEAN --corrupt TEXT "
-                    "--word W --vs W2 --sweep resid", timeout=8)
-        return
-    _sweep_screen(ctl, sweep)
+    if sweep is not None:  # else neither: P needs a patch or a sweep (explain.tui.needs)
+        _sweep_screen(ctl, sweep)
 
 
 def _sweep_screen(ctl: Controller, sweep: Any) -> None:
@@ -128,9 +110,6 @@ def _sweep_screen(ctl: Controller, sweep: Any) -> None:
 def generated(ctl: Controller) -> None:
     from explain.tui.screens.generated import GeneratedScreen  # lazy: a screen loaded on first use
 
-    if ctl.trace.generation is None:
-        ctl.host.notify("this run generated nothing: press G to write five new tokens first", timeout=5)
-        return
     ctl.open_interp(GeneratedScreen(lambda: ctl.trace))
 
 

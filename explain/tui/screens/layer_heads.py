@@ -18,19 +18,14 @@ from textual.containers import Grid, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from explain import ops
 from explain.trace import Step, Trace
 from explain.tui import picture
+from explain.tui.needs import is_pattern
 from explain.tui.state import View
 from explain.tui.widgets.pattern_tile import PatternTile
 
 MAX_TILES = 16
 GAP = 1  # columns between tiles (the key ruler and the values already end in a space)
-
-
-def is_pattern(step: Step) -> bool:
-    """An attention pattern: probabilities over positions (not over the vocabulary)."""
-    return ops.get(step.op).probability and len(step.shape) >= 2 and step.axes[-1] != "vocab"
 
 
 def pattern_step(trace: Trace, index: int) -> Step | None:

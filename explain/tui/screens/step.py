@@ -18,7 +18,7 @@ from textual.widgets import Footer
 from explain.render import fit
 from explain.render.measure import fit_of
 from explain.trace import Trace
-from explain.tui import keys
+from explain.tui import keys, needs
 from explain.tui.controller import Controller
 from explain.tui.messages import CellFocused, RunFinished, StepSelected, TraceExtended
 from explain.tui.screens.step_keys import StepKeys
@@ -55,7 +55,9 @@ class StepScreen(StepKeys, Screen):
         self._composed = False
         self.fit = fit.Fit(frozenset())  # the layout's classes for this size and step (fit.step_classes)
         self._fit_key: tuple = ()
-        self._footer: frozenset[str] = frozenset()  # the actions the footer shows (what fits the width)
+        self._footer = keys.Shown(frozenset(), more=False)  # the actions the footer shows (what fits the width)
+        self._have: tuple[needs.Run, frozenset[str]] | None = None  # the run shown and what it has (needs.facts)
+        self._footer_facts: frozenset[str] | None = None  # what the run had when the footer was built
         self.set_reactive(StepScreen.view, View(trace, no_color=no_color))
         if tutorial is not None:
             self.set_reactive(StepScreen.tour, Tour.start(tutorial, trace, self.run_options))
@@ -105,20 +107,6 @@ class StepScreen(StepKeys, Screen):
         if self._footer_fit() != self._footer:
             self.refresh_bindings()  # the footer recomposes with the keys that fit this width
 
-    # -- footer ----------------------------------------------------------------------------------------------
-    @property
-    def active_bindings(self) -> dict[str, Any]:
-        """Textual's, less the keys that do not fit the footer at this width (:func:`keys.in_footer`)."""
-        self._footer = self._footer_fit()
-        return keys.in_footer(super().active_bindings, self._footer)
-
-    def _footer_fit(self) -> frozenset[str]:
-        return keys.footer_actions(self.size.width or 80, lambda name: self.check_action(name, ()) is not False)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The tutorial keys stay for the whole tour: a footer that changed per stop would cost a frame per step.
-        return self.tour is not None if action in keys.TUTORIAL_ACTIONS else True
-
     # -- state down ------------------------------------------------------------------------------------------
     def _relayout(self, force: bool = False) -> None:
         """The layout's classes for this size and step (:func:`~explain.render.measure.fit_of`), set before the panes
@@ -136,6 +124,7 @@ class StepScreen(StepKeys, Screen):
     def watch_view(self, old: View, view: View) -> None:
         if old is not None and old.trace is not view.trace and self._composed:
             self.query_one(StepTree).set_trace(view.trace)
+            self._refresh_keys()
         self._relayout()
         self._follow()
 
@@ -144,8 +133,7 @@ class StepScreen(StepKeys, Screen):
         if (old is not None and old.following) != (tour is not None and tour.following):
             self._relayout(force=True)  # the narration and the tree swap places
         self._follow()
-        if (old is None) != (tour is None):  # the tutorial keys come or go (a refresh rebuilds the footer: a frame)
-            self.refresh_bindings()
+        self._refresh_keys()  # the tutorial keys come or go with the tour (a refresh rebuilds the footer: a frame)
 
     def _follow(self) -> None:
         """The narration and the tree follow the view and the tour."""
@@ -261,9 +249,6 @@ class StepScreen(StepKeys, Screen):
                 self.notify(why, timeout=3)
 
     def action_scroll_narration(self, direction: int) -> None:
-        if self.tour is None:
-            self.notify("no narration: this is not a tutorial", timeout=3)
-            return
         self.query_one(NarrationPane).scroll_half(direction)
 
     # -- the view ---------------------------------------------------------------------------------------------
