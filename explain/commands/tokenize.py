@@ -82,7 +82,8 @@ def tokenize(model: str | None, checkpoint: str | None, text: str, plain: bool, 
 
         from explain.render.tokenize import print_walkthrough  # lazy: rich out of the core
 
-        print_walkthrough(Console(), w, name)
+        # the user's text is printed as it is: '[bold]' is not markup, ':cat:' is not an emoji
+        print_walkthrough(Console(markup=False, emoji=False), w, name)
     else:
         from explain.tokenize.record import record_walkthrough  # lazy: the trace only for the TUI
         from explain.tui import open_trace  # lazy: textual only with the TUI

@@ -4,6 +4,7 @@ query, one column per position of the text so far (generated ones marked *), eac
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from explain.interp.generated import GeneratedAttention
 from explain.ops.base import num
@@ -16,7 +17,8 @@ def generated_table(att: GeneratedAttention, digits: int = 2) -> Table:
                         f"gen.n.blocks.{att.layer}.attn.pattern; * marks a generated token)", title_justify="left")
     table.add_column("row", no_wrap=True)
     for i, word in enumerate(att.keys):
-        table.add_column(f"{i}\n{word}" + ("*" if i >= att.prompt_len else ""), justify="right", no_wrap=True)
+        # as Text, never markup: a token '[INST]' or '[CLS]' was read as a style and vanished
+        table.add_column(Text(f"{i}\n{word}" + ("*" if i >= att.prompt_len else "")), justify="right", no_wrap=True)
     for n, (query, row) in enumerate(zip(att.queries, att.weights)):
-        table.add_row(f"{n} {query}", *[num(float(v), digits) if v == v else "" for v in row])
+        table.add_row(Text(f"{n} {query}"), *[num(float(v), digits) if v == v else "" for v in row])
     return table

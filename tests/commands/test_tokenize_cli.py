@@ -22,6 +22,15 @@ def test_plain_shows_every_stage_of_a_bpe() -> None:
     assert r.output.rstrip().endswith("ids: 262 270 280 290 65 76")  # the tiny fixture has no 'al' merge
 
 
+def test_the_text_is_printed_as_typed() -> None:
+    """A text with '[bold]' printed 'see␣␣x': rich read the user's text and pieces as markup (found with issue 42's
+    notebook tables); ':cat:' would have become an emoji. Fails on the old Console()."""
+    r = invoke("tokenize", "--checkpoint", str(CKPT), "--text", "see [bold] x :cat:", "--plain")
+    assert r.exit_code == 0, r.output
+    assert "text: 'see␣[bold]␣x␣:cat:'" in r.output and "→ 'see␣[bold]␣x␣:cat:'" in r.output
+    assert any(line.split()[1:2] == ["bold"] for line in r.output.splitlines())  # the piece 'bold' between [ and ]
+
+
 def test_the_trained_model_is_the_default() -> None:
     r = invoke("tokenize", "--text", "The cat is happy, İstanbul!", "--plain")
     assert r.exit_code == 0, r.output
