@@ -18,5 +18,5 @@ def attribution_table(a: Attribution, digits: int = 4) -> Group:
     for c, heading in enumerate(grid.columns):
         table.add_column(Text(heading), justify="right" if grid.aligned_right(c) else "left", no_wrap=c == 1)
     for row in grid.rows:
-        table.add_row(*map(Text, row))  # as Text: a word '[CLS]' is not markup
+        table.add_row(*map(Text, row))  # as Text: a token '[unused0]' (BERT's) is not markup
     return Group(Text(caption.text, style="italic"), table, Text(sums.text), Text(note.text, style="dim"))

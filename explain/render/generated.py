@@ -17,7 +17,7 @@ def generated_table(att: GeneratedAttention, digits: int = 2) -> Table:
                         f"gen.n.blocks.{att.layer}.attn.pattern; * marks a generated token)", title_justify="left")
     table.add_column("row", no_wrap=True)
     for i, word in enumerate(att.keys):
-        # as Text, never markup: a token '[INST]' or '[CLS]' was read as a style and vanished
+        # as Text, never markup: a token '[unused0]' (BERT's) or '[b]' was read as a style and vanished
         table.add_column(Text(f"{i}\n{word}" + ("*" if i >= att.prompt_len else "")), justify="right", no_wrap=True)
     for n, (query, row) in enumerate(zip(att.queries, att.weights)):
         table.add_row(Text(f"{n} {query}"), *[num(float(v), digits) if v == v else "" for v in row])

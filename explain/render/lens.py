@@ -23,7 +23,7 @@ def lens_grid(lens: Lens, digits: int = 2) -> Group:
     for c, heading in enumerate(grid.columns[1:], 1):
         table.add_column(Text(heading), style="bold" if c == grid.bold else "")
     for row in grid.rows:
-        table.add_row(*map(Text, row))  # as Text: a word '[CLS]' is not markup
+        table.add_row(*map(Text, row))  # as Text: a token '[unused0]' (BERT's) is not markup
     return Group(Text(caption.text, style="italic"), table)
 
 
@@ -34,5 +34,5 @@ def lens_word(lens: Lens, digits: int = 4) -> Group:
     for c, heading in enumerate(grid.columns):
         table.add_column(Text(heading), justify="right" if grid.aligned_right(c) else "left", no_wrap=c != 2)
     for row in grid.rows:
-        table.add_row(*map(Text, row))  # as Text: a word '[CLS]' is not markup
+        table.add_row(*map(Text, row))  # as Text: a token '[unused0]' (BERT's) is not markup
     return Group(Text(caption.text, style="italic"), table)
