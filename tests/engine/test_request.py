@@ -1,9 +1,10 @@
 """One typed request per run (issue 38): ``explain.run``, ``plan`` and ``generate``, the interpretability tools (the
 lens, attribution, patching and its sweep: two runs from one request) and the CLI's ``run``, ``generate``,
-``shapes``, ``tokenize`` and ``lens`` check the model's name once and open a checkpoint folder once, counted by
-wrapping the registry's name check and the checkpoint opener everywhere the package holds them (on the old code: the
-name 5–6 times, a folder twice when MODEL is left out, by run and by tokenize; the lens and attribution the name
-2 times, patching and the sweep the name 3 times and the folder 3 times). The request itself is frozen and carries the registry's entry."""
+``shapes``, ``tokenize``, ``lens``, ``attribute`` and ``patch`` check the model's name once and open a checkpoint
+folder once, counted by wrapping the registry's name check and the checkpoint opener everywhere the package holds
+them (on the old code: the name 5–6 times, a folder twice when MODEL is left out, by run and by tokenize; the lens
+and attribution the name 2 times, patching and the sweep the name 3 times and the folder 3 times). The request
+itself is frozen and carries the registry's entry."""
 
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def test_explain_checks_the_name_once_and_opens_a_checkpoint_once(counts: Counte
     ["shapes", "--checkpoint", LLAMA, "--seq", "3"],
     ["tokenize", "--checkpoint", LLAMA, "--text", "hello"],  # MODEL left out: opened once for both
     ["lens", "--checkpoint", LLAMA, "--text", "The cat is", "--word", " cat", "--plain"],
+    ["attribute", "llama", "--checkpoint", LLAMA, "--text", "The cat is", "--word", " cat", "--vs", " is", "--json"],
+    ["patch", "--checkpoint", LLAMA, "--text", "The cat is", "--corrupt", "The the is", "--word", " is", "--vs",
+     " cat", "--sweep", "resid", "--json"],
 ])
 def test_the_cli_checks_the_name_once_and_opens_a_checkpoint_once(counts: Counter, args: list[str]) -> None:
     result = invoke(*args)
