@@ -27,7 +27,7 @@ from explain.core.sampling import Sampling
 from explain.core.shape_rules import Shape
 from explain.ops.base import CellExplanation, Syms
 from explain.trace.origin import WeightOrigins, with_origin
-from explain.trace.words import with_words
+from explain.trace.words import with_position_words, with_words
 
 if TYPE_CHECKING:  # annotations only: what a derived run adds is made by interp and tutorial, which import the trace
     from explain.interp.lens import Lens
@@ -213,6 +213,7 @@ class Trace(Sequence[Step]):
             extra["words"] = self.labels.get("vocab")
         ex = op.explain(tuple(index), self.inputs_of(step), step.output, step.syms, **step.attrs, **extra)
         ex = with_words(self, step, tuple(index), ex)  # positions and keys counted by the table: '1 cat'
+        ex = with_position_words(self, step, tuple(index), ex)  # and named in its sentences: "position 1 'cat'"
         return ex if self.origin is None else with_origin(self.origin, self, step, tuple(index), ex)
 
     def axis_labels(self, axis: str, item: int | None = 0) -> list[str] | None:

@@ -7,6 +7,7 @@ module finds the words. It may import ``core`` and ``ops``; it imports no numpy.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from math import prod
 from typing import TYPE_CHECKING
@@ -110,3 +111,24 @@ def _tile_words(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplan
             continue
         rows.append((f"{j} {words[key]}" if step.op == "tile_acc" else f"{j} (key {key}) {words[key]}", *row[1:]))
     return replace(ex, rows=rows)
+
+
+POSITION = re.compile(r"\b(?:position|query|key) (\d+)\b(?! ')")  # 'position 3', 'key 2', not yet with its word
+
+
+def with_position_words(trace: Trace, step: Step, index: tuple[int, ...], ex: CellExplanation) -> CellExplanation:
+    """``ex`` with each "position t" (or "query t", "key t") of its title and lines followed by the run's token
+    there, ``position 0 'the' goes to expert 2`` (the router's, the experts', a mask's, the position embedding's
+    drill-downs said only ``position 0``). Only where the step counts the text's positions: a ``pos`` axis as long
+    as the words."""
+    if "pos" not in step.axes:
+        return ex
+    words = trace.axis_labels("pos", _item(step, index))
+    n = step.shape[step.axes.index("pos")]
+    if not words or len(words) != n:
+        return ex  # a loss's shorter axis, a generation's longer one, a run without text: the number alone
+
+    def say(text: str) -> str:
+        return POSITION.sub(lambda m: m.group(0) + (f" '{words[int(m.group(1))]}'" if int(m.group(1)) < n else ""), text)
+
+    return replace(ex, title=say(ex.title), lines=[say(line) for line in ex.lines])
