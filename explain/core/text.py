@@ -43,6 +43,15 @@ def visible(text: object, *, multiline: bool = False) -> str:
     return "".join(_escape(c) if _hidden(c, multiline) else c for c in s)
 
 
+def quoted(word: object) -> str:
+    """A word in quotes as a reader wants it: ``'cat'``, ``"'s"`` (double quotes when it holds a single one), and
+    a byte-token label ``\\xd1`` written once (``repr`` would double its backslash to ``'\\\\xd1'``). Control
+    characters are escaped as :func:`visible` does, so the text stays safe and on one line."""
+    s = visible(word)
+    q = '"' if "'" in s and '"' not in s else "'"
+    return f"{q}{s}{q}"
+
+
 def visible_tree(data: object, *, multiline: bool = True) -> object:
     """A parsed document (dicts, lists, strings, numbers) with every string and key passed through
     :func:`visible`; keys are always made one-line."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from explain.core.errors import UsageError
 from explain.core.shown import Grid, Line, Part, Showable
+from explain.core.text import quoted
 from explain.engine.api import run_request
 from explain.interp import names
 from explain.interp.stream import (
@@ -136,7 +137,7 @@ class Attribution(Showable):
         """The caption, the parts ranked by size (rank, part, contribution), their sum beside the run's logit,
         and the convention the numbers follow."""
         tokens = list(self.trace.labels.get("pos") or [])
-        what = f"logit[{self.word_text!r}]" + (f" − logit[{self.vs_text!r}]" if self.vs is not None else "")
+        what = f"logit[{quoted(self.word_text)}]" + (f" − logit[{quoted(self.vs_text)}]" if self.vs is not None else "")
         after = tokens[self.position] if self.position < len(tokens) else str(self.position)
         grid = Grid(("rank", "part", "contribution"),
                     tuple((str(i), part, num(v, digits)) for i, (part, v) in enumerate(self.ranked(), 1)),

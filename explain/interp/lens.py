@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from explain.core.shown import Grid, Line, Part, Showable
+from explain.core.text import quoted
 from explain.engine.api import run_request
 from explain.engine.memory import check_memory
 from explain.interp import names
@@ -91,7 +92,7 @@ class Lens(Showable):
         after = tokens[pos] if pos < len(tokens) else str(pos)
         columns = ["layer", "top word", "p"]
         if self.word is not None:
-            columns += [f"rank of {self.word_text!r}", f"p({self.word_text!r})"]
+            columns += [f"rank of {quoted(self.word_text)}", f"p({quoted(self.word_text)})"]
         rows = []
         for r in self.rows:
             _, w, p = r.top[pos]

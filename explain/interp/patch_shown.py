@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from explain.core.shown import Grid, Line, Part
+from explain.core.text import quoted
 from explain.ops.base import num
 
 if TYPE_CHECKING:  # patching imports this module: its classes are only named here
@@ -22,7 +23,7 @@ def describe(step: Step, where: Where) -> str:
 
 def runs_line(runs: Runs, digits: int = 4) -> str:
     """The two runs' logit differences at the last position."""
-    return (f"logit[{runs.word_text!r}] − logit[{runs.vs_text!r}] at the last position: clean "
+    return (f"logit[{quoted(runs.word_text)}] − logit[{quoted(runs.vs_text)}] at the last position: clean "
             f"{num(runs.clean_diff, digits)}, corrupted {num(runs.corrupt_diff, digits)}")
 
 

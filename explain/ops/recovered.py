@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from explain.core.text import quoted
 from explain.ops.base import CellExplanation, Op, Syms, arg, num, register
 
 
@@ -51,8 +52,8 @@ class Recovered(Op):
             return vocab[i] if vocab is not None and 0 <= i < len(vocab) else str(i)
 
         rows = [("clean", clean), ("corrupted", corrupt), ("patched", patched)]
-        return CellExplanation((), float(output), f"{syms.out}: the recovered fraction of logit[{name(word)!r}] − "
-                               f"logit[{name(vs)!r}] at position {pos}", ("run", "logit difference"), rows,
+        return CellExplanation((), float(output), f"{syms.out}: the recovered fraction of logit[{quoted(name(word))}] − "
+                               f"logit[{quoted(name(vs))}] at position {pos}", ("run", "logit difference"), rows,
                                [f"the patch moved it by {num(patched - corrupt)} of the {num(clean - corrupt)} "
                                 "between the corrupted and the clean run",
                                 f"({num(patched)} − {arg(corrupt)}) / ({num(clean)} − {arg(corrupt)}) = "

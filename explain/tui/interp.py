@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from textual.screen import Screen
 
 from explain.core.names import gen_number
+from explain.core.text import quoted
 from explain.interp.names import LENS, attr
 from explain.interp.names import patched as patched_step
 from explain.ops.base import num
@@ -78,7 +79,7 @@ def patching(ctl: Controller) -> None:
         r = one.runs
         host.notify("\n".join([f"clean {num(r.clean_diff, 4)}, corrupted {num(r.corrupt_diff, 4)}, patched "
                                f"{num(one.diff, 4)}: recovered fraction {num(one.recovered, 4)}", *one.notes]),
-                    title=f"patch: logit[{r.word_text!r}] − logit[{r.vs_text!r}]", timeout=15)
+                    title=f"patch: logit[{quoted(r.word_text)}] − logit[{quoted(r.vs_text)}]", timeout=15)
         if ctl.trace.tutorial is not None:  # a tutorial's patch (tutorial 20): P opens the heatmap its narration shows
             from explain.interp.patching import sweep_runs  # lazy: numpy's tools loaded on first use
 

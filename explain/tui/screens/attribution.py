@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from explain.core.text import quoted
 from explain.interp.attribution import CONVENTION, Attribution
 from explain.interp.names import attr
 from explain.ops.base import num
@@ -23,7 +24,7 @@ class AttributionScreen(GridScreen):
 
     def _what(self) -> str:
         a = self.result
-        return f"logit[{a.word_text!r}]" + (f" − logit[{a.vs_text!r}]" if a.vs is not None else "")
+        return f"logit[{quoted(a.word_text)}]" + (f" − logit[{quoted(a.vs_text)}]" if a.vs is not None else "")
 
     def picture_name(self) -> str:
         """``attribution gpt happy vs cat``: the model and the words of the difference."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from explain.core.text import quoted
 from explain.interp.lens import Lens, summary
 from explain.interp.names import lens_point, lens_probs
 from explain.ops.base import num
@@ -62,7 +63,7 @@ class LensScreen(GridScreen):
         here = follow.rows[row]
         what = "the word asked for" if follow is self.asked else "the final prediction"
         return Text.assemble((here.step, "cyan"),
-                             f"  {what} after position {col}, {follow.word_text!r}, has rank "
+                             f"  {what} after position {col}, {quoted(follow.word_text)}, has rank "
                              f"{here.rank} and p = {num(here.prob, 4)} here; its rank layer by layer: ",
                              trail([(r.label, r.rank or 0) for r in follow.rows], row))
 

@@ -9,6 +9,7 @@ import math
 
 from rich.text import Text
 
+from explain.core.text import quoted
 from explain.interp.patching import Sweep, describe
 from explain.ops.base import num
 from explain.render.patching import fraction, rows_legend
@@ -39,7 +40,7 @@ class SweepScreen(GridScreen):
 
     def header(self) -> Text:
         r = self.sweep.runs
-        return Text.assemble(("activation patching", "bold cyan"), f": logit[{r.word_text!r}] − logit[{r.vs_text!r}]"
+        return Text.assemble(("activation patching", "bold cyan"), f": logit[{quoted(r.word_text)}] − logit[{quoted(r.vs_text)}]"
                              f" is {num(r.clean_diff, 4)} clean and {num(r.corrupt_diff, 4)} corrupted; each cell is "
                              "the recovered fraction (patched − corrupted) / (clean − corrupted); "
                              f"{rows_legend(self.sweep)}.\n",
