@@ -101,8 +101,8 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
     """Show every step's operand shapes → output shape, and every parameter by layer, with the total.
 
     Nothing is computed: the model code runs on shapes alone, through each op's own shape rule. The
-    parameter count is the model's (a tied unembedding is counted once). --weights is accepted so a 'run'
-    command line works here too, but ignored: shapes come from the config, not from a file. The sizes are
+    parameter count is the model's (a tied unembedding is counted once). With --weights FILE.npz the sizes its
+    arrays' shapes fix are read from the file's headers (no data), as 'explain run' does. The sizes are
     those of the model 'explain run' opens: for gpt, the trained model that ships with explain, unless
     --random-weights, --weights, --checkpoint or a size option is given (then the defaults and the options).
 
@@ -128,18 +128,14 @@ def shapes(model: str, seq: int | None, as_json: bool, match: str | None, show_s
     )
 
     kw = run_kwargs(model, kwargs)
-    weights = kw.pop("weights", None)  # not read: shapes come from the options or a checkpoint's config
-    if weights is not None and not any(kw.get(k) for k in ("checkpoint", "trained", "random_weights")):
-        kw["random_weights"] = True  # but given, so gpt's trained model is not what is shown
-    # the sizes of the model 'explain run' opens (gpt's trained one): the name checked, a checkpoint opened, once
-    req = make_request(model, command="shapes", **kw)
+    weights = kw.pop("weights", None)
+    # the sizes of the model 'explain run' opens (gpt's trained one): the name checked, a checkpoint opened, once;
+    # a weights file's headers (not its data) set the sizes its shapes fix, as they do for run
+    req = make_request(model, command="shapes", weights=weights, **kw)
     if seq is None and req.checkpoint is not None and req.text is None and req.tokens is None and req.embeddings is None:
         seq = _untokenized(req.checkpoint)  # a config.json alone (no tokenizer.json): shapes for a few tokens
     if seq is not None:
         req = _with_seq(req, seq, show_cost)
-    if weights is not None:
-        click.echo("note: --weights is not read by 'explain shapes' (shapes come from the config); "
-                   "'explain run … --weights FILE' checks the file against them", err=True)
     if not (show_steps or show_params) and not as_json:
         raise UsageError("--no-steps with --no-params leaves nothing to show; drop one of them")
     trace = plan_request(req)

@@ -201,11 +201,19 @@ def test_match_prefix_and_glob() -> None:
     assert "    W_E " in out and "W_pos" not in out and "steps (" not in out
 
 
-def test_weights_are_accepted_and_ignored_with_a_note() -> None:
-    result = shapes("attention", "--weights", "does-not-exist.npz")
-    assert result.exit_code == 0
-    assert result.stdout == ok("attention")
-    assert result.stderr.startswith("note: --weights is not read by 'explain shapes'")
+def test_a_weights_file_sets_the_sizes_its_shapes_fix(tmp_path) -> None:
+    """As 'explain run --weights' does since issue 42 item 11: shapes read the file's headers (not its data), so
+    both commands agree on the sizes; before, shapes ignored the file with a note and showed the defaults."""
+    w = tmp_path / "w.npz"
+    assert CliRunner().invoke(main, ["params", "gpt", "-o", str(w)]).exit_code == 0  # the trained GPT's sizes
+    out = ok("gpt", "--weights", str(w))
+    assert out.splitlines()[0].startswith("gpt: d_model 64, 4 heads × d_head 16, d_ff 256, 2 layers, vocab 70")
+    assert "(70, 64)" in out  # W_E as the file holds it
+    result = shapes("gpt", "--weights", str(w), "--d-model", "8")
+    assert result.exit_code == 2 and "--d-model 8 but" in result.stderr and "drop --d-model" in result.stderr
+    missing = shapes("attention", "--weights", str(tmp_path / "does-not-exist.npz"))
+    assert missing.exit_code != 0 and "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr + missing.stdout
 
 
 def test_large_vocab_and_context_table_fits_120_columns() -> None:
