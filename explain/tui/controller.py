@@ -213,8 +213,8 @@ class Controller:
                              "or Ctrl+P to open another tutorial.", timeout=5)
             return
         self.host.app.push_screen(
-            ConfirmScreen(f"That was the last stop. Open the next tutorial, **{nxt.title}**?", yes="Open it",
-                          no="Stay here"), lambda yes: self.open_tutorial(nxt.name) if yes else None)
+            ConfirmScreen(next_question(nxt.title), yes="Open it", no="Stay here"),
+            lambda yes: self.open_tutorial(nxt.name) if yes else None)
 
     def record(self, what: str, record: Callable[[Trace], Trace], then: Callable[[Trace], None]) -> None:
         """``record`` the run's ``what`` after its steps in the thread, put the longer trace in the view, then
@@ -280,3 +280,11 @@ class Controller:
 
     def wrote(self, path: Path, title: str = "exported") -> None:
         self.host.notify(f"wrote {path.resolve()}", title=title, timeout=8)
+
+
+def next_question(title: str) -> str:
+    """The question after a tutorial's last stop, the next one's title whole: asked as "Open the next tutorial,
+    TITLE?", tutorial 19 ended with "Which position carries the word? Activation patching?" (a title that is
+    two sentences, the second turned into a question)."""
+    said = title if title[-1:] in ".?!" else f"{title}."
+    return f"That was the last stop. The next tutorial is **{said}** Open it?"
