@@ -125,8 +125,13 @@ def with_position_words(trace: Trace, step: Step, index: tuple[int, ...], ex: Ce
         return ex
     words = trace.axis_labels("pos", _item(step, index))
     n = step.shape[step.axes.index("pos")]
+    t = index[step.axes.index("pos")] if step.axes.index("pos") < len(index) else -1
+    if words and len(words) == n + 1 and not ex.rows and 0 <= t < n:
+        # a loss's entry without a table (token_loss: 'ℓ[0, 9] = −log p(y)[0, 9]'): which token it scores
+        return replace(ex, lines=[f"position {t} reads '{words[t]}' and is scored on the next token, '{words[t + 1]}'",
+                                  *ex.lines])
     if not words or len(words) != n:
-        return ex  # a loss's shorter axis, a generation's longer one, a run without text: the number alone
+        return ex  # a generation's longer axis, a run without text: the number alone
 
     def say(text: str) -> str:
         return POSITION.sub(lambda m: m.group(0) + (f" '{words[int(m.group(1))]}'" if int(m.group(1)) < n else ""), text)

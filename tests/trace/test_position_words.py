@@ -34,6 +34,14 @@ def test_the_router_says_which_token_goes_where():
 
 
 def test_a_loss_axis_keeps_the_number_alone(gpt):
-    """token_loss is one position shorter than the words: position t is not the word at t, so no word is added."""
+    """token_loss is one position shorter than the words: position t is not the word at t, so its title keeps the
+    number alone."""
     ex = gpt.explain("token_loss", (0, 1))
     assert "'" not in ex.title
+
+
+def test_a_loss_entry_says_which_token_it_scores(gpt):
+    """token_loss's drill-down has no table for with_words to label: its line names the token read and the one
+    scored (fails on the old code, which said only 'ℓ[0, 1] = −log p(y)[0, 1]')."""
+    ex = gpt.explain("token_loss", (0, 1))
+    assert "position 1 reads 'cat' and is scored on the next token, 'is'" in ex.lines
