@@ -48,7 +48,9 @@ def test_token_ids_are_named_by_their_words():
     dog = trace.labels["vocab"].index("dog")
     assert trace.explain("tokens", (1, 1)).lines == [f"ids[1, 1] = id {dog} (dog)"]
     assert f"id {dog} (dog)" in trace.explain("embed", (1, 1, 0)).lines[0]
-    assert trace.explain("correct_log_probs", (1, 0)).lines[0] == f"the correct next token at [1, 0] is id {dog} (dog)"
+    lines = trace.explain("correct_log_probs", (1, 0)).lines  # ed00d29 put the words first: which token is scored
+    assert lines[:2] == ["position 0 reads 'The' and is scored on the next token, 'dog'",
+                         f"the correct next token at [1, 0] is id {dog} (dog)"]
 
 
 def test_single_text_has_no_batch_labels():
