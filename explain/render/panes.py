@@ -107,3 +107,20 @@ def predictions_height(view: View) -> int:
     """Lines for the whole pane on this step: title, header, PREDICTION_ROWS rows, the actual token (row and line); 0 on a
     step without predictions."""
     return PREDICTION_ROWS + 4 if shows_predictions(view) else 0
+
+
+def told_apart(names: list[str], syms: list[str]) -> list[str]:
+    """Each operand's title symbol, with the part of its step name that tells it from another operand of the same
+    symbol: a patched run's fraction reads three logits (its own ``logits``, ``patch.clean.logits``,
+    ``patch.corrupt.logits``), which the pane titled ``logits`` three times where the name did not fit; they become
+    ``logits``, ``logits clean``, ``logits corrupt``. Symbols that differ, and one step read twice, are kept
+    as they are."""
+    shown = [s or n for s, n in zip(syms, names)]
+    for s in list(shown):
+        twins = [j for j, t in enumerate(shown) if t == s]
+        if len({names[j] for j in twins}) > 1:  # one step read twice (X·Xᵀ) is one operand twice: no suffix
+            for j in twins:
+                parts = names[j].split(".")
+                if len(parts) > 1:  # a step of this run keeps the bare symbol: the others say whose they are
+                    shown[j] = f"{s} {parts[-2]}"
+    return shown

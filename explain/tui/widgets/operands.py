@@ -16,7 +16,13 @@ from rich.text import Text
 from explain import ops
 from explain.core.shape_rules import fmt_shape
 from explain.render.grid import Marks, draw_window, fit_window, window_scale
-from explain.render.panes import OPERAND_ROWS, axes_and_shape, operand_slice, operands_height  # noqa: F401
+from explain.render.panes import (  # noqa: F401
+    OPERAND_ROWS,
+    axes_and_shape,
+    operand_slice,
+    operands_height,
+    told_apart,
+)
 from explain.render.step import axis_labels
 from explain.render.tensor import number_format
 from explain.tui.state import View
@@ -89,7 +95,7 @@ def operand_width(view: View, name: str, sym: str, width: int, feed: tuple | Non
     """Columns the operand needs to show whole, at most ``width`` (what it is offered): its window's width or
     its title's, whichever is wider. Costs what the columns that fit cost, never the operand's size."""
     shape, lead, marks, mat = _operand(view, name, feed)
-    title = len(sym) + len(name) + len(fmt_shape(shape)) + 2  # "Q blocks.0.attn.q (4, 8)"
+    title = len(sym) + (len(name) + 1 if name != sym else 0) + len(fmt_shape(shape)) + 1  # "Q blocks.0.attn.q (4, 8)"
     if mat is None:
         return min(width, title)
     nf = number_format(mat, view.precision, _words(view, mat))
@@ -128,7 +134,8 @@ def operand_view(view: View, name: str, sym: str, width: int, feed: tuple | None
     axes, _ = axes_and_shape(view, name)
     shape, lead, marks, mat = _operand(view, name, feed)
     title = Text.assemble((sym, "bold cyan"), " ", (name, "dim"), f" {fmt_shape(shape)}")
-    if title.cell_len > width:  # no room for the step's name: the symbol and shape whole, not a name cut mid-word
+    # no room for the step's name (the symbol and shape whole, not a name cut mid-word), or the name is the symbol
+    if title.cell_len > width or name == sym:  # ('logits logits')
         title = Text.assemble((sym, "bold cyan"), f" {fmt_shape(shape)}")
     if lead:
         title.append("\n" + " · ".join(f"{a} {i}" for a, i in zip(axes, lead)), "yellow")
@@ -179,6 +186,8 @@ class Operands(ViewWidget):
         syms = list(step.syms.ins) + [""] * len(names)
         if getattr(ops.get(step.op), "appends", False) and len(names) >= 2:  # the cache: two K's, told apart
             syms[0], syms[1] = f"{syms[0] or names[0]} kept", f"{syms[1] or names[1]} new"
+        else:  # other operands of one symbol: by their step names (the fraction's three logits)
+            syms = told_apart(names, syms)
         feeds = self.feeds(view)
         feed = [feeds[i] if i < len(feeds) else None for i in range(len(names))]
         total, height = self.content_size.width, self.content_size.height
