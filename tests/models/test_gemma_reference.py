@@ -93,9 +93,9 @@ def test_a_window_hides_a_key_and_says_why() -> None:
     step = trace["blocks.0.attn.window_masked"]
     assert np.isneginf(step.output[0, 0, 7, 3]) and np.isfinite(step.output[0, 0, 7, 4])
     text = "\n".join(trace.explain("blocks.0.attn.window_masked", (0, 0, 7, 3)).lines)
-    assert "query 7 − key 3 = 4 ≥ window 4" in text
+    assert "query 7 'cat' − key 3 'time' = 4 ≥ window 4" in text
     kept = "\n".join(trace.explain("blocks.0.attn.window_masked", (0, 0, 7, 4)).lines)
-    assert "query 7 − key 4 = 3 < window 4" in kept
+    assert "query 7 'cat' − key 4 'there' = 3 < window 4" in kept
     assert "blocks.1.attn.window_masked" not in trace  # the full layer sees every earlier key
     norm = trace.explain("blocks.0.ln1", (0, 2, 1))
     assert "(1 + " in norm.lines[-2] and "1 + w" in trace["blocks.0.ln1"].formula

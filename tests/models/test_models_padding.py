@@ -91,13 +91,13 @@ def test_a_batch_of_equal_lengths_has_no_padding_mask() -> None:
 def test_explanations_say_which_cells_each_mask_hid_and_why() -> None:
     t = explain.run("gpt", text=TEXTS, n_layers=1)
     pad = t.explain("blocks.0.attn.pad_masked", (2, 0, 1, 3))  # text 2 ("the cat"): key 3 is <pad>
-    assert "padding: key 3 of sequence 2 is padding" in pad.lines[0] and pad.value == float("-inf")
+    assert "padding: key 3 '<pad>' of sequence 2 is padding" in pad.lines[0] and pad.value == float("-inf")
     kept = t.explain("blocks.0.attn.pad_masked", (0, 0, 3, 1))
     assert "real token" in kept.lines[0]
     causal = t.explain("blocks.0.attn.masked", (0, 0, 1, 3))
     assert "comes after query position 1" in causal.lines[0]
     ignored = t.explain("correct_log_probs", (2, 3))
-    assert "ignore_index" in ignored.lines[0] and ignored.value == 0.0
+    assert "ignore_index" in ignored.lines[1] and ignored.value == 0.0  # lines[0] names the token (ed00d29)
     loss = t.explain("loss", ())
     assert "ignored" in loss.title
 

@@ -71,7 +71,7 @@ def test_mask_cells_say_why():
         await pilot.pause()
         assert app.screen.view.index_of_cell == (0, 2)
         text = panel(app)
-        assert "key position 2 comes after query position 0" in text and "−inf" in text
+        assert "key position 2 'starts' com" in text and "query position 0 'Your'" in text and "−inf" in text
         assert "−inf" in text_of(app.screen.query_one(TensorView))  # the masked cells are spelled out
         await pilot.press("j", "j")  # (2, 2): allowed
         assert "allowed" in panel(app)

@@ -5,6 +5,8 @@ the tokens it did not take; a run without experts says why E does nothing."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import _until, drive, goto, text_of
@@ -77,7 +79,7 @@ def test_experts_screen_and_why(size) -> None:
         view = app.screen.view
         assert view.step.name == "blocks.0.mlp.choice" and view.index_of_cell == (0, 2, e)
         ex = view.trace.explain(view.step, view.index_of_cell)
-        assert ex.title.endswith(f"position 2 goes to expert {e}")
+        assert ex.title.endswith(f"position 2 'sat' goes to expert {e}")
 
     drive(app, script, size=size)
 
@@ -97,7 +99,7 @@ def test_an_experts_step_greys_the_tokens_it_did_not_take(size) -> None:
         await pilot.press(*["j"] * not_taken)
         await _until(pilot, lambda: app.screen.view.cell[0] == not_taken)
         ex = view.trace.explain(app.screen.view.step, app.screen.view.index_of_cell)
-        assert f"position {not_taken} did not go to expert {e}" in ex.title and ex.value == 0
+        assert re.search(rf"position {not_taken} '[^']+' did not go to expert {e}", ex.title) and ex.value == 0
         panel = text_of(app.screen.query_one("#cell"))
         assert "did not go to expert" in panel
         legend = text_of(app.screen.query_one("#tensor"), width=size[0])

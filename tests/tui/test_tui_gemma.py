@@ -51,8 +51,8 @@ def test_the_window_says_why_a_key_is_hidden(run, size):
     problems: list[str] = []
 
     async def script(pilot):
-        for index, said in (((0, 0, 7, 3), "query 7 − key 3 = 4 ≥ window 4: the key is outside the window"),
-                            ((0, 0, 7, 4), "query 7 − key 4 = 3 < window 4: inside the window")):
+        for index, said in (((0, 0, 7, 3), "query 7 'cat' − key 3 'time' = 4 ≥ window 4: the key is outside the window"),
+                            ((0, 0, 7, 4), "query 7 'cat' − key 4 'there' = 3 < window 4: inside the window")):
             await _show(pilot, run, name, index)
             screen = _screen_text(pilot)
             if f"{name}  [window_mask]" not in screen:
